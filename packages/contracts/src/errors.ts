@@ -1,0 +1,35 @@
+/** Zulip's error codes used by this server, with the HTTP status each one carries by default. */
+export const ErrorCodes = {
+  BAD_REQUEST: 400,
+  REQUEST_VARIABLE_MISSING: 400,
+  REQUEST_VARIABLE_INVALID: 400,
+  REQUEST_CONFUSING_VAR: 400,
+  INVALID_JSON: 400,
+  BAD_NARROW: 400,
+  BAD_EVENT_QUEUE_ID: 400,
+  STREAM_DOES_NOT_EXIST: 400,
+  STREAM_WILDCARD_MENTION_NOT_ALLOWED: 400,
+  TOPIC_WILDCARD_MENTION_NOT_ALLOWED: 400,
+  CANNOT_DEACTIVATE_LAST_USER: 400,
+  INVITATION_FAILED: 400,
+  UNAUTHORIZED_PRINCIPAL: 400,
+  UNAUTHORIZED: 401,
+  INVALID_API_KEY: 401,
+  AUTHENTICATION_FAILED: 401,
+  USER_DEACTIVATED: 401,
+  REALM_DEACTIVATED: 401,
+  PASSWORD_AUTH_DISABLED: 401,
+  PASSWORD_RESET_REQUIRED: 401,
+  NONEXISTENT_SUBDOMAIN: 404,
+  RATE_LIMIT_HIT: 429,
+  REACTION_ALREADY_EXISTS: 400,
+  REACTION_DOES_NOT_EXIST: 400,
+  /** Ours: an owning service or a dependency is unreachable. */
+  SERVICE_UNAVAILABLE: 503,
+  /** Ours: the request body is larger than the configured limit. */
+  REQUEST_TOO_LARGE: 413,
+  /** Ours: only for bugs; never reachable by bad input. */
+  INTERNAL_SERVER_ERROR: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;

@@ -1,0 +1,61 @@
+import { z } from "zod";
+
+/**
+ * How one request parameter travels on the wire, Zulip style: plain strings are taken raw,
+ * every other type is JSON text (`true`, `5`, `[1,2]`, `{"a":1}`) decoded strictly.
+ */
+export type ParamKind = "string" | "int" | "bool" | "json";
+
+/** `T` is the validated value; `Out` is what a handler receives (undefined when optional). */
+export interface ParamSpec<T = unknown, Out = T | undefined> {
+  readonly kind: ParamKind;
+  /** Validates the decoded value; a failure becomes Zulip's `Invalid x` style error. */
+  readonly schema: z.ZodType<T>;
+  readonly isRequired: boolean;
+  readonly defaultValue?: T;
+  /** Older names accepted for the same parameter (`subject` for `topic`). */
+  readonly aliases: readonly string[];
+  /** Taken from the URL path (`/users/{user_id}`) rather than the body or query. */
+  readonly inPath: boolean;
+  /** The value may be JSON `null` (for example `invite_expires_in_minutes`). */
+  readonly isNullable: boolean;
+  /** Type-level only. */
+  readonly __out?: Out;
+  required(): ParamSpec<T, T>;
+  default(value: T): ParamSpec<T, T>;
+  nullable(): ParamSpec<T | null, Out | null>;
+  alias(...names: string[]): ParamSpec<T, Out>;
+  path(): ParamSpec<T, T>;
+}
+
+type Fields = Pick<ParamSpec, "kind" | "schema" | "isRequired" | "defaultValue" | "aliases" | "inPath" | "isNullable">;
+
+function make<T, Out>(f: Fields): ParamSpec<T, Out> {
+  return {
+    ...(f as Omit<Fields, "schema" | "defaultValue"> & { schema: z.ZodType<T>; defaultValue?: T }),
+    required: () => make<T, T>({ ...f, isRequired: true }),
+    default: (value: T) => make<T, T>({ ...f, defaultValue: value }),
+    nullable: () => make<T | null, Out | null>({ ...f, isNullable: true }),
+    alias: (...names: string[]) => make<T, Out>({ ...f, aliases: [...f.aliases, ...names] }),
+    path: () => make<T, T>({ ...f, inPath: true, isRequired: true }),
+  };
+}
+
+function base<T>(kind: ParamKind, schema: z.ZodType<T>): ParamSpec<T> {
+  return make<T, T | undefined>({ kind, schema, isRequired: false, aliases: [], inPath: false, isNullable: false });
+}
+
+/** Parameter builders: `p.int().required()`, `p.bool().default(false)`, `p.json(schema)`. */
+export const p = {
+  str: (schema: z.ZodType<string> = z.string()) => base("string", schema),
+  int: (schema: z.ZodType<number> = z.number().int()) => base("int", schema),
+  bool: () => base("bool", z.boolean()),
+  json: <T>(schema: z.ZodType<T>) => base("json", schema),
+};
+
+export type ParamSpecs = Record<string, ParamSpec<any, any>>;
+
+/** The object a handler receives for a parameter spec map. */
+export type ParsedParams<S extends ParamSpecs> = {
+  [K in keyof S]: S[K] extends ParamSpec<any, infer Out> ? Out : never;
+};

@@ -1,0 +1,9 @@
+/** The API level this server speaks (Zulip 9.0-era, as our spec describes). */
+export const ZULIP_FEATURE_LEVEL = 267;
+export const ZULIP_VERSION = "9.0-teamchat-0.1.0";
+export const ZULIP_MERGE_BASE = "9.0";
+export const MAX_MESSAGE_LENGTH = 10000;
+export const MAX_TOPIC_LENGTH = 60;
+export const MAX_STREAM_NAME_LENGTH = 60;
+export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
+export const EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90;

@@ -1,0 +1,65 @@
+import { z } from "zod";
+
+/** Default ports: the gateway is the only public one. */
+export const SERVICE_PORTS = { gateway: 9991, accounts: 9992, messaging: 9993, events: 9994, scheduler: 9995 } as const;
+
+/** A boolean environment variable: `true/false/1/0/yes/no`. */
+export const envBool = (def: boolean) =>
+  z
+    .enum(["true", "false", "1", "0", "yes", "no"])
+    .default(def ? "true" : "false")
+    .transform((v) => v === "true" || v === "1" || v === "yes");
+
+const DEV_INTERNAL_TOKEN = "dev-internal-token-change-me";
+
+/** Variables every service reads. Service configs extend this shape. */
+export const baseConfigShape = {
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  HOST: z.string().default("127.0.0.1"),
+  DATABASE_URL: z.string().url().default("postgres://postgres@127.0.0.1:5432/chat"),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  REDIS_URL: z.string().url().default("redis://127.0.0.1:6379"),
+  /** Prefix of every Redis key, so several deployments or test runs can share a server. */
+  REDIS_PREFIX: z.string().default("chat:"),
+  AMQP_URL: z.string().url().default("amqp://guest:guest@127.0.0.1:5672"),
+  AMQP_EXCHANGE: z.string().default("chat.domain"),
+  /** Prefix of every queue name this deployment declares. */
+  AMQP_QUEUE_PREFIX: z.string().default("chat."),
+  /** Delete queues unused for this long (RabbitMQ `x-expires`); tests set it, production leaves it unset. */
+  AMQP_QUEUE_EXPIRES_MS: z.coerce.number().int().positive().optional(),
+  INTERNAL_TOKEN: z.string().min(16).default(DEV_INTERNAL_TOKEN),
+  ACCOUNTS_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.accounts}`),
+  MESSAGING_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.messaging}`),
+  EVENTS_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.events}`),
+  SCHEDULER_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.scheduler}`),
+  /** Check every success body against its contract (tests); off in production. */
+  VALIDATE_RESPONSES: envBool(false),
+  /** Seconds to finish in-flight requests after SIGTERM. */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(10),
+};
+
+export type ConfigShape = Record<string, z.ZodType>;
+
+export class ConfigError extends Error {}
+
+/**
+ * Parses the environment against a zod shape. A wrong value throws a ConfigError naming each
+ * bad variable; `main.ts` prints it and exits, so a misconfigured pod fails at start.
+ */
+export function loadConfig<S extends ConfigShape>(
+  shape: S,
+  env: Record<string, string | undefined> = process.env,
+): z.infer<z.ZodObject<S>> {
+  const result = z.object(shape).safeParse(
+    Object.fromEntries(Object.keys(shape).map((k) => [k, env[k] === "" ? undefined : env[k]])),
+  );
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message} (got ${JSON.stringify(env[String(i.path[0])])})`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return result.data as z.infer<z.ZodObject<S>>;
+}
+
+export type BaseConfig = z.infer<z.ZodObject<typeof baseConfigShape>>;
+

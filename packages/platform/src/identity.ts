@@ -1,0 +1,70 @@
+import { timingSafeEqual } from "node:crypto";
+
+/** Headers the gateway sets on internal hops. Any client-sent copies are stripped at the edge. */
+export const INTERNAL_HEADERS = {
+  token: "x-chat-internal-token",
+  userId: "x-chat-user-id",
+  realmId: "x-chat-realm-id",
+  role: "x-chat-role",
+  isBot: "x-chat-is-bot",
+  email: "x-chat-email",
+  client: "x-chat-client",
+  requestId: "x-request-id",
+} as const;
+
+export const ROLES = { owner: 100, administrator: 200, moderator: 300, member: 400, guest: 600 } as const;
+export type Role = (typeof ROLES)[keyof typeof ROLES];
+
+/** The authenticated caller, as the gateway established it. */
+export interface Identity {
+  userId: number;
+  realmId: number;
+  role: Role;
+  isBot: boolean;
+  email: string;
+  /** Client name (from the `client` param or User-Agent), for `read_by_sender`'s default. */
+  client: string;
+}
+
+export const isAdmin = (who: Pick<Identity, "role">) => who.role <= ROLES.administrator;
+export const isGuest = (who: Pick<Identity, "role">) => who.role === ROLES.guest;
+
+export function identityHeaders(who: Identity, token: string): Record<string, string> {
+  return {
+    [INTERNAL_HEADERS.token]: token,
+    [INTERNAL_HEADERS.userId]: String(who.userId),
+    [INTERNAL_HEADERS.realmId]: String(who.realmId),
+    [INTERNAL_HEADERS.role]: String(who.role),
+    [INTERNAL_HEADERS.isBot]: who.isBot ? "1" : "0",
+    [INTERNAL_HEADERS.email]: encodeURIComponent(who.email),
+    [INTERNAL_HEADERS.client]: encodeURIComponent(who.client),
+  };
+}
+
+/** Reads the identity headers; null when the request carries none (unauthenticated routes). */
+export function readIdentity(headers: Record<string, string | string[] | undefined>): Identity | null {
+  const get = (h: string) => {
+    const v = headers[h];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const userId = Number(get(INTERNAL_HEADERS.userId));
+  const realmId = Number(get(INTERNAL_HEADERS.realmId));
+  const role = Number(get(INTERNAL_HEADERS.role));
+  if (!Number.isSafeInteger(userId) || !Number.isSafeInteger(realmId) || !userId || !realmId) return null;
+  if (!Object.values(ROLES).includes(role as Role)) return null;
+  return {
+    userId,
+    realmId,
+    role: role as Role,
+    isBot: get(INTERNAL_HEADERS.isBot) === "1",
+    email: decodeURIComponent(get(INTERNAL_HEADERS.email) ?? ""),
+    client: decodeURIComponent(get(INTERNAL_HEADERS.client) ?? "Unspecified"),
+  };
+}
+
+export function tokenMatches(given: string | string[] | undefined, expected: string): boolean {
+  if (typeof given !== "string") return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

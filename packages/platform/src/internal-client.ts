@@ -1,0 +1,61 @@
+import { ApiError, serviceUnavailable } from "./errors";
+import { INTERNAL_HEADERS, identityHeaders, type Identity } from "./identity";
+
+export interface CallOptions {
+  identity?: Identity | null;
+  /** Parameters, encoded the Zulip way: strings raw, everything else as JSON text. */
+  params?: Record<string, unknown>;
+  requestId?: string;
+  timeoutMs?: number;
+}
+
+export function encodeParams(params: Record<string, unknown>): URLSearchParams {
+  const form = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue;
+    form.append(k, typeof v === "string" ? v : JSON.stringify(v));
+  }
+  return form;
+}
+
+/**
+ * Calls another service's route over HTTP with the internal token (and the caller's identity
+ * when acting for a user). Error envelopes become ApiErrors; an unreachable service becomes 503.
+ */
+export class InternalClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly token: string,
+  ) {}
+
+  async call<T = Record<string, unknown>>(method: string, path: string, opts: CallOptions = {}): Promise<T> {
+    const headers: Record<string, string> = opts.identity
+      ? identityHeaders(opts.identity, this.token)
+      : { [INTERNAL_HEADERS.token]: this.token };
+    if (opts.requestId) headers[INTERNAL_HEADERS.requestId] = opts.requestId;
+    const form = encodeParams(opts.params ?? {});
+    let url = `${this.baseUrl}/api/v1${path}`;
+    let body: string | undefined;
+    if (method === "GET") {
+      const qs = form.toString();
+      if (qs) url += `?${qs}`;
+    } else {
+      body = form.toString();
+      headers["content-type"] = "application/x-www-form-urlencoded";
+    }
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
+    } catch {
+      throw serviceUnavailable();
+    }
+    const data = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+    if (!data) throw serviceUnavailable();
+    if (data.result !== "success") {
+      const { result: _r, msg, code, ...extra } = data;
+      if (res.status >= 500) throw serviceUnavailable();
+      throw new ApiError((code as never) ?? null, String(msg ?? "Error"), { status: res.status, extra });
+    }
+    return data as T;
+  }
+}

@@ -1,0 +1,38 @@
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "./logger";
+
+/**
+ * Listens, then on SIGTERM/SIGINT: stops accepting, lets in-flight requests finish (fastify's
+ * close), runs the service's stop steps in order, and exits. A hard deadline bounds it all.
+ */
+export async function runService(opts: {
+  app: FastifyInstance;
+  host: string;
+  port: number;
+  log: Logger;
+  graceSeconds: number;
+  /** Called after the HTTP server stopped accepting, in order (consumers, relay, pools). */
+  stop: Array<() => Promise<unknown>>;
+}): Promise<void> {
+  await opts.app.listen({ host: opts.host, port: opts.port });
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    opts.log.info({ signal }, "shutting down");
+    const deadline = setTimeout(() => {
+      opts.log.error("graceful shutdown took too long; exiting");
+      process.exit(1);
+    }, opts.graceSeconds * 1000);
+    deadline.unref();
+    try {
+      await opts.app.close();
+      for (const step of opts.stop) await step().catch((err) => opts.log.warn({ err }, "stop step failed"));
+    } finally {
+      clearTimeout(deadline);
+      process.exit(0);
+    }
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+}

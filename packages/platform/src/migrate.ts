@@ -1,0 +1,48 @@
+import { fileURLToPath } from "node:url";
+import { runner } from "node-pg-migrate";
+import pg from "pg";
+import type { Logger } from "./logger";
+
+/** Creates the database named in the URL if it does not exist (first start on a fresh server). */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  url.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (!rowCount) await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`).catch((err) => {
+      if (err.code !== "42P04") throw err; // created concurrently
+    });
+  } finally {
+    await client.end();
+  }
+}
+
+/** The platform's own migrations (outbox, processed_events); they run first in every schema. */
+export const PLATFORM_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
+
+/**
+ * Applies a service's migrations (`services/<name>/migrations/*.sql`) to its own schema, with its
+ * own history table in that schema. Safe to run concurrently: node-pg-migrate takes a lock.
+ */
+export async function runMigrations(opts: { databaseUrl: string; schema: string; dir: string; log?: Logger }): Promise<string[]> {
+  const applied = await runner({
+    databaseUrl: opts.databaseUrl,
+    // Platform and service files sort together by their timestamp prefix.
+    dir: [`${PLATFORM_MIGRATIONS_DIR}/*.sql`, `${opts.dir}/*.sql`],
+    useGlob: true,
+    direction: "up",
+    schema: opts.schema,
+    createSchema: true,
+    migrationsSchema: opts.schema,
+    createMigrationsSchema: true,
+    migrationsTable: "pgmigrations",
+    count: Infinity,
+    checkOrder: true,
+    verbose: false,
+    log: (msg: string) => opts.log?.debug(msg),
+  });
+  return applied.map((m) => m.name);
+}

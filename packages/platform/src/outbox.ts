@@ -1,0 +1,176 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import type { DomainEnvelope } from "@chat/contracts";
+import type { AmqpClient } from "./amqp";
+import type { Queryable } from "./db";
+import type { Logger } from "./logger";
+
+export interface NewEvent {
+  type: string;
+  realmId: number;
+  payload: Record<string, unknown>;
+  version?: number;
+}
+
+/** Writes a domain event into the outbox, inside the caller's transaction. Call only from actions. */
+export async function emitEvent(tx: Queryable, event: NewEvent): Promise<DomainEnvelope> {
+  const envelope: DomainEnvelope = {
+    id: randomUUID(),
+    type: event.type,
+    version: event.version ?? 1,
+    occurred_at: new Date().toISOString(),
+    realm_id: event.realmId,
+    payload: event.payload,
+  };
+  await tx.query(
+    "INSERT INTO outbox (id, type, version, realm_id, payload, occurred_at) VALUES ($1, $2, $3, $4, $5, $6)",
+    [envelope.id, envelope.type, envelope.version, envelope.realm_id, envelope.payload, envelope.occurred_at],
+  );
+  return envelope;
+}
+
+export interface RelayOptions {
+  pool: pg.Pool;
+  databaseUrl: string;
+  schema: string;
+  amqp: AmqpClient;
+  log: Logger;
+  batchSize?: number;
+  /** Fallback poll when no NOTIFY arrives (lost listener connection, missed wake-up). */
+  pollMs?: number;
+}
+
+/**
+ * Publishes unsent outbox rows in commit order with publisher confirms, then marks them sent.
+ * One relay per schema publishes at a time (advisory lock), so replicas never reorder events.
+ * While RabbitMQ is down the rows wait; publishing resumes where it stopped.
+ */
+export class OutboxRelay {
+  private listener: pg.Client | null = null;
+  private running = false;
+  private wake: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  private readonly batchSize: number;
+  private readonly pollMs: number;
+
+  constructor(private readonly opts: RelayOptions) {
+    this.batchSize = opts.batchSize ?? 500;
+    this.pollMs = opts.pollMs ?? 1000;
+  }
+
+  start(): void {
+    this.running = true;
+    void this.listen();
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    await this.listener?.end().catch(() => {});
+  }
+
+  /** Publishes everything pending now; returns how many rows were sent. Used by tests and shutdown. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const sent = await this.publishBatch();
+      total += sent;
+      if (sent < this.batchSize) return total;
+    }
+  }
+
+  private async run(): Promise<void> {
+    let backoff = 100;
+    while (this.running) {
+      try {
+        await this.drain();
+        backoff = 100;
+        await this.sleep(this.pollMs);
+      } catch (err) {
+        this.opts.log.warn({ err: (err as Error).message }, "outbox relay: publish failed, will retry");
+        await this.sleep(backoff);
+        backoff = Math.min(backoff * 2, 5000);
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private async listen(): Promise<void> {
+    while (this.running) {
+      const client = new pg.Client({ connectionString: this.opts.databaseUrl });
+      try {
+        await client.connect();
+        this.listener = client;
+        client.on("notification", () => this.wake?.());
+        await client.query(`LISTEN "${this.opts.schema}_outbox"`);
+        await new Promise<void>((resolve) => {
+          client.on("error", () => resolve());
+          client.on("end", () => resolve());
+        });
+      } catch {
+        // PostgreSQL unreachable: the poll keeps the relay going; retry the listener later.
+      }
+      await client.end().catch(() => {});
+      if (this.running) await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  private async publishBatch(): Promise<number> {
+    const client = await this.opts.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const lock = await client.query("SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok", [`${this.opts.schema}.outbox`]);
+      if (!lock.rows[0].ok) {
+        await client.query("ROLLBACK");
+        return 0;
+      }
+      const { rows } = await client.query(
+        `SELECT seq, id, type, version, realm_id, payload, occurred_at FROM outbox
+          WHERE published_at IS NULL ORDER BY seq LIMIT $1`,
+        [this.batchSize],
+      );
+      if (rows.length === 0) {
+        await client.query("ROLLBACK");
+        return 0;
+      }
+      await this.opts.amqp.publishConfirmed(
+        rows.map((r) => ({
+          routingKey: r.type,
+          envelope: {
+            id: r.id,
+            type: r.type,
+            version: r.version,
+            occurred_at: new Date(r.occurred_at).toISOString(),
+            realm_id: Number(r.realm_id),
+            payload: r.payload,
+          },
+        })),
+      );
+      await client.query("UPDATE outbox SET published_at = now() WHERE seq = ANY($1::bigint[])", [rows.map((r) => r.seq)]);
+      await client.query("COMMIT");
+      return rows.length;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Removes published rows older than `hours`; keeps the table small. */
+  async prune(hours = 24): Promise<void> {
+    await this.opts.pool.query("DELETE FROM outbox WHERE published_at < now() - make_interval(hours => $1)", [hours]);
+  }
+}

@@ -1,0 +1,38 @@
+import type { FastifyInstance } from "fastify";
+import { encodeParams, identityHeaders, INTERNAL_HEADERS, type Identity } from "@chat/platform";
+
+export interface TestResponse {
+  status: number;
+  body: any;
+  headers: Record<string, string | string[] | number | undefined>;
+}
+
+/**
+ * Calls a service app in-process the way the gateway would: internal token, identity headers,
+ * Zulip-encoded parameters (form body for non-GET, query string for GET).
+ */
+export function serviceClient(app: FastifyInstance, token: string) {
+  return async function call(
+    method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE",
+    path: string,
+    opts: { as?: Identity | null; params?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ): Promise<TestResponse> {
+    const headers: Record<string, string> = opts.as ? identityHeaders(opts.as, token) : { [INTERNAL_HEADERS.token]: token };
+    Object.assign(headers, opts.headers ?? {});
+    const form = encodeParams(opts.params ?? {}).toString();
+    const url = `/api/v1${path}`;
+    const res =
+      method === "GET"
+        ? await app.inject({ method, url: form ? `${url}?${form}` : url, headers })
+        : await app.inject({
+            method,
+            url,
+            headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
+            payload: form,
+          });
+    return { status: res.statusCode, body: res.json(), headers: res.headers };
+  };
+}
+
+export const basicAuth = (email: string, apiKey: string) =>
+  "Basic " + Buffer.from(`${email}:${apiKey}`).toString("base64");

@@ -1,0 +1,3 @@
+export * from "./env";
+export * from "./http";
+export * from "./infra";
