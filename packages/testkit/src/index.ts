@@ -1,3 +1,4 @@
 export * from "./env";
 export * from "./http";
 export * from "./infra";
+export * from "./stack";

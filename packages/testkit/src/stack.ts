@@ -1,0 +1,412 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { encodeParams } from "@chat/platform";
+import { createTestEnv, REPO_ROOT, type ServiceWithSchema, type TestEnv } from "./env";
+
+/**
+ * The whole system as real processes, the way `pnpm start` runs it: five services spawned with
+ * `node --import tsx services/<x>/src/main.ts`, each on a free port, sharing one isolated
+ * TestEnv (database, Redis prefix, exchange). Used by end-to-end tests at the repo root and in
+ * each service's `test/` folder.
+ */
+
+export const STACK_SERVICES = ["accounts", "messaging", "scheduler", "events", "gateway"] as const;
+export type StackService = (typeof STACK_SERVICES)[number];
+
+/** Services whose migrations run before anything starts (events keeps no tables). */
+const SCHEMA_SERVICES: ServiceWithSchema[] = ["accounts", "messaging", "scheduler", "events"];
+
+const URL_VARS: Record<Exclude<StackService, "gateway">, string> = {
+  accounts: "ACCOUNTS_URL",
+  messaging: "MESSAGING_URL",
+  events: "EVENTS_URL",
+  scheduler: "SCHEDULER_URL",
+};
+
+export interface StackOptions {
+  /** Extra variables for every service (override the stack's defaults). */
+  env?: Record<string, string>;
+  /** Extra variables for one service only. */
+  serviceEnv?: Partial<Record<StackService, Record<string, string>>>;
+  /** Start only these (default: all five). Meant for local experiments, not committed tests. */
+  services?: readonly StackService[];
+  /** How long one service may take to answer `/ready` (default 60 s: two cores, five tsx boots). */
+  readyTimeoutMs?: number;
+  /** The entry file of a service, relative to the repo root (default `services/<x>/src/main.ts`). */
+  entry?: (service: StackService) => string;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface Stack {
+  /** The gateway, e.g. `http://127.0.0.1:41234`. */
+  baseUrl: string;
+  env: TestEnv;
+  ports: Record<StackService, number>;
+  /** Each service's own base URL (internal routes need the internal token). */
+  urls: Record<StackService, string>;
+  /** The variables every service got (TestEnv vars, internal URLs, ...). */
+  vars: Record<string, string>;
+  /** SIGTERM to every service (SIGKILL after a grace period), then drops the database. */
+  stop(): Promise<void>;
+  /** Sends a signal to one service's process group and resolves when it has exited. */
+  kill(service: StackService, signal?: NodeJS.Signals): Promise<ExitInfo>;
+  /** (Re)starts a stopped service on its port and waits until it is ready. */
+  start(service: StackService): Promise<void>;
+  /** The last lines a service printed (stdout and stderr). */
+  logs(service: StackService): string;
+}
+
+interface Running {
+  child: ChildProcess;
+  exited: Promise<ExitInfo>;
+  exit: ExitInfo | null;
+}
+
+const TAIL_LINES = 200;
+const STOP_GRACE_MS = 10_000;
+const CHILD_PRELOAD = path.join(REPO_ROOT, "packages/testkit/src/stack-child.ts");
+
+/** Every live child of every stack in this process, so a dying test process takes them along. */
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function installExitHook() {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const child of liveChildren) killGroup(child, "SIGKILL");
+  });
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
+  if (child.pid === undefined) return;
+  try {
+    // Negative pid: the whole process group (the service and anything it spawned).
+    process.kill(-child.pid, signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+class Tail {
+  private lines: string[] = [];
+  private partial = "";
+  constructor(private readonly prefix: string | null) {}
+  push(chunk: Buffer) {
+    const text = this.partial + chunk.toString("utf8");
+    const parts = text.split("\n");
+    this.partial = parts.pop() ?? "";
+    for (const line of parts) {
+      this.lines.push(line);
+      if (this.prefix !== null) process.stderr.write(`${this.prefix}${line}\n`);
+    }
+    if (this.lines.length > TAIL_LINES) this.lines.splice(0, this.lines.length - TAIL_LINES);
+  }
+  text(): string {
+    return [...this.lines, this.partial].filter(Boolean).join("\n");
+  }
+}
+
+async function waitReady(url: string, run: Running, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "no answer";
+  while (Date.now() < deadline) {
+    if (run.exit) throw new Error(`exited (code ${run.exit.code}, signal ${run.exit.signal}) before it was ready`);
+    try {
+      const res = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(3000) });
+      if (res.status === 200) return;
+      last = `/ready answered ${res.status}: ${(await res.text()).slice(0, 500)}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`not ready after ${timeoutMs} ms (${last})`);
+}
+
+/**
+ * Runs every service's migrations into a fresh TestEnv, spawns the services on free ports and
+ * waits until each answers `/ready`. On failure it stops what it started and throws with the
+ * failing service's output tail.
+ */
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  installExitHook();
+  const services = opts.services ?? STACK_SERVICES;
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
+  const env = await createTestEnv();
+  await env.migrate(...SCHEMA_SERVICES.filter((s) => existsSync(path.join(REPO_ROOT, "services", s, "migrations"))));
+
+  const ports = {} as Record<StackService, number>;
+  const urls = {} as Record<StackService, string>;
+  for (const s of STACK_SERVICES) {
+    ports[s] = await freePort();
+    urls[s] = `http://127.0.0.1:${ports[s]}`;
+  }
+  const vars: Record<string, string> = {
+    ...env.vars,
+    // Warnings and errors only: they land in the tail printed when something fails.
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+    HOST: "127.0.0.1",
+    SHUTDOWN_GRACE_SECONDS: "5",
+    GATEWAY_URL: urls.gateway,
+    ...Object.fromEntries(Object.entries(URL_VARS).map(([s, v]) => [v, urls[s as StackService]])),
+    ...opts.env,
+  };
+
+  const running = new Map<StackService, Running>();
+  const tails = new Map<StackService, Tail>();
+  const mirror = process.env.STACK_LOGS === "1";
+
+  const spawnService = (service: StackService): Running => {
+    const tail = tails.get(service) ?? new Tail(mirror ? `[${service}] ` : null);
+    tails.set(service, tail);
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "--import", CHILD_PRELOAD, opts.entry?.(service) ?? path.join("services", service, "src", "main.ts")],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, ...vars, ...opts.serviceEnv?.[service], PORT: String(ports[service]) },
+        // Own process group, so stop() reaches anything the service spawns.
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    liveChildren.add(child);
+    child.stdout!.on("data", (c: Buffer) => tail.push(c));
+    child.stderr!.on("data", (c: Buffer) => tail.push(c));
+    const run: Running = { child, exit: null, exited: null as never };
+    run.exited = new Promise<ExitInfo>((resolve) => {
+      child.once("exit", (code, signal) => {
+        liveChildren.delete(child);
+        run.exit = { code, signal };
+        resolve(run.exit);
+      });
+      child.once("error", (err) => {
+        tail.push(Buffer.from(`spawn failed: ${err.message}\n`));
+        liveChildren.delete(child);
+        run.exit = { code: null, signal: null };
+        resolve(run.exit);
+      });
+    });
+    running.set(service, run);
+    return run;
+  };
+
+  const failure = (service: StackService, err: Error) =>
+    new Error(`${service} failed to start: ${err.message}\n--- ${service} output (last lines) ---\n${tails.get(service)?.text() || "(nothing)"}`);
+
+  const startOne = async (service: StackService) => {
+    const current = running.get(service);
+    if (current && !current.exit) throw new Error(`${service} is already running`);
+    const run = spawnService(service);
+    try {
+      await waitReady(urls[service], run, readyTimeoutMs);
+    } catch (err) {
+      throw failure(service, err as Error);
+    }
+  };
+
+  const killOne = async (service: StackService, signal: NodeJS.Signals = "SIGTERM"): Promise<ExitInfo> => {
+    const run = running.get(service);
+    if (!run) throw new Error(`${service} was never started`);
+    if (run.exit) return run.exit;
+    killGroup(run.child, signal);
+    const timer = setTimeout(() => killGroup(run.child, "SIGKILL"), STOP_GRACE_MS);
+    try {
+      return await run.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await Promise.all([...running.keys()].map((s) => killOne(s)));
+    await env.cleanup().catch(() => {});
+  };
+
+  try {
+    // Parallel boots; the gateway's readiness needs accounts, so a slow one just waits longer.
+    await Promise.all(services.map(startOne));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  return {
+    baseUrl: urls.gateway,
+    env,
+    ports,
+    urls,
+    vars,
+    stop,
+    kill: killOne,
+    start: startOne,
+    logs: (s) => tails.get(s)?.text() ?? "",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The demo organization (`pnpm chat demo --json`)
+
+export interface DemoUser {
+  user_id: number;
+  email: string;
+  api_key: string;
+  role: number;
+  full_name: string;
+}
+
+export interface DemoChannel {
+  stream_id: number;
+  name: string;
+}
+
+export interface DemoOrg {
+  id: number;
+  name: string;
+  users: { owner: DemoUser; admin: DemoUser; moderator: DemoUser; member: DemoUser; member2: DemoUser; guest: DemoUser; bot: DemoUser };
+  channels: { public?: DemoChannel; private?: DemoChannel };
+}
+
+export interface DemoOrg2 {
+  id: number;
+  name: string;
+  users: { owner: DemoUser; member: DemoUser };
+  channels: { public?: DemoChannel };
+}
+
+export interface DemoOutput {
+  base_url: string;
+  orgs: [DemoOrg, DemoOrg2];
+}
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `pnpm chat <args>` against a stack (its database, internal URLs, token and gateway). */
+export function runChat(stack: Pick<Stack, "vars" | "baseUrl">, args: string[], timeoutMs = 60_000): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("pnpm", ["chat", ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...stack.vars, LOG_LEVEL: "warn", GATEWAY_URL: stack.baseUrl },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** `pnpm chat demo --json` against the stack: a fresh demo organization (plus ORG2) per call. */
+export async function runDemo(stack: Pick<Stack, "vars" | "baseUrl">): Promise<DemoOutput> {
+  const res = await runChat(stack, ["demo", "--json"]);
+  if (res.code !== 0) throw new Error(`pnpm chat demo --json exited with ${res.code}\n${res.stderr}\n${res.stdout}`);
+  try {
+    return JSON.parse(res.stdout) as DemoOutput;
+  } catch {
+    throw new Error(`pnpm chat demo --json did not print one JSON object on stdout:\n${res.stdout}\n--- stderr ---\n${res.stderr}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A Zulip-style HTTP client for tests
+
+export interface ApiResponse {
+  status: number;
+  /** Parsed JSON when the body is JSON, else the text. */
+  body: any;
+  headers: Record<string, string>;
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+type Params = Record<string, unknown>;
+
+/** Paths served outside `/api/v1`; everything else is taken as relative to it. */
+const ROOT_PATHS = ["/api/", "/user_uploads/", "/health", "/ready", "/metrics"];
+
+/**
+ * A client that talks to the gateway like a Zulip client: HTTP Basic auth (when credentials
+ * are given), GET parameters in the query, others as a urlencoded form; non-string values
+ * JSON-encoded. Paths are relative to `/api/v1` (`/users/me`).
+ */
+export function apiClient(baseUrl: string, email?: string | null, apiKey?: string | null) {
+  const auth = email != null && apiKey != null ? "Basic " + Buffer.from(`${email}:${apiKey}`).toString("base64") : null;
+  const request = async (method: string, pathOrUrl: string, params: Params = {}, opts: RequestOptions = {}): Promise<ApiResponse> => {
+    const isUrl = /^https?:\/\//.test(pathOrUrl);
+    let url = isUrl ? pathOrUrl : baseUrl + (ROOT_PATHS.some((p) => pathOrUrl.startsWith(p)) ? "" : "/api/v1") + pathOrUrl;
+    const headers: Record<string, string> = { ...(auth ? { authorization: auth } : {}), ...opts.headers };
+    const form = encodeParams(params).toString();
+    let body: string | undefined;
+    if (method === "GET") {
+      if (form) url += (url.includes("?") ? "&" : "?") + form;
+    } else {
+      body = form;
+      headers["content-type"] ??= "application/x-www-form-urlencoded";
+    }
+    const res = await fetch(url, { method, headers, body, signal: opts.signal });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get("content-type") ?? "").includes("json")) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        /* keep the text */
+      }
+    }
+    return { status: res.status, body: parsed, headers: Object.fromEntries(res.headers.entries()) };
+  };
+  return {
+    request,
+    get: (p: string, params?: Params, opts?: RequestOptions) => request("GET", p, params, opts),
+    post: (p: string, params?: Params, opts?: RequestOptions) => request("POST", p, params, opts),
+    patch: (p: string, params?: Params, opts?: RequestOptions) => request("PATCH", p, params, opts),
+    put: (p: string, params?: Params, opts?: RequestOptions) => request("PUT", p, params, opts),
+    delete: (p: string, params?: Params, opts?: RequestOptions) => request("DELETE", p, params, opts),
+  };
+}
+
+export type ApiClient = ReturnType<typeof apiClient>;
+
+/** An API client for one demo user. */
+export const demoClient = (demo: DemoOutput, user: DemoUser) => apiClient(demo.base_url, user.email, user.api_key);
