@@ -2,6 +2,8 @@ export * from "./envelope";
 export * from "./errors";
 export * from "./events/index";
 export * from "./events/accounts";
+export * from "./events/attachments";
+export * from "./events/scheduled-messages";
 export * from "./models";
 export * from "./params";
 export * from "./route";
