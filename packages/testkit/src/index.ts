@@ -2,3 +2,4 @@ export * from "./env";
 export * from "./http";
 export * from "./infra";
 export * from "./stack";
+export * from "./proxy";
