@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { baseConfigShape, loadConfig } from "@chat/platform";
+
+/** What the admin CLI reads from the environment (the services' variables it shares, plus the gateway URL). */
+export const cliConfigShape = {
+  DATABASE_URL: baseConfigShape.DATABASE_URL,
+  INTERNAL_TOKEN: baseConfigShape.INTERNAL_TOKEN,
+  ACCOUNTS_URL: baseConfigShape.ACCOUNTS_URL,
+  MESSAGING_URL: baseConfigShape.MESSAGING_URL,
+  /** Public base URL of the gateway: the CLI creates channels through the public API. */
+  GATEWAY_URL: z.string().url().default("http://127.0.0.1:9991"),
+};
+
+export type CliConfig = z.infer<z.ZodObject<typeof cliConfigShape>>;
+
+export const loadCliConfig = (env: Record<string, string | undefined> = process.env): CliConfig => loadConfig(cliConfigShape, env);
