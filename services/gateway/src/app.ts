@@ -1,0 +1,70 @@
+import type { FastifyInstance } from "fastify";
+import { publicRoutes, type RouteDef } from "@chat/contracts";
+import { createServer, InternalClient, systemClock, type Clock, type Logger, type Redis } from "@chat/platform";
+import { Authenticator } from "./auth/authenticate";
+import { AuthCache } from "./auth/cache";
+import type { GatewayConfig } from "./config";
+import { Gate } from "./gate";
+import { UpstreamProxy } from "./proxy";
+import { RateLimiter } from "./rate-limit";
+import { Router } from "./router";
+import { apiRoutes } from "./routes/api";
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  log: Logger;
+  redis: Redis;
+  clock?: Clock;
+  /** The public route table; tests pass their own, production uses the contracts'. */
+  routes?: readonly RouteDef[];
+}
+
+/** Builds the gateway's fastify app (never listens). Closing it releases upstream connections. */
+export function buildApp(deps: GatewayDeps): FastifyInstance {
+  const { config, log, redis } = deps;
+  const clock = deps.clock ?? systemClock;
+  const accounts = new InternalClient(config.ACCOUNTS_URL, config.INTERNAL_TOKEN);
+  const authCache = new AuthCache(redis, config.AUTH_CACHE_TTL_SECONDS);
+  const proxy = new UpstreamProxy(
+    { timeoutMs: config.UPSTREAM_TIMEOUT_SECONDS * 1000, connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS },
+    log,
+  );
+  const gate = new Gate({
+    config,
+    authenticator: new Authenticator(accounts, authCache, log),
+    limiter: new RateLimiter(redis, clock),
+    clock,
+    log,
+  });
+
+  const app = createServer({
+    name: "gateway",
+    logger: log,
+    internalToken: config.INTERNAL_TOKEN,
+    validateResponses: config.VALIDATE_RESPONSES,
+    readiness: {
+      redis: () => redis.ping(),
+      accounts: () => fetchOk(`${config.ACCOUNTS_URL}/health`),
+    },
+  });
+  app.register(apiRoutes, {
+    router: new Router(deps.routes ?? publicRoutes),
+    gate,
+    proxy,
+    internalToken: config.INTERNAL_TOKEN,
+    upstreams: {
+      accounts: config.ACCOUNTS_URL,
+      messaging: config.MESSAGING_URL,
+      events: config.EVENTS_URL,
+      scheduler: config.SCHEDULER_URL,
+    },
+  });
+  app.addHook("onClose", () => proxy.close());
+  return app;
+}
+
+async function fetchOk(url: string): Promise<void> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(1500) });
+  await res.body?.cancel();
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+}

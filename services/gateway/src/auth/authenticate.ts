@@ -1,0 +1,59 @@
+import { ApiError, InternalClient, unauthorized, type Logger } from "@chat/platform";
+import { AuthCache, type CachedIdentity } from "./cache";
+import { INVALID_API_KEY, parseBasicAuth } from "./basic";
+
+interface AuthenticateResponse {
+  user_id: number;
+  realm_id: number;
+  role: number;
+  is_bot: boolean;
+  email: string;
+}
+
+/**
+ * HTTP Basic authentication against accounts' `POST /internal/authenticate`, with a short cache.
+ * Every failure is a 401 UNAUTHORIZED carrying accounts' reason, except an unreachable accounts
+ * service (503): a client must not be told its key is wrong when it is not.
+ */
+export class Authenticator {
+  constructor(
+    private readonly accounts: InternalClient,
+    private readonly cache: AuthCache,
+    private readonly log: Logger,
+  ) {}
+
+  async authenticate(header: string | undefined, requestId: string): Promise<CachedIdentity> {
+    const { email, apiKey } = parseBasicAuth(header);
+    const hash = AuthCache.hash(email, apiKey);
+    const cached = await this.cache.get(hash).catch((err) => this.cacheFailed(err));
+    if (cached) return cached;
+    const generation = await this.cache.generation().catch((err) => this.cacheFailed(err));
+
+    let data: AuthenticateResponse;
+    try {
+      data = await this.accounts.call<AuthenticateResponse>("POST", "/internal/authenticate", {
+        params: { email, api_key: apiKey },
+        requestId,
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) throw unauthorized(err.message);
+      if (err instanceof ApiError && err.status < 500) throw unauthorized(INVALID_API_KEY);
+      throw err;
+    }
+    const who: CachedIdentity = {
+      userId: data.user_id,
+      realmId: data.realm_id,
+      role: data.role,
+      isBot: data.is_bot,
+      email: data.email,
+    };
+    if (generation !== null) await this.cache.store(hash, who, generation).catch((err) => this.cacheFailed(err));
+    return who;
+  }
+
+  /** Redis trouble only costs the cache: every request then asks accounts. */
+  private cacheFailed(err: unknown): null {
+    this.log.warn({ err: (err as Error).message }, "auth cache unavailable");
+    return null;
+  }
+}

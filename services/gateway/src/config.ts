@@ -1,0 +1,35 @@
+import { z } from "zod";
+import { baseConfigShape, envBool, loadConfig, SERVICE_PORTS } from "@chat/platform";
+
+const positiveInt = (def: number) => z.coerce.number().int().positive().default(def);
+
+/** The gateway's environment: the base shape plus rate limits, the auth cache and proxy timeouts. */
+export const gatewayConfigShape = {
+  ...baseConfigShape,
+  PORT: z.coerce.number().int().min(0).max(65535).default(SERVICE_PORTS.gateway),
+  /** Turns every limiter off (load tests); on by default as in Zulip. */
+  RATE_LIMITING_ENABLED: envBool(true),
+  /** Per authenticated user: requests per window (Zulip's `api_by_user`). */
+  RATE_LIMIT_USER_MAX: positiveInt(200),
+  RATE_LIMIT_USER_WINDOW_SECONDS: positiveInt(60),
+  /** Per client IP on routes without authentication (Zulip's `api_by_ip`). */
+  RATE_LIMIT_IP_MAX: positiveInt(100),
+  RATE_LIMIT_IP_WINDOW_SECONDS: positiveInt(60),
+  /** Attempts of `POST /fetch_api_key` per username (Zulip's `authenticate_by_username`). */
+  RATE_LIMIT_AUTH_MAX: positiveInt(5),
+  RATE_LIMIT_AUTH_WINDOW_SECONDS: positiveInt(1800),
+  /** How long a successful credential check is reused; domain events drop it sooner. */
+  AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).default(60),
+  /** Longest wait for an upstream's response headers, and between two body chunks. */
+  UPSTREAM_TIMEOUT_SECONDS: positiveInt(300),
+  /** Longest wait to open a connection to an upstream before answering 503. */
+  UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(3000),
+  /** Proxies in front of the gateway whose X-Forwarded-For entries are trusted (0 = use the peer). */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
+};
+
+export type GatewayConfig = z.infer<z.ZodObject<typeof gatewayConfigShape>>;
+
+export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
+  return loadConfig(gatewayConfigShape, env);
+}

@@ -1,0 +1,128 @@
+import type { FastifyRequest } from "fastify";
+import type { RouteDef } from "@chat/contracts";
+import { ApiError, serviceUnavailable, type Clock, type Identity, type Logger, type Role } from "@chat/platform";
+import type { Authenticator } from "./auth/authenticate";
+import { clientIp, clientName } from "./client-info";
+import type { GatewayConfig } from "./config";
+import { rateLimitHeaders, type RateLimiter, type RateLimitResult, type RateLimitRule } from "./rate-limit";
+
+/** Routes that check a password: limited per username against brute force. */
+const PASSWORD_ROUTES = new Set(["/fetch_api_key"]);
+const MAX_CREDENTIAL_BODY = 64 * 1024;
+
+export interface Admission {
+  identity: Identity | null;
+  responseHeaders: Record<string, string>;
+  /** The body, when the gateway had to read it (credential routes); else it streams. */
+  body?: Buffer;
+  onStatus?: (status: number) => Promise<void>;
+}
+
+export interface GateDeps {
+  config: GatewayConfig;
+  authenticator: Authenticator;
+  limiter: RateLimiter;
+  clock: Clock;
+  log: Logger;
+}
+
+/** Who may pass and how often: authentication and every rate limit, before any forwarding. */
+export class Gate {
+  private readonly rules: Record<"api" | "events" | "ip" | "password", RateLimitRule>;
+
+  constructor(private readonly deps: GateDeps) {
+    const c = deps.config;
+    this.rules = {
+      api: { name: "user", max: c.RATE_LIMIT_USER_MAX, windowSeconds: c.RATE_LIMIT_USER_WINDOW_SECONDS },
+      // Long polls count in their own bucket, as Zulip's event server keeps its own.
+      events: { name: "user-events", max: c.RATE_LIMIT_USER_MAX, windowSeconds: c.RATE_LIMIT_USER_WINDOW_SECONDS },
+      ip: { name: "ip", max: c.RATE_LIMIT_IP_MAX, windowSeconds: c.RATE_LIMIT_IP_WINDOW_SECONDS },
+      password: { name: "username", max: c.RATE_LIMIT_AUTH_MAX, windowSeconds: c.RATE_LIMIT_AUTH_WINDOW_SECONDS },
+    };
+  }
+
+  async admit(req: FastifyRequest, route: RouteDef): Promise<Admission> {
+    if (route.auth === "user") {
+      const who = await this.deps.authenticator.authenticate(req.headers.authorization, req.id);
+      const identity: Identity = { ...who, role: who.role as Role, client: clientName(req) };
+      const rule = route.service === "events" ? this.rules.events : this.rules.api;
+      const results = await this.check([[rule, `${who.realmId}:${who.userId}`]], false);
+      return { identity, responseHeaders: rateLimitHeaders(results, this.deps.clock.now()) };
+    }
+    const checks: Array<[RateLimitRule, string]> = [[this.rules.ip, clientIp(req, this.deps.config.TRUST_PROXY_HOPS)]];
+    if (!PASSWORD_ROUTES.has(route.path)) {
+      const results = await this.check(checks, false);
+      return { identity: null, responseHeaders: rateLimitHeaders(results, this.deps.clock.now()) };
+    }
+    const body = await readSmallBody(req);
+    const username = usernameOf(req, body);
+    if (username) checks.push([this.rules.password, username]);
+    // Failing open here would let a Redis outage lift the brute-force limit.
+    const results = await this.check(checks, true);
+    return {
+      identity: null,
+      body,
+      responseHeaders: rateLimitHeaders(results, this.deps.clock.now()),
+      onStatus: async (status) => {
+        // A correct password clears the username's failed attempts.
+        if (status === 200 && username) await this.deps.limiter.clear(this.rules.password, username).catch(() => {});
+      },
+    };
+  }
+
+  /** Counts the request against each rule in turn; the first one exhausted answers 429. */
+  private async check(checks: Array<[RateLimitRule, string]>, failClosed: boolean): Promise<RateLimitResult[]> {
+    if (!this.deps.config.RATE_LIMITING_ENABLED) return [];
+    const results: RateLimitResult[] = [];
+    for (const [rule, subject] of checks) {
+      let result: RateLimitResult;
+      try {
+        result = await this.deps.limiter.hit(rule, subject);
+      } catch (err) {
+        this.deps.log.warn({ err: (err as Error).message, rule: rule.name }, "rate limiter unavailable");
+        if (failClosed) throw serviceUnavailable();
+        return results;
+      }
+      results.push(result);
+      if (!result.allowed) throw rateLimited(result, rateLimitHeaders(results, this.deps.clock.now()));
+    }
+    return results;
+  }
+}
+
+function rateLimited(result: RateLimitResult, headers: Record<string, string>): ApiError {
+  const seconds = Math.max(result.retryAfterSeconds, 0.001);
+  return new ApiError("RATE_LIMIT_HIT", "API usage exceeded rate limit", {
+    extra: { "retry-after": seconds },
+    headers: { ...headers, "Retry-After": String(seconds) },
+  });
+}
+
+async function readSmallBody(req: FastifyRequest): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req.raw) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_CREDENTIAL_BODY) throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The `username` form field (urlencoded or multipart) or query parameter, normalized. */
+function usernameOf(req: FastifyRequest, body: Buffer): string | null {
+  const type = String(req.headers["content-type"] ?? "").toLowerCase();
+  let value: string | null = null;
+  if (type.startsWith("application/x-www-form-urlencoded")) {
+    value = new URLSearchParams(body.toString("utf8")).get("username");
+  } else if (type.startsWith("multipart/form-data")) {
+    const m = /content-disposition:[^\r\n]*\bname="username"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n([^\r\n]*)\r\n/i.exec(body.toString("utf8"));
+    value = m ? m[1] : null;
+  }
+  if (value === null) {
+    const q = (req.query as Record<string, unknown> | undefined)?.username;
+    value = typeof q === "string" ? q : null;
+  }
+  const normalized = value?.trim().toLowerCase();
+  return normalized ? normalized : null;
+}

@@ -1,0 +1,111 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { Agent, request } from "undici";
+import { serviceUnavailable, type Logger } from "@chat/platform";
+
+/** Headers that describe one connection, not the message: never forwarded either way. */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "expect",
+  "host",
+]);
+
+/** Client headers the services must never see: credentials and anything posing as internal. */
+function dropFromClient(name: string): boolean {
+  return HOP_BY_HOP.has(name) || name.startsWith("x-chat-") || name === "authorization" || name === "x-request-id";
+}
+
+/** Copies the client's headers minus hop-by-hop, credentials and `x-chat-*`, plus `extra`. */
+export function upstreamHeaders(incoming: IncomingHttpHeaders, extra: Record<string, string>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || dropFromClient(name.toLowerCase())) continue;
+    out[name] = value;
+  }
+  for (const [name, value] of Object.entries(extra)) out[name.toLowerCase()] = value;
+  return out;
+}
+
+export interface ForwardOptions {
+  /** The owning service's base URL (`http://127.0.0.1:9993`). */
+  baseUrl: string;
+  headers: Record<string, string | string[]>;
+  /** A body already read by the gateway; otherwise the request stream is piped through. */
+  body?: Buffer;
+  /** Headers added to the response (rate limits). */
+  responseHeaders?: Record<string, string>;
+  /** Sees the upstream status before the body streams (fetch_api_key clears its counter on success). */
+  onStatus?: (status: number) => Promise<void>;
+}
+
+/**
+ * Streams a request to its owning service and the answer back, chunk by chunk in both
+ * directions (uploads and long polls pass without buffering). Connection failures become 503.
+ */
+export class UpstreamProxy {
+  private readonly agent: Agent;
+
+  constructor(
+    opts: { timeoutMs: number; connectTimeoutMs: number },
+    private readonly log: Logger,
+  ) {
+    this.agent = new Agent({
+      connect: { timeout: opts.connectTimeoutMs },
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+      keepAliveTimeout: 4_000,
+    });
+  }
+
+  async forward(req: FastifyRequest, reply: FastifyReply, opts: ForwardOptions): Promise<FastifyReply> {
+    const method = req.method.toUpperCase();
+    const hasBody = method !== "GET" && method !== "HEAD" && (opts.body !== undefined || requestHasBody(req));
+    // Stop the upstream work (a held long poll) when the client goes away.
+    const abort = new AbortController();
+    reply.raw.on("close", () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
+    const headers = { ...opts.headers };
+    if (opts.body !== undefined) headers["content-length"] = String(opts.body.length);
+    let res: Awaited<ReturnType<typeof request>>;
+    try {
+      res = await request(opts.baseUrl + req.url, {
+        method: method as "GET",
+        headers,
+        body: hasBody ? (opts.body ?? req.raw) : undefined,
+        dispatcher: this.agent,
+        signal: abort.signal,
+      });
+    } catch (err) {
+      const e = err as { code?: string; message?: string };
+      req.log.warn({ err: e.message, code: e.code, upstream: opts.baseUrl }, "upstream unavailable");
+      throw serviceUnavailable();
+    }
+    if (opts.onStatus) await opts.onStatus(res.statusCode);
+    reply.status(res.statusCode);
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value === undefined || HOP_BY_HOP.has(name) || name === "x-request-id") continue;
+      reply.header(name, value);
+    }
+    reply.headers(opts.responseHeaders ?? {});
+    res.body.on("error", (err) => req.log.warn({ err: err.message }, "upstream response broke off"));
+    return reply.send(res.body);
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close().catch((err) => this.log.warn({ err: (err as Error).message }, "closing upstream agent"));
+  }
+}
+
+function requestHasBody(req: FastifyRequest): boolean {
+  const length = req.headers["content-length"];
+  return req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+}

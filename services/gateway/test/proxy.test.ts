@@ -1,0 +1,282 @@
+import http from "node:http";
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestEnv, type TestEnv } from "@chat/testkit";
+import { INTERNAL_HEADERS } from "@chat/platform";
+import { basic, call, deadUrl, readBody, sendJson, startFake, startGateway, type FakeService, type RunningGateway } from "./helpers";
+import { KEY_A, startEcho, startFakeAccounts, TEST_ROUTES, TEST_USERS, type FakeAccounts } from "./fixtures";
+
+const IAGO = basic("iago@zulip.example", KEY_A);
+
+/** Hooks the slow and upload fakes use to show data moving before the other side finished. */
+const gates = {
+  releaseSecondChunk: null as null | (() => void),
+  uploadFirstBytes: null as null | (() => void),
+  eventsClosed: null as null | (() => void),
+};
+
+let env: TestEnv;
+let accounts: FakeAccounts;
+let messaging: FakeService;
+let events: FakeService;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  accounts = await startFakeAccounts(env.vars.INTERNAL_TOKEN, TEST_USERS());
+  messaging = await startFake(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    if (url.pathname === "/api/v1/slow") {
+      res.writeHead(200, { "content-type": "text/plain" });
+      res.write("first chunk;");
+      await new Promise<void>((resolve) => (gates.releaseSecondChunk = resolve));
+      res.end("second chunk");
+      return;
+    }
+    if (url.pathname === "/api/v1/upload") {
+      const hash = createHash("sha256");
+      let size = 0;
+      for await (const chunk of req) {
+        if (size === 0) gates.uploadFirstBytes?.();
+        size += (chunk as Buffer).length;
+        hash.update(chunk as Buffer);
+      }
+      return sendJson(res, 200, { result: "success", msg: "", size, sha256: hash.digest("hex"), content_type: req.headers["content-type"] });
+    }
+    const body = await readBody(req);
+    sendJson(res, 200, { result: "success", msg: "", service: "messaging", method: req.method, url: req.url, headers: req.headers, body: body.toString("utf8") });
+  });
+  events = await startFake((req, res) => {
+    // A long poll: nothing is answered until the client goes away.
+    res.on("close", () => gates.eventsClosed?.());
+  });
+  gw = await startGateway({
+    vars: env.vars,
+    routes: TEST_ROUTES,
+    overrides: {
+      ACCOUNTS_URL: accounts.url,
+      MESSAGING_URL: messaging.url,
+      EVENTS_URL: events.url,
+      SCHEDULER_URL: await deadUrl(),
+      RATE_LIMITING_ENABLED: "false",
+    },
+  });
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await Promise.all([accounts?.close(), messaging?.close(), events?.close()]);
+  await env?.cleanup();
+});
+
+describe("routing by the contract table", () => {
+  it("forwards to the owning service with the path and query unchanged", async () => {
+    const res = await call(gw.url, "GET", "/api/v1/echo?anchor=newest&narrow=%5B%5D", { headers: { authorization: IAGO } });
+    expect(res.status).toBe(200);
+    expect(res.body.service).toBe("messaging");
+    expect(res.body.url).toBe("/api/v1/echo?anchor=newest&narrow=%5B%5D");
+    const users = await call(gw.url, "GET", "/api/v1/users/12", { headers: { authorization: IAGO } });
+    expect(users.body).toMatchObject({ service: "accounts", path: "/api/v1/users/12" });
+  });
+
+  it("prefers literal segments and matches integer ids only on digits", async () => {
+    const me = await call(gw.url, "GET", "/api/v1/users/me", { headers: { authorization: IAGO } });
+    expect(me.body.path).toBe("/api/v1/users/me");
+    const presence = await call(gw.url, "GET", "/api/v1/users/hamlet%40zulip.example/presence", { headers: { authorization: IAGO } });
+    expect(presence.status).toBe(200);
+    const notAnId = await call(gw.url, "GET", "/api/v1/users/abc", { headers: { authorization: IAGO } });
+    expect(notAnId.status).toBe(404);
+  });
+
+  it("answers an unknown path with Zulip's JSON 404, before asking for credentials", async () => {
+    const authCalls = accounts.authCalls;
+    for (const path of ["/api/v1/nope", "/api/v1/echo/extra", "/api/v1/", "/api/v2/echo", "/nothing"]) {
+      const res = await call(gw.url, "GET", path);
+      expect(res.status, path).toBe(404);
+      expect(res.body).toEqual({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
+    }
+    expect(accounts.authCalls).toBe(authCalls);
+  });
+
+  it("never exposes service-to-service routes", async () => {
+    const res = await call(gw.url, "POST", "/api/v1/internal/secret", { headers: { authorization: IAGO } });
+    expect(res.status).toBe(404);
+  });
+
+  it("answers a known path with a wrong method with 405 and the allowed methods", async () => {
+    const res = await call(gw.url, "PUT", "/api/v1/echo");
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({ result: "error", msg: "Method Not Allowed", allowed_methods: ["DELETE", "GET", "POST"] });
+    const users = await call(gw.url, "DELETE", "/api/v1/users/5");
+    expect(users.body.allowed_methods).toEqual(["GET", "PATCH"]);
+  });
+
+  it("serves the contracts' own table by default (routes added later need no gateway change)", async () => {
+    const plain = await startGateway({ vars: env.vars, overrides: { ACCOUNTS_URL: accounts.url, RATE_LIMITING_ENABLED: "false" } });
+    try {
+      const res = await call(plain.url, "GET", "/api/v1/server_settings");
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ service: "accounts", path: "/api/v1/server_settings" });
+      const internal = await call(plain.url, "POST", "/api/v1/internal/authenticate", { headers: { "content-type": "application/x-www-form-urlencoded" }, body: "email=a&api_key=b" });
+      expect(internal.status).toBe(404);
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
+describe("headers on the internal hop", () => {
+  it("replaces client-sent x-chat-* headers with the authenticated identity and drops the credentials", async () => {
+    const res = await call(gw.url, "GET", "/api/v1/echo", {
+      headers: {
+        authorization: IAGO,
+        [INTERNAL_HEADERS.userId]: "1",
+        [INTERNAL_HEADERS.realmId]: "2",
+        [INTERNAL_HEADERS.role]: "100",
+        [INTERNAL_HEADERS.token]: "forged-token-forged-token",
+        "x-chat-anything": "x",
+        "user-agent": "ZulipMobile/27.1 (Android 14)",
+      },
+    });
+    const h = res.body.headers;
+    expect(h[INTERNAL_HEADERS.userId]).toBe("11");
+    expect(h[INTERNAL_HEADERS.realmId]).toBe("1");
+    expect(h[INTERNAL_HEADERS.role]).toBe("200");
+    expect(h[INTERNAL_HEADERS.isBot]).toBe("0");
+    expect(decodeURIComponent(h[INTERNAL_HEADERS.email])).toBe("iago@zulip.example");
+    expect(h[INTERNAL_HEADERS.token]).toBe(env.vars.INTERNAL_TOKEN);
+    expect(h[INTERNAL_HEADERS.client]).toBe("ZulipMobile");
+    expect(h["x-chat-anything"]).toBeUndefined();
+    expect(h.authorization).toBeUndefined();
+    expect(h["user-agent"]).toBe("ZulipMobile/27.1 (Android 14)");
+  });
+
+  it("sends only the internal token on unauthenticated routes, whatever the client claims", async () => {
+    const res = await call(gw.url, "GET", "/api/v1/open", { headers: { [INTERNAL_HEADERS.userId]: "11", [INTERNAL_HEADERS.role]: "100", authorization: IAGO } });
+    expect(res.status).toBe(200);
+    expect(res.body.headers[INTERNAL_HEADERS.userId]).toBeUndefined();
+    expect(res.body.headers[INTERNAL_HEADERS.role]).toBeUndefined();
+    expect(res.body.headers[INTERNAL_HEADERS.token]).toBe(env.vars.INTERNAL_TOKEN);
+  });
+
+  it("names the client from the client parameter, else the User-Agent, else Unspecified", async () => {
+    const byParam = await call(gw.url, "GET", "/api/v1/echo?client=website", { headers: { authorization: IAGO, "user-agent": "curl/8.5" } });
+    expect(byParam.body.headers[INTERNAL_HEADERS.client]).toBe("website");
+    const byAgent = await call(gw.url, "GET", "/api/v1/echo", { headers: { authorization: IAGO, "user-agent": "curl/8.5" } });
+    expect(byAgent.body.headers[INTERNAL_HEADERS.client]).toBe("curl");
+    const none = await call(gw.url, "GET", "/api/v1/echo", { headers: { authorization: IAGO, "user-agent": "" } });
+    expect(none.body.headers[INTERNAL_HEADERS.client]).toBe("Unspecified");
+  });
+
+  it("carries the request id to the service and back", async () => {
+    const res = await call(gw.url, "GET", "/api/v1/echo", { headers: { authorization: IAGO, "x-request-id": "req-abc-123" } });
+    expect(res.body.headers["x-request-id"]).toBe("req-abc-123");
+    expect(res.headers["x-request-id"]).toBe("req-abc-123");
+    const fresh = await call(gw.url, "GET", "/api/v1/echo", { headers: { authorization: IAGO } });
+    expect(fresh.body.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(fresh.headers["x-request-id"]).toBe(fresh.body.headers["x-request-id"]);
+  });
+
+  it("passes form bodies through unparsed, for every method", async () => {
+    const body = "content=hello%20world&to=%5B1%2C2%5D&client=test";
+    for (const method of ["POST", "DELETE"]) {
+      const res = await call(gw.url, method, "/api/v1/echo", { headers: { authorization: IAGO, "content-type": "application/x-www-form-urlencoded" }, body });
+      expect(res.status).toBe(200);
+      expect(res.body.method).toBe(method);
+      expect(res.body.body).toBe(body);
+      expect(res.body.headers["content-type"]).toBe("application/x-www-form-urlencoded");
+    }
+    const json = await call(gw.url, "POST", "/api/v1/echo", { headers: { authorization: IAGO, "content-type": "application/json" }, body: '{"a":1}' });
+    expect(json.body.body).toBe('{"a":1}');
+    const untyped = await call(gw.url, "POST", "/api/v1/echo", { headers: { authorization: IAGO }, body: "raw" });
+    expect(untyped.body.body).toBe("raw");
+  });
+});
+
+describe("streaming", () => {
+  it("delivers a slow response chunk by chunk", async () => {
+    const received: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get(`${gw.url}/api/v1/slow`, { headers: { authorization: IAGO } }, (res) => {
+        expect(res.statusCode).toBe(200);
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          received.push(chunk);
+          // The first chunk arrived while the upstream still holds the rest back.
+          if (received.length === 1) gates.releaseSecondChunk?.();
+        });
+        res.on("end", resolve);
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+    });
+    expect(received[0]).toBe("first chunk;");
+    expect(received.join("")).toBe("first chunk;second chunk");
+  });
+
+  it("streams a large multipart upload to the service before the client finished sending it", async () => {
+    const boundary = "----chatboundary42";
+    const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const blob = Buffer.alloc(8 * 1024 * 1024, 7);
+    const whole = Buffer.concat([head, blob, tail]);
+    const firstBytesSeen = new Promise<void>((resolve) => (gates.uploadFirstBytes = resolve));
+    const result = await new Promise<any>((resolve, reject) => {
+      const req = http.request(
+        `${gw.url}/api/v1/upload`,
+        { method: "POST", headers: { authorization: IAGO, "content-type": `multipart/form-data; boundary=${boundary}`, "content-length": String(whole.length) } },
+        async (res) => resolve(JSON.parse((await readBody(res)).toString("utf8"))),
+      );
+      req.on("error", reject);
+      req.write(whole.subarray(0, 64 * 1024));
+      // Only once the service has bytes in hand does the client send the rest.
+      void firstBytesSeen.then(() => req.end(whole.subarray(64 * 1024)));
+    });
+    expect(result.size).toBe(whole.length);
+    expect(result.sha256).toBe(createHash("sha256").update(whole).digest("hex"));
+    expect(result.content_type).toBe(`multipart/form-data; boundary=${boundary}`);
+  });
+
+  it("holds a long poll open and releases the upstream when the client leaves", async () => {
+    const closed = new Promise<void>((resolve) => (gates.eventsClosed = resolve));
+    const req = http.get(`${gw.url}/api/v1/events?queue_id=q&last_event_id=-1`, { headers: { authorization: IAGO } });
+    req.on("error", () => {});
+    await new Promise((r) => setTimeout(r, 300));
+    req.destroy();
+    await closed;
+  });
+});
+
+describe("when a service is down", () => {
+  it("answers 503 SERVICE_UNAVAILABLE quickly instead of hanging", async () => {
+    const start = Date.now();
+    const res = await call(gw.url, "GET", "/api/v1/scheduled", { headers: { authorization: IAGO } });
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ result: "error", code: "SERVICE_UNAVAILABLE" });
+    expect(Date.now() - start).toBeLessThan(3000);
+  });
+});
+
+describe("operations endpoints", () => {
+  it("serves /health, /ready and /metrics", async () => {
+    expect((await call(gw.url, "GET", "/health")).body).toMatchObject({ status: "ok", service: "gateway" });
+    const ready = await call(gw.url, "GET", "/ready");
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks).toEqual({ redis: "ok", accounts: "ok" });
+    const metrics = await call(gw.url, "GET", "/metrics");
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toContain("http_requests_total");
+  });
+
+  it("is not ready when accounts does not answer", async () => {
+    const blind = await startGateway({ vars: env.vars, overrides: { ACCOUNTS_URL: await deadUrl() } });
+    try {
+      const ready = await call(blind.url, "GET", "/ready");
+      expect(ready.status).toBe(503);
+      expect(ready.body.checks.redis).toBe("ok");
+      expect(ready.body.checks.accounts).not.toBe("ok");
+    } finally {
+      await blind.close();
+    }
+  });
+});
