@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { StreamObject } from "../routes/streams";
+import { SubscriptionObject } from "../routes/subscriptions";
+import { defineEvent } from "./index";
+import { noticeOf } from "./messages";
+
+export const StreamCreateClientEvent = z.strictObject({
+  type: z.literal("stream"),
+  op: z.literal("create"),
+  streams: z.array(StreamObject),
+});
+
+/** Sent to a user who lost sight of a private channel (unsubscribed, not an administrator). */
+export const StreamDeleteClientEvent = z.strictObject({
+  type: z.literal("stream"),
+  op: z.literal("delete"),
+  streams: z.array(StreamObject),
+});
+
+export const SubscriptionAddClientEvent = z.strictObject({
+  type: z.literal("subscription"),
+  op: z.literal("add"),
+  subscriptions: z.array(SubscriptionObject),
+});
+
+export const SubscriptionRemoveClientEvent = z.strictObject({
+  type: z.literal("subscription"),
+  op: z.literal("remove"),
+  subscriptions: z.array(z.strictObject({ stream_id: z.number().int(), name: z.string() })),
+});
+
+export const SubscriptionUpdateClientEvent = z.strictObject({
+  type: z.literal("subscription"),
+  op: z.literal("update"),
+  stream_id: z.number().int(),
+  property: z.string(),
+  value: z.union([z.boolean(), z.string(), z.number()]),
+});
+
+export const SubscriptionPeerClientEvent = z.strictObject({
+  type: z.literal("subscription"),
+  op: z.enum(["peer_add", "peer_remove"]),
+  stream_ids: z.array(z.number().int()),
+  user_ids: z.array(z.number().int()),
+});
+
+export const MessagingStreamCreated = defineEvent(
+  "messaging.stream.created",
+  z.object({ stream_id: z.number().int(), client: noticeOf(StreamCreateClientEvent) }),
+);
+export const MessagingStreamHidden = defineEvent(
+  "messaging.stream.hidden",
+  z.object({ stream_id: z.number().int(), user_id: z.number().int(), client: noticeOf(StreamDeleteClientEvent) }),
+);
+export const MessagingSubscriptionAdded = defineEvent(
+  "messaging.subscription.added",
+  z.object({ user_id: z.number().int(), stream_ids: z.array(z.number().int()), client: noticeOf(SubscriptionAddClientEvent) }),
+);
+export const MessagingSubscriptionRemoved = defineEvent(
+  "messaging.subscription.removed",
+  z.object({ user_id: z.number().int(), stream_ids: z.array(z.number().int()), client: noticeOf(SubscriptionRemoveClientEvent) }),
+);
+export const MessagingSubscriptionUpdated = defineEvent(
+  "messaging.subscription.updated",
+  z.object({ user_id: z.number().int(), client: noticeOf(SubscriptionUpdateClientEvent) }),
+);
+export const MessagingSubscriptionPeerAdded = defineEvent(
+  "messaging.subscription.peer_added",
+  z.object({ client: noticeOf(SubscriptionPeerClientEvent) }),
+);
+export const MessagingSubscriptionPeerRemoved = defineEvent(
+  "messaging.subscription.peer_removed",
+  z.object({ client: noticeOf(SubscriptionPeerClientEvent) }),
+);

@@ -1,0 +1,142 @@
+import { z } from "zod";
+import { p } from "../params";
+import { route, success, empty } from "../route";
+
+export const DisplayRecipientUser = z.strictObject({
+  id: z.number().int(),
+  email: z.string(),
+  full_name: z.string(),
+  is_mirror_dummy: z.boolean(),
+});
+
+/** Zulip's message object (GET /messages, message events); `flags` only where a user's view is given. */
+export const MessageObject = z.strictObject({
+  id: z.number().int(),
+  sender_id: z.number().int(),
+  content: z.string(),
+  content_type: z.string(),
+  recipient_id: z.number().int(),
+  timestamp: z.number().int(),
+  client: z.string(),
+  subject: z.string(),
+  topic_links: z.array(z.strictObject({ text: z.string(), url: z.string() })),
+  is_me_message: z.boolean(),
+  reactions: z.array(z.unknown()),
+  submessages: z.array(z.unknown()),
+  sender_full_name: z.string(),
+  sender_email: z.string(),
+  sender_realm_str: z.string(),
+  display_recipient: z.union([z.string(), z.array(DisplayRecipientUser)]),
+  type: z.enum(["stream", "private"]),
+  stream_id: z.number().int().optional(),
+  avatar_url: z.string().nullable(),
+  flags: z.array(z.string()).optional(),
+  last_edit_timestamp: z.number().int().optional(),
+  match_content: z.string().optional(),
+  match_subject: z.string().optional(),
+});
+export type MessageObject = z.infer<typeof MessageObject>;
+
+/** Parameters of POST /messages (also the scheduler's internal send). */
+export const sendMessageParams = {
+  type: p.str().required(),
+  to: p.str().required(),
+  content: p.str().required(),
+  topic: p.str().alias("subject"),
+  queue_id: p.str(),
+  local_id: p.str(),
+  read_by_sender: p.bool(),
+};
+
+const SendResponse = success({
+  id: z.number().int(),
+  automatic_new_visibility_policy: z.number().int().optional(),
+});
+
+export const SendMessage = route({
+  method: "POST",
+  path: "/messages",
+  service: "messaging",
+  auth: "user",
+  params: sendMessageParams,
+  response: SendResponse,
+});
+
+/**
+ * Service-to-service send (the scheduler's delivery). The identity headers are the sender. A
+ * repeated `idempotency_key` of the same sender returns the first message's id and sends nothing.
+ */
+export const InternalSendMessage = route({
+  method: "POST",
+  path: "/internal/messages/send",
+  service: "messaging",
+  auth: "user",
+  params: { ...sendMessageParams, idempotency_key: p.str().required() },
+  response: SendResponse,
+});
+
+/** A narrow term: `{operator, operand, negated?}` or the legacy `[operator, operand]` pair. */
+export const NarrowTerm = z.union([
+  z.object({
+    operator: z.string(),
+    operand: z.union([z.string(), z.number().int(), z.array(z.union([z.string(), z.number().int()]))]),
+    negated: z.boolean().optional(),
+  }),
+  z.tuple([z.string(), z.union([z.string(), z.number().int(), z.array(z.union([z.string(), z.number().int()]))])]),
+]);
+export type NarrowTerm = z.infer<typeof NarrowTerm>;
+
+const NonNegative = z.number().int().min(0);
+
+export const GetMessages = route({
+  method: "GET",
+  path: "/messages",
+  service: "messaging",
+  auth: "user",
+  params: {
+    anchor: p.str(),
+    include_anchor: p.bool().default(true),
+    num_before: p.int(NonNegative).default(0),
+    num_after: p.int(NonNegative).default(0),
+    narrow: p.json(z.array(NarrowTerm)).default([]),
+    client_gravatar: p.bool().default(true),
+    apply_markdown: p.bool().default(true),
+    use_first_unread_anchor: p.bool().default(false),
+    message_ids: p.json(z.array(z.number().int())),
+  },
+  response: success({
+    messages: z.array(MessageObject),
+    anchor: z.number().int().optional(),
+    found_anchor: z.boolean().optional(),
+    found_oldest: z.boolean().optional(),
+    found_newest: z.boolean().optional(),
+    history_limited: z.boolean().optional(),
+  }),
+});
+
+export const GetMessage = route({
+  method: "GET",
+  path: "/messages/{message_id}",
+  service: "messaging",
+  auth: "user",
+  params: { message_id: p.int().path(), apply_markdown: p.bool().default(true) },
+  response: success({ message: MessageObject, raw_content: z.string() }),
+});
+
+export const DeleteMessage = route({
+  method: "DELETE",
+  path: "/messages/{message_id}",
+  service: "messaging",
+  auth: "user",
+  params: { message_id: p.int().path() },
+  response: empty,
+});
+
+export const RenderMessage = route({
+  method: "POST",
+  path: "/messages/render",
+  service: "messaging",
+  auth: "user",
+  params: { content: p.str().required() },
+  response: success({ rendered: z.string() }),
+});

@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { p } from "../params";
+import { route, success } from "../route";
+
+/** A channel as every user who can see it gets it (GET /streams, register `streams`, stream events). */
+export const StreamObject = z.strictObject({
+  stream_id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  rendered_description: z.string(),
+  date_created: z.number().int(),
+  creator_id: z.number().int().nullable(),
+  invite_only: z.boolean(),
+  is_web_public: z.boolean(),
+  stream_post_policy: z.number().int(),
+  message_retention_days: z.number().int().nullable(),
+  history_public_to_subscribers: z.boolean(),
+  first_message_id: z.number().int().nullable(),
+  is_announcement_only: z.boolean(),
+  can_remove_subscribers_group: z.number().int(),
+  stream_weekly_traffic: z.number().int().nullable(),
+  /** Only with `include_default` on GET /streams. */
+  is_default: z.boolean().optional(),
+  /** Only in register's `never_subscribed` with `include_subscribers`. */
+  subscribers: z.array(z.number().int()).optional(),
+});
+export type StreamObject = z.infer<typeof StreamObject>;
+
+export const GetStreams = route({
+  method: "GET",
+  path: "/streams",
+  service: "messaging",
+  auth: "user",
+  params: {
+    include_public: p.bool().default(true),
+    include_web_public: p.bool().default(false),
+    include_subscribed: p.bool().default(true),
+    include_all_active: p.bool().default(false),
+    include_default: p.bool().default(false),
+    include_owner_subscribed: p.bool().default(false),
+  },
+  response: success({ streams: z.array(StreamObject) }),
+});
+
+export const GetStreamById = route({
+  method: "GET",
+  path: "/streams/{stream_id}",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().path() },
+  response: success({ stream: StreamObject }),
+});
+
+export const GetStreamId = route({
+  method: "GET",
+  path: "/get_stream_id",
+  service: "messaging",
+  auth: "user",
+  params: { stream: p.str().required() },
+  response: success({ stream_id: z.number().int() }),
+});
+
+export const GetStreamTopics = route({
+  method: "GET",
+  path: "/users/me/{stream_id}/topics",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().path() },
+  response: success({ topics: z.array(z.strictObject({ name: z.string(), max_id: z.number().int() })) }),
+});

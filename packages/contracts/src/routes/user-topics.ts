@@ -1,0 +1,19 @@
+import { z } from "zod";
+import { p } from "../params";
+import { route, empty } from "../route";
+
+/** 0 none (inherit), 1 muted, 2 unmuted, 3 followed. */
+export const VISIBILITY_POLICIES = { inherit: 0, muted: 1, unmuted: 2, followed: 3 } as const;
+
+export const UpdateUserTopic = route({
+  method: "POST",
+  path: "/user_topics",
+  service: "messaging",
+  auth: "user",
+  params: {
+    stream_id: p.int().required(),
+    topic: p.str().required(),
+    visibility_policy: p.int(z.number().int().min(0).max(3)).required(),
+  },
+  response: empty,
+});

@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { emptyDirectory, renderMarkdown, scanMentionCandidates } from "./markdown";
+
+function dir() {
+  const d = emptyDirectory();
+  const alice = { id: 5, fullName: "Alice Smith" };
+  const bob = { id: 6, fullName: "Bob <b>" };
+  d.usersByName.set("alice smith", [alice]);
+  d.usersByName.set("bob <b>", [bob]);
+  d.usersById.set(5, alice).set(6, bob);
+  d.groupsByName.set("support", { id: 30, name: "support" });
+  d.streamsByName.set("general chat", { id: 9, name: "general chat" });
+  return d;
+}
+
+describe("renderMarkdown", () => {
+  it("renders paragraphs, emphasis, code and line breaks", () => {
+    expect(renderMarkdown("**bold** *it* `x<y`").html).toBe("<p><strong>bold</strong> <em>it</em> <code>x&lt;y</code></p>");
+    expect(renderMarkdown("a\nb").html).toBe("<p>a<br>\nb</p>");
+  });
+  it("never emits executable HTML", () => {
+    const html = renderMarkdown("<script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror=y>").html;
+    expect(html).not.toContain("<script");
+    expect(html).not.toContain("<img");
+    expect(html).not.toContain('href="javascript:');
+  });
+  it("renders links and flags them", () => {
+    const r = renderMarkdown("see https://example.com and [file](/user_uploads/2/ab/x.png)");
+    expect(r.html).toContain('<a href="https://example.com">https://example.com</a>');
+    expect(r.hasLink && r.hasAttachment && r.hasImage).toBe(true);
+  });
+  it("renders fenced code the way Zulip clients style it", () => {
+    expect(renderMarkdown("```py\nprint('<')\n```").html).toBe(
+      '<div class="codehilite" data-code-language="py"><pre><span></span><code>print(\'&lt;\')\n</code></pre></div>',
+    );
+  });
+  it("renders user mentions with ids and escapes names", () => {
+    const r = renderMarkdown("hi @**Alice Smith** and @**Bob <b>|6** and @_**alice smith**", dir());
+    expect(r.html).toBe(
+      '<p>hi <span class="user-mention" data-user-id="5">@Alice Smith</span> and <span class="user-mention" data-user-id="6">@Bob &lt;b&gt;</span> and <span class="user-mention silent" data-user-id="5">Alice Smith</span></p>',
+    );
+    expect([...r.mentionedUserIds].sort()).toEqual([5, 6]);
+  });
+  it("leaves unknown names alone and ignores mentions in code", () => {
+    const r = renderMarkdown("`@**Alice Smith**` @**Nobody**", dir());
+    expect(r.mentionedUserIds.size).toBe(0);
+    expect(r.html).toContain("<code>@**Alice Smith**</code>");
+  });
+  it("detects wildcards; silent ones notify nobody", () => {
+    expect(renderMarkdown("@**all**").streamWildcard).toBe(true);
+    expect(renderMarkdown("@**channel**").html).toBe('<p><span class="user-mention" data-user-id="*">@channel</span></p>');
+    expect(renderMarkdown("@_**everyone**").streamWildcard).toBe(false);
+    const t = renderMarkdown("@**topic**");
+    expect(t.topicWildcard).toBe(true);
+    expect(t.html).toBe('<p><span class="topic-mention">@topic</span></p>');
+  });
+  it("renders group mentions and channel links", () => {
+    const r = renderMarkdown("@*support* #**general chat** #**general chat>lunch**", dir());
+    expect(r.html).toBe(
+      '<p><span class="user-group-mention" data-user-group-id="30">@support</span> <a class="stream" data-stream-id="9" href="/#narrow/channel/9-general-chat">#general chat</a> <a class="stream-topic" data-stream-id="9" href="/#narrow/channel/9-general-chat/topic/lunch">#general chat &gt; lunch</a></p>',
+    );
+    expect([...r.mentionedGroupIds]).toEqual([30]);
+  });
+  it("scans candidates before lookup", () => {
+    expect(scanMentionCandidates("@**Ann** @**X|7** @*grp* #**chan>t**")).toEqual({
+      userNames: ["ann"],
+      userIds: [7],
+      groupNames: ["grp"],
+      streamNames: ["chan"],
+    });
+  });
+});

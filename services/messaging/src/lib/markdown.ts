@@ -1,0 +1,187 @@
+import MarkdownIt from "markdown-it";
+import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs";
+
+/** What mention syntax in a message can resolve to; the caller looks these up first. */
+export interface MentionDirectory {
+  /** Active users by lower-cased full name (several when names collide). */
+  usersByName: Map<string, Array<{ id: number; fullName: string }>>;
+  usersById: Map<number, { id: number; fullName: string }>;
+  /** User groups by lower-cased name. */
+  groupsByName: Map<string, { id: number; name: string }>;
+  /** Channels the sender can see, by lower-cased name. */
+  streamsByName: Map<string, { id: number; name: string }>;
+}
+
+/** What a rendered message mentions (silent mentions excluded: they notify nobody). */
+export interface RenderResult {
+  html: string;
+  mentionedUserIds: Set<number>;
+  mentionedGroupIds: Set<number>;
+  streamWildcard: boolean;
+  topicWildcard: boolean;
+  hasLink: boolean;
+  hasAttachment: boolean;
+  hasImage: boolean;
+}
+
+interface RenderEnv {
+  dir: MentionDirectory;
+  out: RenderResult;
+}
+
+export const emptyDirectory = (): MentionDirectory => ({
+  usersByName: new Map(),
+  usersById: new Map(),
+  groupsByName: new Map(),
+  streamsByName: new Map(),
+});
+
+const STREAM_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
+
+/** Names referenced by mention and channel-link syntax, to look up before rendering. */
+export function scanMentionCandidates(content: string): { userNames: string[]; userIds: number[]; groupNames: string[]; streamNames: string[] } {
+  const userNames = new Set<string>();
+  const userIds = new Set<number>();
+  const groupNames = new Set<string>();
+  const streamNames = new Set<string>();
+  for (const m of content.matchAll(/@_?\*\*([^*\n]+?)\*\*/g)) {
+    const [name, id] = splitNameId(m[1]);
+    if (id !== null) userIds.add(id);
+    else userNames.add(name.toLowerCase());
+  }
+  for (const m of content.matchAll(/@_?\*([^*\n]+?)\*/g)) groupNames.add(m[1].toLowerCase());
+  for (const m of content.matchAll(/#\*\*([^*\n]+?)\*\*/g)) streamNames.add(m[1].split(">")[0].toLowerCase());
+  return { userNames: [...userNames], userIds: [...userIds], groupNames: [...groupNames], streamNames: [...streamNames] };
+}
+
+function splitNameId(text: string): [string, number | null] {
+  const m = /^(.*)\|(\d+)$/.exec(text);
+  return m ? [m[1], Number(m[2])] : [text, null];
+}
+
+const escape = (s: string) => MarkdownIt().utils.escapeHtml(s);
+
+function narrowSlug(id: number, name: string): string {
+  return `${id}-${encodeURIComponent(name.replace(/ /g, "-"))}`;
+}
+
+/** `@**Full Name**`, `@**Name|id**`, `@_**Name**`, wildcards, `@*group*`, `@_*group*`. */
+function mentionRule(state: StateInline, silent: boolean): boolean {
+  const src = state.src.slice(state.pos);
+  if (src.charCodeAt(0) !== 0x40 /* @ */) return false;
+  const env = state.env as RenderEnv;
+  const user = /^@(_?)\*\*([^*\n]+?)\*\*/.exec(src);
+  if (user) {
+    const html = renderUserMention(env, user[2], user[1] === "_");
+    if (html === null) return false;
+    if (!silent) state.push("html_inline", "", 0).content = html;
+    state.pos += user[0].length;
+    return true;
+  }
+  const group = /^@(_?)\*([^*\n]+?)\*/.exec(src);
+  if (group) {
+    const found = env.dir.groupsByName.get(group[2].toLowerCase());
+    if (!found) return false;
+    const isSilent = group[1] === "_";
+    if (!silent) {
+      state.push("html_inline", "", 0).content =
+        `<span class="user-group-mention${isSilent ? " silent" : ""}" data-user-group-id="${found.id}">${isSilent ? "" : "@"}${escape(found.name)}</span>`;
+    }
+    if (!isSilent) env.out.mentionedGroupIds.add(found.id);
+    state.pos += group[0].length;
+    return true;
+  }
+  return false;
+}
+
+function renderUserMention(env: RenderEnv, text: string, isSilent: boolean): string | null {
+  const at = isSilent ? "" : "@";
+  const cls = `user-mention${isSilent ? " silent" : ""}`;
+  const lower = text.toLowerCase();
+  if (STREAM_WILDCARDS.has(lower)) {
+    if (!isSilent) env.out.streamWildcard = true;
+    return `<span class="${cls}" data-user-id="*">${at}${escape(text)}</span>`;
+  }
+  if (lower === "topic") {
+    if (!isSilent) env.out.topicWildcard = true;
+    return `<span class="topic-mention${isSilent ? " silent" : ""}">${at}${escape(text)}</span>`;
+  }
+  const [name, id] = splitNameId(text);
+  let target: { id: number; fullName: string } | undefined;
+  if (id !== null) {
+    target = env.dir.usersById.get(id);
+  } else {
+    const matches = env.dir.usersByName.get(name.toLowerCase()) ?? [];
+    // An ambiguous name renders as plain text, as in Zulip.
+    if (matches.length === 1) target = matches[0];
+  }
+  if (!target) return null;
+  if (!isSilent) env.out.mentionedUserIds.add(target.id);
+  return `<span class="${cls}" data-user-id="${target.id}">${at}${escape(target.fullName)}</span>`;
+}
+
+/** `#**channel**` and `#**channel>topic**` links. */
+function streamLinkRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x23 /* # */) return false;
+  const m = /^#\*\*([^*\n]+?)\*\*/.exec(state.src.slice(state.pos));
+  if (!m) return false;
+  const env = state.env as RenderEnv;
+  const gt = m[1].indexOf(">");
+  const name = gt >= 0 ? m[1].slice(0, gt) : m[1];
+  const topic = gt >= 0 ? m[1].slice(gt + 1) : null;
+  const stream = env.dir.streamsByName.get(name.toLowerCase());
+  if (!stream) return false;
+  if (!silent) {
+    const base = `/#narrow/channel/${narrowSlug(stream.id, stream.name)}`;
+    state.push("html_inline", "", 0).content =
+      topic === null
+        ? `<a class="stream" data-stream-id="${stream.id}" href="${escape(base)}">#${escape(stream.name)}</a>`
+        : `<a class="stream-topic" data-stream-id="${stream.id}" href="${escape(`${base}/topic/${encodeURIComponent(topic)}`)}">#${escape(stream.name)} &gt; ${escape(topic)}</a>`;
+  }
+  state.pos += m[0].length;
+  return true;
+}
+
+function createRenderer(): MarkdownIt {
+  // html: false -> raw HTML in a message is shown as text, never interpreted.
+  const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+  // Zulip has no inline image syntax; `![x](y)` stays a plain link.
+  md.disable(["image"]);
+  md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
+  md.inline.ruler.before("emphasis", "zulip_stream_link", streamLinkRule);
+  md.renderer.rules.fence = (tokens, idx) => {
+    const token = tokens[idx];
+    const lang = token.info.trim().split(/\s+/)[0];
+    const attr = lang ? ` data-code-language="${escape(lang)}"` : "";
+    return `<div class="codehilite"${attr}><pre><span></span><code>${escape(token.content)}</code></pre></div>\n`;
+  };
+  md.renderer.rules.code_block = (tokens, idx) =>
+    `<div class="codehilite"><pre><span></span><code>${escape(tokens[idx].content)}</code></pre></div>\n`;
+  const defaultLinkOpen = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+  md.renderer.rules.link_open = (tokens, idx, options, env: RenderEnv, self) => {
+    const href = tokens[idx].attrGet("href") ?? "";
+    env.out.hasLink = true;
+    if (/^(\/|https?:\/\/[^/]*\/)?user_uploads\//.test(href)) env.out.hasAttachment = true;
+    if (/\.(png|jpe?g|gif|webp)$/i.test(href)) env.out.hasImage = true;
+    return defaultLinkOpen(tokens, idx, options, env, self);
+  };
+  return md;
+}
+
+const renderer = createRenderer();
+
+/** Renders message Markdown to the HTML Zulip clients display, collecting mentions. */
+export function renderMarkdown(content: string, dir: MentionDirectory = emptyDirectory()): RenderResult {
+  const out: RenderResult = {
+    html: "",
+    mentionedUserIds: new Set(),
+    mentionedGroupIds: new Set(),
+    streamWildcard: false,
+    topicWildcard: false,
+    hasLink: false,
+    hasAttachment: false,
+    hasImage: false,
+  };
+  out.html = renderer.render(content, { dir, out } satisfies RenderEnv).trimEnd();
+  return out;
+}
