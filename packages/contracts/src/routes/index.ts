@@ -1,9 +1,21 @@
 import type { RouteDef } from "../route";
+import * as drafts from "./drafts";
+import * as flags from "./flags";
+import * as messages from "./messages";
+import * as streams from "./streams";
+import * as subscriptions from "./subscriptions";
+import * as userTopics from "./user-topics";
 import * as attachments from "./attachments";
 import * as internal from "./internal";
 import * as scheduledMessages from "./scheduled-messages";
 import * as server from "./server";
 
+export * from "./drafts";
+export * from "./flags";
+export * from "./messages";
+export * from "./streams";
+export * from "./subscriptions";
+export * from "./user-topics";
 export * from "./attachments";
 export * from "./internal";
 export * from "./scheduled-messages";
@@ -16,7 +28,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, scheduledMessages, attachments].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));
