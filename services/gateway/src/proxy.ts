@@ -37,6 +37,8 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, extra: Record<str
 export interface ForwardOptions {
   /** The owning service's base URL (`http://127.0.0.1:9993`). */
   baseUrl: string;
+  /** Path and query on the owning service. */
+  path: string;
   headers: Record<string, string | string[]>;
   /** A body already read by the gateway; otherwise the request stream is piped through. */
   body?: Buffer;
@@ -77,7 +79,7 @@ export class UpstreamProxy {
     if (opts.body !== undefined) headers["content-length"] = String(opts.body.length);
     let res: Awaited<ReturnType<typeof request>>;
     try {
-      res = await request(opts.baseUrl + req.url, {
+      res = await request(opts.baseUrl + opts.path, {
         method: method as "GET",
         headers,
         body: hasBody ? (opts.body ?? req.raw) : undefined,

@@ -2,6 +2,17 @@ import type { HttpMethod, RouteDef } from "@chat/contracts";
 
 export const API_PREFIX = "/api/v1";
 
+/**
+ * Paths also served at the root, as Zulip does: the URL `POST /user_uploads` returns is
+ * `/user_uploads/...`, and API clients fetch it with the same Basic credentials.
+ */
+export const ROOT_ALIASES = ["/user_uploads/"];
+
+/** The URL the owning service knows a request by: root aliases gain the `/api/v1` prefix. */
+export function upstreamUrl(url: string): string {
+  return ROOT_ALIASES.some((prefix) => url.startsWith(prefix)) ? API_PREFIX + url : url;
+}
+
 type Segment = { literal: string } | { param: string; digitsOnly: boolean };
 
 interface Pattern {
@@ -70,7 +81,7 @@ export class Router {
 
   /** `url` is the request URL (query string allowed). HEAD is served by the GET route. */
   match(method: string, url: string): RouteMatch {
-    const pathname = url.split("?", 1)[0];
+    const pathname = upstreamUrl(url).split("?", 1)[0];
     if (!pathname.startsWith(API_PREFIX + "/")) return { kind: "not_found" };
     const parts = pathname.slice(API_PREFIX.length).split("/").slice(1);
     let decoded: string[];

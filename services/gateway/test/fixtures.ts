@@ -88,6 +88,7 @@ export const TEST_ROUTES: RouteDef[] = [
   r("POST", "/upload", "messaging", "user", {}, { upload: true }),
   r("GET", "/events", "events", "user", {}, { longPoll: true }),
   r("GET", "/scheduled", "scheduler", "user"),
+  r("GET", "/user_uploads/{realm_id_str}/{filename}", "messaging", "user", { realm_id_str: p.str().path(), filename: p.str().path() }),
   r("GET", "/open", "accounts", "none"),
   r("POST", "/fetch_api_key", "accounts", "none", { username: p.str().required(), password: p.str().required() }),
   r("POST", "/internal/secret", "accounts", "internal"),

@@ -111,6 +111,13 @@ describe("routing by the contract table", () => {
     expect(users.body.allowed_methods).toEqual(["GET", "PATCH"]);
   });
 
+  it("serves upload downloads at the root path too, with the same credentials", async () => {
+    const res = await call(gw.url, "GET", "/user_uploads/2/photo.png?x=1", { headers: { authorization: IAGO } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ service: "messaging", url: "/api/v1/user_uploads/2/photo.png?x=1" });
+    expect((await call(gw.url, "GET", "/user_uploads/2/photo.png")).status).toBe(401);
+  });
+
   it("serves the contracts' own table by default (routes added later need no gateway change)", async () => {
     const plain = await startGateway({ vars: env.vars, overrides: { ACCOUNTS_URL: accounts.url, RATE_LIMITING_ENABLED: "false" } });
     try {

@@ -1,10 +1,10 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ServiceName } from "@chat/contracts";
 import { identityHeaders, INTERNAL_HEADERS } from "@chat/platform";
 import type { Gate } from "../gate";
 import type { UpstreamProxy } from "../proxy";
 import { upstreamHeaders } from "../proxy";
-import type { Router } from "../router";
+import { ROOT_ALIASES, upstreamUrl, type Router } from "../router";
 
 export interface ApiRouteDeps {
   router: Router;
@@ -22,28 +22,27 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_req, _payload, done) => done(null));
 
-  app.route({
-    method: METHODS,
-    url: "/api/v1/*",
-    handler: async (req, reply) => {
-      const match = deps.router.match(req.method, req.url);
-      if (match.kind === "not_found") {
-        return reply.status(404).send({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
-      }
-      if (match.kind === "method_not_allowed") {
-        return reply.status(405).header("Allow", match.allowed.join(", ")).send({ result: "error", msg: "Method Not Allowed", allowed_methods: match.allowed });
-      }
-      const admission = await deps.gate.admit(req, match.route);
-      const internal = admission.identity
-        ? identityHeaders(admission.identity, deps.internalToken)
-        : { [INTERNAL_HEADERS.token]: deps.internalToken };
-      return deps.proxy.forward(req, reply, {
-        baseUrl: deps.upstreams[match.route.service as Exclude<ServiceName, "gateway">],
-        headers: upstreamHeaders(req.headers, { ...internal, [INTERNAL_HEADERS.requestId]: req.id }),
-        body: admission.body,
-        responseHeaders: admission.responseHeaders,
-        onStatus: admission.onStatus,
-      });
-    },
-  });
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const match = deps.router.match(req.method, req.url);
+    if (match.kind === "not_found") {
+      return reply.status(404).send({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
+    }
+    if (match.kind === "method_not_allowed") {
+      return reply.status(405).header("Allow", match.allowed.join(", ")).send({ result: "error", msg: "Method Not Allowed", allowed_methods: match.allowed });
+    }
+    const admission = await deps.gate.admit(req, match.route);
+    const internal = admission.identity
+      ? identityHeaders(admission.identity, deps.internalToken)
+      : { [INTERNAL_HEADERS.token]: deps.internalToken };
+    return deps.proxy.forward(req, reply, {
+      baseUrl: deps.upstreams[match.route.service as Exclude<ServiceName, "gateway">],
+      path: upstreamUrl(req.url),
+      headers: upstreamHeaders(req.headers, { ...internal, [INTERNAL_HEADERS.requestId]: req.id }),
+      body: admission.body,
+      responseHeaders: admission.responseHeaders,
+      onStatus: admission.onStatus,
+    });
+  };
+  app.route({ method: METHODS, url: "/api/v1/*", handler });
+  for (const prefix of ROOT_ALIASES) app.route({ method: METHODS, url: `${prefix}*`, handler });
 }
