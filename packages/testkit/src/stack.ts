@@ -289,14 +289,14 @@ export interface DemoOrg {
   id: number;
   name: string;
   users: { owner: DemoUser; admin: DemoUser; moderator: DemoUser; member: DemoUser; member2: DemoUser; guest: DemoUser; bot: DemoUser };
-  channels: { public?: DemoChannel; private?: DemoChannel };
+  channels: { public: DemoChannel; private: DemoChannel };
 }
 
 export interface DemoOrg2 {
   id: number;
   name: string;
   users: { owner: DemoUser; member: DemoUser };
-  channels: { public?: DemoChannel };
+  channels: { public: DemoChannel };
 }
 
 export interface DemoOutput {
