@@ -1,0 +1,179 @@
+import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { SchedulerDeps } from "../deps";
+import { accessScheduledMessage, formatScheduledMessage } from "../queries/scheduled-messages";
+import { deleteScheduledMessage, insertScheduledMessage, updateScheduledMessage, type ScheduledMessageRow } from "../store/scheduled-messages";
+
+/** Validated by the contract: `direct`, `channel`, `stream` or `private`. */
+type InputType = string;
+type RecipientType = "stream" | "private";
+
+/** `channel` and `stream` name the same thing, as do `direct` and `private`. */
+const recipientTypeOf = (t: InputType): RecipientType => (t === "channel" || t === "stream" ? "stream" : "private");
+
+interface Addressee {
+  recipientType: RecipientType;
+  streamId: number | null;
+  userIds: number[] | null;
+}
+
+/** Reads `to` for a type the way Zulip's send does: one channel id, or a list of user ids. */
+function parseTo(recipientType: RecipientType, to: number | number[]): Addressee {
+  if (recipientType === "stream") {
+    let id: number | number[] = to;
+    if (Array.isArray(id)) {
+      if (id.length > 1) throw badRequest("Cannot send to multiple channels");
+      if (id.length === 0) throw badRequest("Missing channel");
+      id = id[0];
+    }
+    return { recipientType, streamId: id, userIds: null };
+  }
+  if (!Array.isArray(to)) throw badRequest("Invalid data type for recipients");
+  if (to.length === 0) throw badRequest("Message must have recipients");
+  return { recipientType, streamId: null, userIds: [...new Set(to)] };
+}
+
+function deliveryTime(deps: SchedulerDeps, timestamp: number): Date {
+  const at = new Date(timestamp * 1000);
+  if (at.getTime() <= deps.clock.now().getTime()) throw badRequest("Scheduled delivery time must be in the future.");
+  return at;
+}
+
+/** Messaging validates the addressee and content as a real send would, and renders it. */
+async function checkWithMessaging(deps: SchedulerDeps, who: Identity, a: Addressee, topic: string | null, content: string) {
+  const checked = await deps.messaging.check(who, {
+    type: a.recipientType,
+    to: a.recipientType === "stream" ? (a.streamId as number) : (a.userIds as number[]),
+    topic: a.recipientType === "stream" ? topic : null,
+    content,
+  });
+  return { content: checked.content, topic: a.recipientType === "stream" ? checked.topic ?? topic : null, renderedContent: checked.rendered_content };
+}
+
+async function notifyUpdated(tx: Queryable, row: ScheduledMessageRow, failureReason?: string): Promise<void> {
+  await emitEvent(tx, {
+    type: "scheduler.scheduled_message.updated",
+    realmId: row.realmId,
+    payload: {
+      sender_id: row.senderId,
+      scheduled_message_id: row.id,
+      ...(failureReason !== undefined ? { failure_reason: failureReason } : {}),
+      client: {
+        event: { type: "scheduled_messages", op: "update", scheduled_message: formatScheduledMessage(row) },
+        users: [row.senderId],
+      },
+    },
+  });
+}
+
+export interface ScheduleRequest {
+  type: InputType;
+  to: number | number[];
+  content: string;
+  topic: string | undefined;
+  scheduledDeliveryTimestamp: number;
+  readBySender: boolean | undefined;
+}
+
+/** POST /scheduled_messages: validate like a send, store, tell the sender's clients. */
+export async function doScheduleMessage(deps: SchedulerDeps, who: Identity, req: ScheduleRequest): Promise<number> {
+  const scheduledAt = deliveryTime(deps, req.scheduledDeliveryTimestamp);
+  const addressee = parseTo(recipientTypeOf(req.type), req.to);
+  if (addressee.recipientType === "stream" && req.topic === undefined) throw badRequest("Missing topic");
+  const checked = await checkWithMessaging(deps, who, addressee, req.topic ?? null, req.content);
+  return withTx(deps.pool, async (tx) => {
+    const row = await insertScheduledMessage(tx, {
+      realmId: who.realmId,
+      senderId: who.userId,
+      ...addressee,
+      topic: checked.topic,
+      content: checked.content,
+      renderedContent: checked.renderedContent,
+      scheduledAt,
+      readBySender: req.readBySender ?? null,
+      sendingClient: who.client,
+      createdAt: deps.clock.now(),
+    });
+    await emitEvent(tx, {
+      type: "scheduler.scheduled_message.created",
+      realmId: row.realmId,
+      payload: {
+        sender_id: row.senderId,
+        scheduled_message_id: row.id,
+        client: { event: { type: "scheduled_messages", op: "add", scheduled_messages: [formatScheduledMessage(row)] }, users: [row.senderId] },
+      },
+    });
+    return row.id;
+  });
+}
+
+export interface EditRequest {
+  type?: InputType;
+  to?: number | number[];
+  content?: string;
+  topic?: string;
+  scheduledDeliveryTimestamp?: number;
+}
+
+/**
+ * PATCH /scheduled_messages/{id}: only the given fields change. A new type needs `to` (and a
+ * topic for channels); a failed message needs a new delivery time, which makes it pending again.
+ */
+export async function doEditScheduledMessage(deps: SchedulerDeps, who: Identity, id: number, req: EditRequest): Promise<void> {
+  const nothing = [req.type, req.to, req.content, req.topic, req.scheduledDeliveryTimestamp].every((v) => v === undefined);
+  if (nothing) throw badRequest("Nothing to change");
+  const newType = req.type === undefined ? undefined : recipientTypeOf(req.type);
+  if (newType === "stream" && req.topic === undefined) throw badRequest("Topic required when updating scheduled message type to channel.");
+  if (newType !== undefined && req.to === undefined) throw badRequest("Recipient required when updating type of scheduled message.");
+  const scheduledAt = req.scheduledDeliveryTimestamp === undefined ? undefined : deliveryTime(deps, req.scheduledDeliveryTimestamp);
+
+  // Read (without holding a lock across messaging's check), validate, then lock and apply.
+  const current = await withTx(deps.pool, (tx) => accessScheduledMessage(tx, who, id));
+  if (current.delivered) throw badRequest("Scheduled message was already sent");
+  if (current.failed && scheduledAt === undefined) throw badRequest("Scheduled delivery time must be in the future.");
+
+  const recipientType = newType ?? current.recipientType;
+  const addressee: Addressee =
+    req.to !== undefined
+      ? parseTo(recipientType, req.to)
+      : { recipientType, streamId: current.streamId, userIds: current.userIds };
+  const topic = recipientType === "stream" ? req.topic ?? current.topic : null;
+  const content = req.content ?? current.content;
+  let checked = { content: current.content, topic: current.topic, renderedContent: current.renderedContent };
+  if (req.type !== undefined || req.to !== undefined || req.content !== undefined || (req.topic !== undefined && recipientType === "stream")) {
+    checked = await checkWithMessaging(deps, who, addressee, topic, content);
+  }
+
+  await withTx(deps.pool, async (tx) => {
+    const locked = await accessScheduledMessage(tx, who, id);
+    // Delivered meanwhile by the loop: the edit comes too late.
+    if (locked.delivered) throw badRequest("Scheduled message was already sent");
+    const row = await updateScheduledMessage(tx, who.realmId, id, {
+      ...addressee,
+      topic: recipientType === "stream" ? checked.topic : null,
+      content: checked.content,
+      renderedContent: checked.renderedContent,
+      scheduledAt: scheduledAt ?? locked.scheduledAt,
+      failed: scheduledAt === undefined ? locked.failed : false,
+    });
+    await notifyUpdated(tx, row);
+  });
+}
+
+/** DELETE /scheduled_messages/{id}. */
+export async function doDeleteScheduledMessage(deps: SchedulerDeps, who: Identity, id: number): Promise<void> {
+  await withTx(deps.pool, async (tx) => {
+    const row = await accessScheduledMessage(tx, who, id);
+    await deleteScheduledMessage(tx, row.realmId, row.id);
+    await emitEvent(tx, {
+      type: "scheduler.scheduled_message.deleted",
+      realmId: row.realmId,
+      payload: {
+        sender_id: row.senderId,
+        scheduled_message_id: row.id,
+        client: { event: { type: "scheduled_messages", op: "remove", scheduled_message_id: row.id }, users: [row.senderId] },
+      },
+    });
+  });
+}
+
+export { notifyUpdated };

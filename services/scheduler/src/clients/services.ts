@@ -1,0 +1,86 @@
+import type { UserSummary } from "@chat/contracts";
+import { ApiError, InternalClient, type Identity } from "@chat/platform";
+
+export interface CheckedMessage {
+  content: string;
+  topic: string | null;
+  rendered_content: string;
+}
+
+export interface OutgoingMessage {
+  type: "stream" | "private";
+  to: number | number[];
+  topic?: string | null;
+  content: string;
+  read_by_sender?: boolean | null;
+  idempotency_key: string;
+}
+
+/** What the scheduler asks of messaging (over its internal routes). */
+export class MessagingClient {
+  constructor(private readonly http: InternalClient) {}
+
+  /** Validates and renders a message as `identity` would send it; throws messaging's ApiError. */
+  async check(identity: Identity, m: { type: "stream" | "private"; to: number | number[]; topic: string | null; content: string }): Promise<CheckedMessage> {
+    const res = await this.http.call<CheckedMessage>("POST", "/internal/messages/check", {
+      identity,
+      params: { type: m.type, to: JSON.stringify(m.to), content: m.content, topic: m.topic ?? undefined },
+    });
+    return { content: res.content, topic: res.topic, rendered_content: res.rendered_content };
+  }
+
+  /** Sends once per idempotency key: a repeated key answers the first message's id. */
+  async send(identity: Identity, m: OutgoingMessage): Promise<number> {
+    const res = await this.http.call<{ id: number }>("POST", "/internal/messages/send", {
+      identity,
+      params: {
+        type: m.type,
+        to: JSON.stringify(m.to),
+        topic: m.topic ?? undefined,
+        content: m.content,
+        read_by_sender: m.read_by_sender ?? undefined,
+        idempotency_key: m.idempotency_key,
+      },
+    });
+    return res.id;
+  }
+
+  async cleanUpAttachments(uploadedBefore: number, limit: number): Promise<{ deleted: number; files_removed: number }> {
+    return this.http.call("POST", "/internal/attachments/clean_up", { params: { uploaded_before: uploadedBefore, limit } });
+  }
+}
+
+/** What the scheduler reads from accounts: users (for the sender's current role) and realms. */
+export class AccountsClient {
+  constructor(private readonly http: InternalClient) {}
+
+  async getUser(realmId: number, userId: number): Promise<UserSummary | null> {
+    const res = await this.http.call<{ users: UserSummary[] }>("GET", "/internal/users", {
+      params: { realm_id: realmId, user_ids: [userId] },
+    });
+    return res.users.find((u) => u.user_id === userId && u.realm_id === realmId) ?? null;
+  }
+
+  /** The realm's notification bot, or null when accounts does not name one. */
+  async getNotificationBotId(realmId: number): Promise<number | null> {
+    const res = await this.http.call<{ realm: { notification_bot_id?: number | null } }>("GET", `/internal/realms/${realmId}`);
+    return res.realm.notification_bot_id ?? null;
+  }
+}
+
+/** The identity a user acts with on internal calls, from accounts' current data. */
+export function identityOf(user: UserSummary, client: string): Identity {
+  return {
+    userId: user.user_id,
+    realmId: user.realm_id,
+    role: user.role as Identity["role"],
+    isBot: user.is_bot,
+    email: user.email,
+    client,
+  };
+}
+
+/** A refusal that will not change by retrying (bad request, permission): the message fails. */
+export function isRefusal(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status >= 400 && err.status < 500 && ![401, 404, 408, 429].includes(err.status);
+}

@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createPool, InternalClient } from "@chat/platform";
+import { deliverNextDue } from "../src/actions/delivery";
+import { AccountsClient, MessagingClient } from "../src/clients/services";
+import type { SchedulerDeps } from "../src/deps";
+import { DeliveryLoop } from "../src/workers/delivery-loop";
+import { alice, bob, BOT_ID, CHANNEL, startHarness, T0, ts, type Harness } from "./helpers";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+beforeEach(async () => {
+  h.clock.set(T0);
+  h.peer.messages.length = 0;
+  h.peer.sendCalls = 0;
+  h.peer.refusing.clear();
+  h.peer.users.get(alice.userId)!.is_active = true;
+  await h.pool.query("DELETE FROM scheduled_messages");
+  await h.pool.query("DELETE FROM outbox");
+});
+
+async function schedule(params: Record<string, unknown>, as = alice): Promise<number> {
+  const res = await h.call("POST", "/scheduled_messages", { as, params: { scheduled_delivery_timestamp: ts(T0) + 60, ...params } });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.scheduled_message_id;
+}
+const toChannel = (content: string, extra: Record<string, unknown> = {}) => schedule({ type: "stream", to: CHANNEL, topic: "t", content, ...extra });
+async function list(as = alice) {
+  return (await h.call("GET", "/scheduled_messages", { as })).body.scheduled_messages as any[];
+}
+
+describe("delivery", () => {
+  it("sends nothing before the time, then sends once and leaves the list", async () => {
+    const id = await toChannel("on time", { read_by_sender: true });
+    const loop = h.loop();
+    expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0 });
+    h.clock.advance(59_000);
+    expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0 });
+    h.clock.advance(1_000);
+    expect(await loop.runPass()).toEqual({ delivered: 1, failed: 0 });
+    expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0 });
+    expect(h.peer.messages).toHaveLength(1);
+    const sent = h.peer.messages[0];
+    expect(sent.sender).toBe(alice.userId);
+    expect(sent.params).toEqual({ type: "stream", to: String(CHANNEL), topic: "t", content: "on time", read_by_sender: "true", idempotency_key: `scheduled:${id}` });
+    expect(await list()).toEqual([]);
+    const events = await h.events("scheduler.scheduled_message.delivered");
+    expect(events.map((e) => e.payload)).toEqual([
+      {
+        sender_id: alice.userId,
+        scheduled_message_id: id,
+        message_id: sent.id,
+        client: { event: { type: "scheduled_messages", op: "remove", scheduled_message_id: id }, users: [alice.userId] },
+      },
+    ]);
+    // Too late to edit; deleting the delivered row is allowed, as in Zulip.
+    const edit = await h.call("PATCH", `/scheduled_messages/${id}`, { as: alice, params: { content: "x" } });
+    expect(edit.body).toMatchObject({ code: "BAD_REQUEST", msg: "Scheduled message was already sent" });
+  });
+
+  it("delivers direct messages with the stored recipients", async () => {
+    await schedule({ type: "direct", to: [bob.userId], content: "psst" });
+    h.clock.advance(60_000);
+    await h.loop().runPass();
+    expect(h.peer.messages.map((m) => m.params)).toEqual([
+      expect.objectContaining({ type: "private", to: JSON.stringify([bob.userId]), content: "psst" }),
+    ]);
+    expect(h.peer.messages[0].params).not.toHaveProperty("topic");
+  });
+
+  it("marks a refused message failed, keeps the reason, tells the sender, and recovers after a new time", async () => {
+    const id = await toChannel("blocked");
+    h.peer.refusing.add(CHANNEL);
+    h.clock.advance(60_000);
+    expect(await h.loop().runPass()).toEqual({ delivered: 0, failed: 1 });
+    const [m] = await list();
+    expect(m).toMatchObject({ scheduled_message_id: id, failed: true });
+    const { rows } = await h.pool.query("SELECT failure_message FROM scheduled_messages WHERE id = $1", [id]);
+    expect(rows[0].failure_message).toBe("You do not have permission to post in this channel.");
+    const updates = await h.events("scheduler.scheduled_message.updated");
+    expect(updates.map((e) => e.payload)).toEqual([
+      {
+        sender_id: alice.userId,
+        scheduled_message_id: id,
+        failure_reason: "You do not have permission to post in this channel.",
+        client: { event: { type: "scheduled_messages", op: "update", scheduled_message: m }, users: [alice.userId] },
+      },
+    ]);
+    // The notification bot's direct message to the sender.
+    expect(h.peer.messages).toHaveLength(1);
+    expect(h.peer.messages[0]).toMatchObject({ sender: BOT_ID, key: `scheduled-failure:${id}:1` });
+    expect(h.peer.messages[0].params).toMatchObject({ type: "private", to: JSON.stringify([alice.userId]) });
+    expect(h.peer.messages[0].params.content).toContain("You do not have permission to post in this channel.");
+    // A failed message is not retried by itself.
+    h.clock.advance(3_600_000);
+    expect(await h.loop().runPass()).toEqual({ delivered: 0, failed: 0 });
+
+    // Editing without a new time is refused; with one it is pending again.
+    const noTime = await h.call("PATCH", `/scheduled_messages/${id}`, { as: alice, params: { content: "try again" } });
+    expect(noTime.body).toMatchObject({ code: "BAD_REQUEST", msg: "Scheduled delivery time must be in the future." });
+    h.peer.refusing.clear();
+    const at = ts(h.clock.now()) + 30;
+    const ok = await h.call("PATCH", `/scheduled_messages/${id}`, { as: alice, params: { scheduled_delivery_timestamp: at } });
+    expect(ok.status).toBe(200);
+    expect((await list())[0]).toMatchObject({ failed: false, scheduled_delivery_timestamp: at });
+    h.clock.advance(30_000);
+    expect(await h.loop().runPass()).toEqual({ delivered: 1, failed: 0 });
+    expect(h.peer.messages.filter((m) => m.sender === alice.userId)).toHaveLength(1);
+    expect(await list()).toEqual([]);
+  });
+
+  it("re-checks the sender at delivery: a deactivated sender's message fails", async () => {
+    await toChannel("from a leaver");
+    h.peer.users.get(alice.userId)!.is_active = false;
+    h.clock.advance(60_000);
+    expect(await h.loop().runPass()).toEqual({ delivered: 0, failed: 1 });
+    const { rows } = await h.pool.query("SELECT failed, failure_message FROM scheduled_messages");
+    expect(rows[0]).toEqual({ failed: true, failure_message: "Account is deactivated" });
+  });
+
+  it("sends once when the scheduler dies after messaging accepted the message", async () => {
+    const id = await toChannel("exactly once");
+    h.clock.advance(60_000);
+    const dying = h.loop({
+      intervalMs: 50,
+      concurrency: 1,
+      hooks: {
+        afterSend: () => {
+          throw new Error("killed");
+        },
+      },
+    });
+    const first = await dying.runPass();
+    expect(first).toMatchObject({ delivered: 0, failed: 0, error: "killed" });
+    expect(h.peer.sendCalls).toBe(1);
+    expect((await list()).map((m) => m.scheduled_message_id)).toEqual([id]);
+
+    // A fresh run (the restarted process) sends it again with the same key: still one message.
+    expect(await h.loop().runPass()).toEqual({ delivered: 1, failed: 0 });
+    expect(h.peer.sendCalls).toBe(2);
+    expect(h.peer.messages).toHaveLength(1);
+    const { rows } = await h.pool.query("SELECT delivered, delivered_message_id FROM scheduled_messages WHERE id = $1", [id]);
+    expect(rows[0]).toEqual({ delivered: true, delivered_message_id: h.peer.messages[0].id });
+    expect(await h.events("scheduler.scheduled_message.delivered")).toHaveLength(1);
+  });
+
+  it("two replicas racing on the same due rows deliver each message exactly once", async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 40; i++) ids.push(await toChannel(`race ${i}`, { scheduled_delivery_timestamp: ts(T0) + 1 + (i % 5) }));
+    h.clock.advance(10_000);
+    // A second replica: its own pool (its own connections), the same database.
+    const pool2 = createPool(h.env.databaseUrl, "scheduler", 8);
+    try {
+      const replica2: SchedulerDeps = { ...h.deps, pool: pool2 };
+      const a = new DeliveryLoop(h.deps, { intervalMs: 50, concurrency: 4 });
+      const b = new DeliveryLoop(replica2, { intervalMs: 50, concurrency: 4 });
+      const [ra, rb] = await Promise.all([a.runPass(), b.runPass()]);
+      expect(ra.delivered + rb.delivered).toBe(40);
+      expect(ra.error).toBeUndefined();
+      expect(rb.error).toBeUndefined();
+    } finally {
+      await pool2.end();
+    }
+    // Claims never overlapped: one send per row, no repeat needed the idempotency key.
+    expect(h.peer.sendCalls).toBe(40);
+    expect(new Set(h.peer.messages.map((m) => m.key))).toEqual(new Set(ids.map((id) => `scheduled:${id}`)));
+    expect(await h.events("scheduler.scheduled_message.delivered")).toHaveLength(40);
+  });
+
+  it("after an outage delivers everything that came due, once", async () => {
+    const down = new DeliveryLoop(
+      { ...h.deps, messaging: new MessagingClient(new InternalClient("http://127.0.0.1:9", h.env.vars.INTERNAL_TOKEN)) },
+      { intervalMs: 50, concurrency: 2 },
+    );
+    for (let i = 0; i < 5; i++) await toChannel(`while down ${i}`, { scheduled_delivery_timestamp: ts(T0) + 60 * (i + 1) });
+    h.clock.advance(10 * 60_000);
+    const failedPass = await down.runPass();
+    expect(failedPass.delivered).toBe(0);
+    expect(failedPass.error).toBeDefined();
+    expect(await list()).toHaveLength(5);
+    expect((await list()).every((m) => !m.failed)).toBe(true);
+
+    // Messaging is back hours later: everything due goes out in one pass, in order, once.
+    h.clock.advance(5 * 3_600_000);
+    const loop = h.loop();
+    expect(await loop.runPass()).toEqual({ delivered: 5, failed: 0 });
+    expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0 });
+    expect(h.peer.messages.map((m) => m.params.content)).toEqual([0, 1, 2, 3, 4].map((i) => `while down ${i}`));
+  });
+
+  it("keeps a message due while accounts cannot be reached", async () => {
+    await toChannel("needs the sender");
+    h.clock.advance(60_000);
+    const deps = { ...h.deps, accounts: new AccountsClient(new InternalClient("http://127.0.0.1:9", h.env.vars.INTERNAL_TOKEN)) };
+    expect(await deliverNextDue(deps).catch((e) => e.code)).toBe("SERVICE_UNAVAILABLE");
+    expect(await list()).toHaveLength(1);
+    expect(await h.loop().runPass()).toEqual({ delivered: 1, failed: 0 });
+  });
+
+  it("runs on its own timer", async () => {
+    await toChannel("timer");
+    h.clock.advance(60_000);
+    const loop = h.loop({ intervalMs: 20, concurrency: 1 });
+    loop.start();
+    try {
+      for (let i = 0; i < 100 && h.peer.messages.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await loop.stop();
+    }
+    expect(h.peer.messages).toHaveLength(1);
+  });
+});

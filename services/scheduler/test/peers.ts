@@ -1,0 +1,101 @@
+import type { AddressInfo } from "node:net";
+import Fastify, { type FastifyInstance } from "fastify";
+
+/**
+ * Stand-ins for accounts and messaging, speaking their internal contracts, for scheduler tests
+ * that must make a peer refuse, go down or come back on demand.
+ */
+export interface Peer {
+  url: string;
+  app: FastifyInstance;
+  /** Sends accepted by messaging, one per distinct idempotency key. */
+  messages: Array<{ id: number; sender: number; key: string; params: Record<string, string> }>;
+  /** Every POST /internal/messages/send, repeats included. */
+  sendCalls: number;
+  streams: Set<number>;
+  users: Map<number, { user_id: number; realm_id: number; email: string; role: number; is_active: boolean; is_bot: boolean }>;
+  /** Channels messaging refuses to post to (as if the sender lost permission). */
+  refusing: Set<number>;
+  notificationBotId: number | null;
+  close(): Promise<void>;
+}
+
+export async function startPeer(token: string, port = 0): Promise<Peer> {
+  const app = Fastify();
+  app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string" }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  const peer: Peer = {
+    url: "",
+    app,
+    messages: [],
+    sendCalls: 0,
+    streams: new Set(),
+    users: new Map(),
+    refusing: new Set(),
+    notificationBotId: null,
+    close: () => app.close(),
+  };
+  const err = (msg: string, extra: Record<string, unknown> = {}, code = "BAD_REQUEST", status = 400) => ({ status, body: { result: "error", msg, code, ...extra } });
+  const addressCheck = (b: Record<string, string>) => {
+    const to = JSON.parse(b.to);
+    if (b.type === "stream") {
+      if (!peer.streams.has(to)) return err(`Channel with ID '${to}' does not exist`, { stream_id: to }, "STREAM_DOES_NOT_EXIST");
+      if (!b.topic) return err("Topic can't be empty!");
+    } else {
+      for (const id of to) if (!peer.users.has(id)) return err(`Invalid user ID ${id}`);
+    }
+    if (!b.content?.trim()) return err("Message must not be empty");
+    return null;
+  };
+  app.addHook("onRequest", async (req, reply) => {
+    if (req.headers["x-chat-internal-token"] !== token) return reply.status(401).send({ result: "error", msg: "token", code: "UNAUTHORIZED" });
+  });
+  app.post("/api/v1/internal/messages/check", async (req, reply) => {
+    const b = req.body as Record<string, string>;
+    const bad = addressCheck(b);
+    if (bad) return reply.status(bad.status).send(bad.body);
+    const content = b.content.trimEnd();
+    return { result: "success", msg: "", content, topic: b.type === "stream" ? b.topic : null, rendered_content: `<p>${content}</p>` };
+  });
+  app.post("/api/v1/internal/messages/send", async (req, reply) => {
+    peer.sendCalls++;
+    const b = req.body as Record<string, string>;
+    const sender = Number(req.headers["x-chat-user-id"]);
+    const seen = peer.messages.find((m) => m.sender === sender && m.key === b.idempotency_key);
+    if (seen) return { result: "success", msg: "", id: seen.id };
+    const bad = addressCheck(b);
+    if (bad) return reply.status(bad.status).send(bad.body);
+    if (b.type === "stream" && peer.refusing.has(JSON.parse(b.to))) {
+      return reply.status(400).send({ result: "error", msg: "You do not have permission to post in this channel.", code: "BAD_REQUEST" });
+    }
+    const id = 1000 + peer.messages.length;
+    peer.messages.push({ id, sender, key: b.idempotency_key, params: b });
+    return { result: "success", msg: "", id };
+  });
+  app.get("/api/v1/internal/users", async (req) => {
+    const q = req.query as Record<string, string>;
+    const ids: number[] = JSON.parse(q.user_ids ?? "[]");
+    const users = ids
+      .map((id) => peer.users.get(id))
+      .filter((u) => u && u.realm_id === Number(q.realm_id))
+      .map((u) => ({
+        ...u!,
+        delivery_email: u!.email,
+        full_name: `User ${u!.user_id}`,
+        bot_type: u!.is_bot ? 1 : null,
+        bot_owner_id: null,
+        date_joined: "2024-01-01T00:00:00Z",
+        timezone: "",
+      }));
+    return { result: "success", msg: "", users };
+  });
+  app.get("/api/v1/internal/realms/:id", async (req) => ({
+    result: "success",
+    msg: "",
+    realm: { id: Number((req.params as { id: string }).id), notification_bot_id: peer.notificationBotId },
+  }));
+  await app.listen({ host: "127.0.0.1", port });
+  peer.url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return peer;
+}
