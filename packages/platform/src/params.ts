@@ -18,6 +18,9 @@ export interface ParseResult<S extends ParamSpecs> {
 /** Parameters every endpoint accepts without reporting them as ignored. */
 const UNIVERSAL = new Set(["client"]);
 
+const has = (o: Record<string, unknown>, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+
+/** Repeated fields (`a=1&a=2`) count once, with the last value, as Django's QueryDict does. */
 function lastValue(v: unknown): unknown {
   return Array.isArray(v) ? v[v.length - 1] : v;
 }
@@ -31,21 +34,22 @@ export function parseParams<S extends ParamSpecs>(specs: S, raw: RawParams): Par
   const consumed = new Set<string>(UNIVERSAL);
   for (const [name, spec] of Object.entries(specs)) {
     if (spec.inPath) {
-      values[name] = decode(name, spec, raw.path[name]);
+      values[name] = decodePath(name, spec, raw.path[name]);
       continue;
     }
-    const present = [name, ...spec.aliases].filter((n) => n in raw.body || n in raw.query);
+    const present = [name, ...spec.aliases].filter((n) => has(raw.body, n) || has(raw.query, n));
     if (present.length > 1) {
       throw new ApiError("REQUEST_CONFUSING_VAR", `Can't decide between '${present[0]}' and '${present[1]}' arguments`);
     }
     if (present.length === 0) {
       if (spec.isRequired && spec.defaultValue === undefined) throw missingParam(name);
-      values[name] = spec.defaultValue;
+      // A copy, so a handler that mutates a default cannot leak it into the next request.
+      values[name] = spec.defaultValue === undefined ? undefined : structuredClone(spec.defaultValue);
       continue;
     }
     const used = present[0];
     consumed.add(used);
-    const value = lastValue(used in raw.body ? raw.body[used] : raw.query[used]);
+    const value = lastValue(has(raw.body, used) ? raw.body[used] : raw.query[used]);
     values[name] = decode(name, spec, value);
   }
   const sent = new Set([...Object.keys(raw.body), ...Object.keys(raw.query)]);
@@ -53,33 +57,71 @@ export function parseParams<S extends ParamSpecs>(specs: S, raw: RawParams): Par
   return { values: values as ParsedParams<S>, ignored };
 }
 
+/**
+ * Path segments are matched by the URL, not parsed as JSON: a non-numeric id is a URL that
+ * does not exist (Zulip's URL patterns only match digits there), so it answers 404.
+ */
+function decodePath(name: string, spec: ParamSpec, value: string | undefined): unknown {
+  if (value === undefined) throw missingParam(name);
+  if (spec.kind === "int") {
+    if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new ApiError("BAD_REQUEST", "Not Found", { status: 404 });
+    return validate(name, spec, Number(value));
+  }
+  if (spec.kind === "string") return validate(name, spec, value);
+  return decode(name, spec, value);
+}
+
 function decode(name: string, spec: ParamSpec, value: unknown): unknown {
   if (typeof value !== "string") {
-    // A multipart file part or a nested query object where a field was expected.
+    // A multipart file part where a field was expected.
     throw badRequest(`Invalid ${name}`);
   }
-  let decoded: unknown = value;
-  if (spec.kind !== "string") {
-    try {
-      decoded = JSON.parse(value);
-    } catch {
-      throw badRequest(notA(name, spec.kind));
-    }
-    if (decoded === null) {
-      if (spec.isNullable) return null;
-      throw badRequest(notA(name, spec.kind));
-    }
-    if (spec.kind === "int" && !(typeof decoded === "number" && Number.isSafeInteger(decoded))) {
-      throw badRequest(`${name} is not an integer`);
-    }
-    if (spec.kind === "bool" && typeof decoded !== "boolean") throw badRequest(`${name} is not a boolean`);
+  if (spec.kind === "string") return validate(name, spec, value);
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(value);
+  } catch {
+    throw badRequest(`${name} is not valid JSON`);
   }
-  if (spec.kind === "string" && value.includes("\u0000")) {
-    throw badRequest(`${name} must not contain null bytes`);
+  if (decoded === null) {
+    if (spec.isNullable) return null;
+    throw badRequest(notA(name, spec.kind));
   }
-  const result = spec.schema.safeParse(decoded);
-  if (!result.success) throw badRequest(describeIssue(name, result.error.issues[0]));
+  if (spec.kind === "int" && !(typeof decoded === "number" && Number.isSafeInteger(decoded))) {
+    throw badRequest(`${name} is not an integer`);
+  }
+  if (spec.kind === "bool" && typeof decoded !== "boolean") throw badRequest(`${name} is not a boolean`);
+  return validate(name, spec, decoded);
+}
+
+/**
+ * Runs the route's schema first, so a service's own wording wins (for example messaging's
+ * `Message must not contain null bytes`); then refuses NUL characters anywhere, which
+ * PostgreSQL cannot store in text or jsonb and would otherwise turn into a 500.
+ */
+function validate(name: string, spec: ParamSpec, decoded: unknown): unknown {
+  const result = spec.schema.safeParse(decoded, { reportInput: true });
+  if (!result.success) throw badRequest(describeIssue(name, spec.schema, result.error.issues[0]));
+  const nul = findNullByte(result.data, []);
+  if (nul) throw badRequest(`${renderPath(name, nul)} must not contain null bytes`);
   return result.data;
+}
+
+function findNullByte(value: unknown, path: PropertyKey[]): PropertyKey[] | null {
+  if (typeof value === "string") return value.includes("\u0000") ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNullByte(value[i], [...path, i]);
+      if (found) return found;
+    }
+  } else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes("\u0000")) return [...path, k];
+      const found = findNullByte(v, [...path, k]);
+      if (found) return found;
+    }
+  }
+  return null;
 }
 
 function notA(name: string, kind: ParamSpec["kind"]): string {
@@ -88,41 +130,83 @@ function notA(name: string, kind: ParamSpec["kind"]): string {
   return `${name} is not valid JSON`;
 }
 
-/** Renders `drafts[0]["type"]` the way Zulip names nested positions. */
+/** Renders `drafts[0]["type"]` the way Zulip names nested positions (JSON-encoded keys). */
 export function renderPath(name: string, path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, key) => (typeof key === "number" ? `${acc}[${key}]` : `${acc}["${String(key)}"]`), name);
+  return path.reduce<string>((acc, key) => (typeof key === "number" ? `${acc}[${key}]` : `${acc}[${JSON.stringify(String(key))}]`), name);
 }
 
 const TYPE_NAMES: Record<string, string> = {
   array: "a list",
+  tuple: "a list",
   object: "a dict",
   record: "a dict",
+  map: "a dict",
   string: "a string",
-  number: "a number",
+  number: "a float",
   int: "an integer",
+  bigint: "an integer",
   boolean: "a boolean",
 };
 
-function describeIssue(name: string, issue: z.core.$ZodIssue | undefined): string {
+type ZodInternals = { _zod: { def: Record<string, any>; bag?: Record<string, unknown> } };
+
+/** The sub-schema at `path`, to tell an integer field from a float one in messages. */
+function schemaAt(schema: z.ZodType, path: readonly PropertyKey[]): ZodInternals | null {
+  let s = schema as unknown as ZodInternals | undefined;
+  const unwrap = () => {
+    for (let i = 0; s && i < 20; i++) {
+      const d = s._zod.def;
+      if (["optional", "nullable", "default", "prefault", "readonly", "catch", "nonoptional"].includes(d.type)) s = d.innerType;
+      else if (d.type === "pipe") s = d.in;
+      else if (d.type === "lazy") s = d.getter();
+      else break;
+    }
+  };
+  unwrap();
+  for (const key of path) {
+    if (!s) return null;
+    const d = s._zod.def;
+    if (d.type === "array") s = d.element;
+    else if (d.type === "object") s = d.shape?.[key as string];
+    else if (d.type === "record") s = d.valueType;
+    else if (d.type === "tuple") s = d.items?.[key as number] ?? d.rest;
+    else return null;
+    unwrap();
+  }
+  return s ?? null;
+}
+
+function isIntSchema(s: ZodInternals | null): boolean {
+  if (!s) return false;
+  const formats = [s._zod.bag?.format, s._zod.def.format, ...(s._zod.def.checks ?? []).map((c: ZodInternals) => c._zod.def.format)];
+  return formats.some((f) => typeof f === "string" && /int/.test(f));
+}
+
+function describeIssue(name: string, schema: z.ZodType, issue: z.core.$ZodIssue | undefined): string {
   if (!issue) return `Invalid ${name}`;
   const where = renderPath(name, issue.path);
+  // Parsed with reportInput, so only an absent key has no input.
+  if (issue.path.length > 0 && issue.code !== "custom" && issue.code !== "unrecognized_keys" && (issue as { input?: unknown }).input === undefined) {
+    return `${where} field is missing`;
+  }
   switch (issue.code) {
     case "custom":
-      return issue.message.includes("{name}") ? issue.message.replace("{name}", where) : issue.message;
+      return issue.message.includes("{name}") ? issue.message.replaceAll("{name}", where) : issue.message;
     case "invalid_type": {
-      if (issue.input === undefined && issue.path.length > 0) return `${where} key is missing from ${renderPath(name, issue.path.slice(0, -1))}`;
-      const expected = issue.expected === "number" && "format" in issue ? "int" : issue.expected;
+      let expected: string = issue.expected;
+      if (expected === "number" && isIntSchema(schemaAt(schema, issue.path))) expected = "int";
       return `${where} is not ${TYPE_NAMES[expected] ?? `a ${expected}`}`;
     }
     case "too_big":
       if (issue.origin === "string") return `${where} is too long (limit: ${issue.maximum} characters)`;
-      if (issue.origin === "array") return `${where} has too many items (limit: ${issue.maximum})`;
+      if (issue.origin === "array" || issue.origin === "set") return `${where} has too many items (limit: ${issue.maximum})`;
       return `${where} is too large`;
     case "too_small":
       if (issue.origin === "string" && Number(issue.minimum) <= 1) return `${where} cannot be blank`;
-      if (issue.origin === "string") return `${where} is too short`;
-      if (issue.origin === "array") return `${where} is too short`;
+      if (issue.origin === "string" || issue.origin === "array" || issue.origin === "set") return `${where} is too short`;
       return `${where} is too small`;
+    case "invalid_format":
+      return `${where} has invalid format`;
     case "unrecognized_keys":
       return `Argument "${issue.keys[0]}" at ${where} is unexpected`;
     default:
