@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { UserSummary } from "../models";
+import { UserObject, UserSummary } from "../models";
 import { defineEvent } from "./index";
 
 /** A user was created (any role, bots included). */
@@ -13,3 +13,76 @@ export const AccountsApiKeyReset = defineEvent("accounts.api_key.reset", z.objec
 /** An organization was created or its settings changed. */
 export const AccountsRealmCreated = defineEvent("accounts.realm.created", z.object({ realm_id: z.number().int(), name: z.string(), string_id: z.string() }).passthrough());
 export const AccountsRealmDeactivated = defineEvent("accounts.realm.deactivated", z.object({ realm_id: z.number().int() }).passthrough());
+
+/**
+ * An invitation was accepted: the new user must be subscribed to `stream_ids` (plus the realm's
+ * default channels when asked) and the referrer told by the notification bot when asked.
+ * Accounts consumes it itself and calls messaging, so the work is retried until it succeeds.
+ */
+export const AccountsInviteAccepted = defineEvent(
+  "accounts.invite.accepted",
+  z
+    .object({
+      invite_id: z.number().int(),
+      user_id: z.number().int(),
+      referrer_id: z.number().int(),
+      stream_ids: z.array(z.number().int()),
+      include_realm_default_subscriptions: z.boolean(),
+      notify_referrer_on_join: z.boolean(),
+    })
+    .passthrough(),
+);
+
+/** Client event `realm_user` / add: the whole user object. */
+export const RealmUserAddEvent = z.strictObject({
+  type: z.literal("realm_user"),
+  op: z.literal("add"),
+  person: UserObject,
+});
+
+/** Client event `realm_user` / update: `user_id` plus the group of fields that changed. */
+export const RealmUserUpdateEvent = z.strictObject({
+  type: z.literal("realm_user"),
+  op: z.literal("update"),
+  person: z
+    .object({ user_id: z.number().int() })
+    .and(
+      z.union([
+        z.strictObject({ user_id: z.number().int(), full_name: z.string() }),
+        z.strictObject({ user_id: z.number().int(), role: z.number().int() }),
+        z.strictObject({ user_id: z.number().int(), is_active: z.boolean() }),
+        z.strictObject({ user_id: z.number().int(), email: z.string(), timezone: z.string() }),
+        z.strictObject({ user_id: z.number().int(), bot_owner_id: z.number().int() }),
+        z.strictObject({ user_id: z.number().int(), delivery_email: z.string().nullable() }),
+        z.strictObject({ user_id: z.number().int(), new_email: z.string() }),
+        z.strictObject({ user_id: z.number().int(), is_billing_admin: z.boolean() }),
+        z.strictObject({
+          user_id: z.number().int(),
+          avatar_url: z.string(),
+          avatar_source: z.string(),
+          avatar_url_medium: z.string(),
+          avatar_version: z.number().int(),
+        }),
+      ]),
+    ),
+});
+
+/** Client event `user_status`: `user_id` plus only the fields that changed. */
+export const UserStatusEvent = z.strictObject({
+  type: z.literal("user_status"),
+  user_id: z.number().int(),
+  away: z.boolean().optional(),
+  status_text: z.string().optional(),
+  emoji_name: z.string().optional(),
+  emoji_code: z.string().optional(),
+  reaction_type: z.string().optional(),
+});
+
+export const Linkifier = z.strictObject({ id: z.number().int(), pattern: z.string(), url_template: z.string() });
+export type Linkifier = z.infer<typeof Linkifier>;
+
+/** Client event `realm_linkifiers`: the whole ordered list after any change. */
+export const RealmLinkifiersEvent = z.strictObject({
+  type: z.literal("realm_linkifiers"),
+  realm_linkifiers: z.array(Linkifier),
+});

@@ -9,6 +9,7 @@ import * as attachments from "./attachments";
 import * as internal from "./internal";
 import * as scheduledMessages from "./scheduled-messages";
 import * as server from "./server";
+import * as users from "./users";
 
 export * from "./drafts";
 export * from "./flags";
@@ -20,6 +21,7 @@ export * from "./attachments";
 export * from "./internal";
 export * from "./scheduled-messages";
 export * from "./server";
+export * from "./users";
 
 const isRoute = (v: unknown): v is RouteDef =>
   typeof v === "object" && v !== null && "method" in v && "path" in v && "service" in v && "params" in v;
@@ -28,7 +30,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, users, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));

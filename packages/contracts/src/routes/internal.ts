@@ -116,3 +116,96 @@ export function registerStateRoute(service: Exclude<ServiceName, "gateway" | "ev
 export const AccountsRegisterState = registerStateRoute("accounts");
 export const MessagingRegisterState = registerStateRoute("messaging");
 export const SchedulerRegisterState = registerStateRoute("scheduler");
+
+/**
+ * Realm settings other services enforce (messaging: wildcard mentions, posting and channel
+ * creation policies, retention; scheduler: permission re-checks). Values use Zulip's enums.
+ */
+export const RealmSettings = z.object({
+  /** 1 everyone, 2 members, 3 full members, 5 admins, 6 nobody, 7 moderators (Zulip's enum). */
+  wildcard_mention_policy: z.number().int(),
+  /** 1 members, 2 admins, 3 full members, 4 moderators, 6 nobody. */
+  invite_to_realm_policy: z.number().int(),
+  /** 1 members, 2 admins, 3 full members, 4 moderators. */
+  invite_to_stream_policy: z.number().int(),
+  create_public_stream_policy: z.number().int(),
+  create_private_stream_policy: z.number().int(),
+  create_web_public_stream_policy: z.number().int(),
+  /** Days before a member becomes a full member. */
+  waiting_period_threshold: z.number().int(),
+  /** null = keep forever. */
+  message_retention_days: z.number().int().nullable(),
+  invite_required: z.boolean(),
+  mandatory_topics: z.boolean(),
+  enable_spectator_access: z.boolean(),
+  allow_message_editing: z.boolean(),
+  message_content_edit_limit_seconds: z.number().int().nullable(),
+  message_content_delete_limit_seconds: z.number().int().nullable(),
+  /** 1 members, 2 admins, 3 full members, 4 moderators, 5 everyone. */
+  edit_topic_policy: z.number().int(),
+  move_messages_between_streams_policy: z.number().int(),
+  /** 1 members, 2 admins, 3 full members, 4 moderators, 5 everyone. */
+  delete_own_message_policy: z.number().int(),
+  /** 1 any user may start a DM, 2 disabled. */
+  private_message_policy: z.number().int(),
+  /** Max invitations per day for this organization. */
+  max_invites_per_day: z.number().int(),
+});
+export type RealmSettings = z.infer<typeof RealmSettings>;
+
+/** The 8 system groups every realm has, by name. */
+export const SYSTEM_GROUP_NAMES = [
+  "role:owners",
+  "role:administrators",
+  "role:moderators",
+  "role:fullmembers",
+  "role:members",
+  "role:everyone",
+  "role:internet",
+  "role:nobody",
+] as const;
+export type SystemGroupName = (typeof SYSTEM_GROUP_NAMES)[number];
+
+export const InternalRealm = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  string_id: z.string(),
+  deactivated: z.boolean(),
+  /** Unix seconds. */
+  date_created: z.number().int(),
+  settings: RealmSettings,
+  system_groups: z.record(z.string(), z.number().int()),
+  /** The realm's notification bot (bot_type 1): sender of system direct messages. */
+  notification_bot_id: z.number().int(),
+});
+export type InternalRealm = z.infer<typeof InternalRealm>;
+
+/** An organization's settings and system group ids (deactivated realms included). */
+export const InternalGetRealm = route({
+  method: "GET",
+  path: "/internal/realms/{realm_id}",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().path() },
+  response: success({ realm: InternalRealm }),
+});
+
+/** Whether a user belongs to a group, directly or through subgroups at any depth. */
+export const InternalUserGroupIsMember = route({
+  method: "GET",
+  path: "/internal/user_groups/is_member",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().required(), group_id: p.int().required(), user_id: p.int().required() },
+  response: success({ is_member: z.boolean() }),
+});
+
+/** Every active member of a group, recursively (group mentions, group-based permissions). */
+export const InternalUserGroupMembers = route({
+  method: "GET",
+  path: "/internal/user_groups/members",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().required(), group_id: p.int().required() },
+  response: success({ user_ids: z.array(z.number().int()) }),
+});

@@ -1,0 +1,182 @@
+import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { AccountsDeps } from "../deps";
+import { generateApiKey, hashApiKey, hashPassword } from "../lib/credentials";
+import { ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
+import { checkFullName, isValidEmail } from "../lib/validate";
+import { deleteApiKeys, insertApiKey } from "../store/api-keys";
+import { getRealm, lockRealm } from "../store/realms";
+import { addMembers, systemGroupIds } from "../store/user-groups";
+import {
+  activeBotsOwnedBy,
+  activeUserIds,
+  countActiveHumans,
+  countActiveOwners,
+  getUser,
+  getUserByEmail,
+  insertUser,
+  lockUser,
+  setUserActive,
+  type UserRow,
+} from "../store/users";
+
+export interface CreateUserInput {
+  realmId: number;
+  email: string;
+  fullName: string;
+  role: number;
+  password?: string | null;
+  botType?: number | null;
+  botOwnerId?: number | null;
+  isSystemBot?: boolean;
+  timezone?: string;
+}
+
+/** Bot types: 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded. */
+const BOT_TYPES = [1, 2, 3, 4];
+
+/** The system role group a new user joins directly (the others contain it as a subgroup). */
+export function systemGroupForRole(role: number, waitingPeriodDays: number): string {
+  switch (role) {
+    case ROLE.owner:
+      return "role:owners";
+    case ROLE.administrator:
+      return "role:administrators";
+    case ROLE.moderator:
+      return "role:moderators";
+    case ROLE.guest:
+      return "role:everyone";
+    default:
+      // With no waiting period every member is a full member from the start.
+      return waitingPeriodDays === 0 ? "role:fullmembers" : "role:members";
+  }
+}
+
+/**
+ * Creates a user inside the caller's transaction: row, API key, system group membership, and the
+ * `accounts.user.created` event carrying the realm_user/add client event. Returns the key once.
+ */
+export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: CreateUserInput): Promise<{ user: UserRow; apiKey: string }> {
+  const email = input.email.trim();
+  if (!isValidEmail(email)) throw badRequest(`Invalid email '${email}'`);
+  const fullName = checkFullName(input.fullName);
+  if (!VALID_ROLES.includes(input.role)) throw badRequest("Invalid role");
+  const isBot = input.botType !== undefined && input.botType !== null;
+  if (isBot && !BOT_TYPES.includes(input.botType!)) throw badRequest("Invalid bot_type");
+  if (isBot && !input.isSystemBot) {
+    const owner = input.botOwnerId ? await getUser(tx, input.realmId, input.botOwnerId) : null;
+    if (!owner || !owner.isActive) throw badRequest("Invalid bot owner");
+  }
+  const realm = await getRealm(tx, input.realmId);
+  if (!realm) throw badRequest("Invalid organization");
+  if (await getUserByEmail(tx, input.realmId, email)) throw badRequest(`Email '${email}' already in use`);
+
+  const passwordHash = input.password ? await hashPassword(input.password, deps.config.PASSWORD_SCRYPT_COST) : null;
+  let user: UserRow;
+  try {
+    user = await insertUser(tx, {
+      realmId: input.realmId,
+      email,
+      fullName,
+      role: input.role,
+      isBot,
+      botType: isBot ? input.botType! : null,
+      botOwnerId: isBot ? (input.botOwnerId ?? null) : null,
+      isSystemBot: input.isSystemBot,
+      passwordHash,
+      timezone: input.timezone,
+      dateJoined: deps.clock.now(),
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === "23505") throw badRequest(`Email '${email}' already in use`);
+    throw err;
+  }
+  const apiKey = generateApiKey();
+  await insertApiKey(tx, user.realmId, user.id, hashApiKey(apiKey));
+  if (!input.isSystemBot) {
+    const groups = await systemGroupIds(tx, user.realmId);
+    const group = groups[systemGroupForRole(user.role, realm.waitingPeriodThreshold)];
+    if (group) await addMembers(tx, user.realmId, group, [user.id]);
+  }
+  const audience = input.isSystemBot ? [] : await activeUserIds(tx, user.realmId);
+  await emitEvent(tx, {
+    type: "accounts.user.created",
+    realmId: user.realmId,
+    payload: {
+      user: userSummary(user),
+      ...(audience.length
+        ? { client: { event: { type: "realm_user", op: "add", person: userObject(user, { clientGravatar: false }) }, users: audience } }
+        : {}),
+    },
+  });
+  return { user, apiKey };
+}
+
+/** Admin CLI and tests: create any user or bot. */
+export async function doCreateUser(deps: AccountsDeps, input: CreateUserInput) {
+  return withTx(deps.pool, (tx) => createUserInTx(tx, deps, input));
+}
+
+/** POST /users: an administrator creates a member with a password. */
+export async function doCreateUserByAdmin(deps: AccountsDeps, who: Identity, p: { email: string; password: string; fullName: string }) {
+  if (who.role > ROLE.administrator) throw badRequest("User not authorized to create users");
+  return withTx(deps.pool, async (tx) => {
+    const { user } = await createUserInTx(tx, deps, {
+      realmId: who.realmId,
+      email: p.email,
+      fullName: p.fullName,
+      role: ROLE.member,
+      password: p.password,
+    });
+    return user;
+  });
+}
+
+/** Replaces every API key of a user with one new key; the old ones stop working at once. */
+export async function doResetApiKey(deps: AccountsDeps, realmId: number, email: string) {
+  return withTx(deps.pool, async (tx) => {
+    const user = await getUserByEmail(tx, realmId, email.trim());
+    if (!user) throw badRequest("No such user");
+    await deleteApiKeys(tx, realmId, user.id);
+    const apiKey = generateApiKey();
+    await insertApiKey(tx, realmId, user.id, hashApiKey(apiKey));
+    await emitEvent(tx, { type: "accounts.api_key.reset", realmId, payload: { user_id: user.id, email: user.email } });
+    return { user, apiKey };
+  });
+}
+
+/** Marks a user inactive and tells services (replicas, auth caches) and the realm's clients. */
+async function deactivateInTx(tx: Queryable, user: UserRow): Promise<UserRow> {
+  const updated = await setUserActive(tx, user.realmId, user.id, false);
+  const audience = await activeUserIds(tx, user.realmId);
+  await emitEvent(tx, {
+    type: "accounts.user.deactivated",
+    realmId: user.realmId,
+    payload: {
+      user: userSummary(updated),
+      client: { event: { type: "realm_user", op: "update", person: { user_id: user.id, is_active: false } }, users: audience },
+    },
+  });
+  return updated;
+}
+
+/** DELETE /users/me: refused for the only owner or the only user; the user's bots go with them. */
+export async function doDeactivateOwnUser(deps: AccountsDeps, who: Identity): Promise<void> {
+  await withTx(deps.pool, async (tx) => {
+    // The realm lock serializes concurrent deactivations, so two owners cannot both leave.
+    await lockRealm(tx, who.realmId);
+    const user = await lockUser(tx, who.realmId, who.userId);
+    if (!user || !user.isActive) throw badRequest("Account is deactivated");
+    if (!user.isBot && (await countActiveHumans(tx, who.realmId)) === 1) {
+      throw new ApiError("CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only user.", {
+        extra: { is_last_owner: false, entity: "user" },
+      });
+    }
+    if (user.role === ROLE.owner && !user.isBot && (await countActiveOwners(tx, who.realmId)) === 1) {
+      throw new ApiError("CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only organization owner.", {
+        extra: { is_last_owner: true, entity: "organization owner" },
+      });
+    }
+    await deactivateInTx(tx, user);
+    for (const bot of await activeBotsOwnedBy(tx, who.realmId, user.id)) await deactivateInTx(tx, bot);
+  });
+}

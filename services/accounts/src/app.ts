@@ -1,0 +1,28 @@
+import { createServer } from "@chat/platform";
+import type { FastifyInstance } from "fastify";
+import type { AccountsDeps } from "./deps";
+import { internalRoutes } from "./routes/internal";
+import { registerStateRoutes } from "./routes/register-state";
+import { serverRoutes } from "./routes/server";
+import { userRoutes } from "./routes/users";
+
+/** One plugin per resource; each registers its contract routes. */
+const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> = [
+  internalRoutes,
+  serverRoutes,
+  userRoutes,
+  registerStateRoutes,
+];
+
+/** The accounts service's HTTP app. Never listens (main.ts or a test does). */
+export function buildApp(deps: AccountsDeps, opts: { readiness?: Record<string, () => Promise<unknown>> } = {}): FastifyInstance {
+  const app = createServer({
+    name: "accounts",
+    logger: deps.log,
+    internalToken: deps.config.INTERNAL_TOKEN,
+    validateResponses: deps.config.VALIDATE_RESPONSES,
+    readiness: { postgres: () => deps.pool.query("SELECT 1"), ...opts.readiness },
+  });
+  for (const plugin of ROUTE_PLUGINS) plugin(app, deps);
+  return app;
+}

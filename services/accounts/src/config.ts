@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { baseConfigShape, envBool, loadConfig, SERVICE_PORTS } from "@chat/platform";
+
+export const accountsConfigShape = {
+  ...baseConfigShape,
+  PORT: z.coerce.number().int().min(1).max(65535).default(SERVICE_PORTS.accounts),
+  /** The public URL clients reach (the gateway): realm_url in register and server_settings. */
+  EXTERNAL_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.gateway}`),
+  /** Invitations per organization per 24 h when the realm sets no limit of its own. */
+  INVITES_DAILY_LIMIT: z.coerce.number().int().min(0).default(100),
+  /** Default validity of an invitation (Zulip: 10 days). */
+  INVITATION_VALIDITY_MINUTES: z.coerce.number().int().min(1).default(14400),
+  PUSH_NOTIFICATIONS_ENABLED: envBool(false),
+  /** scrypt cost (N) for passwords; tests may lower it. */
+  PASSWORD_SCRYPT_COST: z.coerce.number().int().min(1024).default(16384),
+};
+
+export type AccountsConfig = z.infer<z.ZodObject<typeof accountsConfigShape>>;
+
+export function loadAccountsConfig(env: Record<string, string | undefined> = process.env): AccountsConfig {
+  return loadConfig(accountsConfigShape, env);
+}

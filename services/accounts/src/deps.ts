@@ -1,0 +1,11 @@
+import type pg from "pg";
+import type { Clock, Logger } from "@chat/platform";
+import type { AccountsConfig } from "./config";
+
+/** What actions, queries and routes need; built once in main.ts (or a test). */
+export interface AccountsDeps {
+  pool: pg.Pool;
+  config: AccountsConfig;
+  clock: Clock;
+  log: Logger;
+}

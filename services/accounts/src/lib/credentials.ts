@@ -1,0 +1,54 @@
+import { createHash, randomBytes, randomInt, scrypt, timingSafeEqual } from "node:crypto";
+
+const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A new API key: 32 alphanumerics (Zulip's format), uniformly drawn. */
+export function generateApiKey(): string {
+  let key = "";
+  for (let i = 0; i < 32; i++) key += ALPHANUMERIC[randomInt(ALPHANUMERIC.length)];
+  return key;
+}
+
+export const hasApiKeyFormat = (key: string) => /^[A-Za-z0-9]{32}$/.test(key);
+
+/** API keys carry 190 bits of entropy, so a fast hash is enough (no salt or stretching needed). */
+export function hashApiKey(key: string): string {
+  return createHash("sha256").update(key, "utf8").digest("hex");
+}
+
+export function hashesEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, "hex");
+  const y = Buffer.from(b, "hex");
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
+/** A random url-safe token (invitation links). */
+export function randomToken(bytes = 24): string {
+  return randomBytes(bytes).toString("base64url");
+}
+
+function scryptAsync(password: string, salt: Buffer, cost: number): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(password, salt, 32, { N: cost, r: 8, p: 1, maxmem: 256 * cost * 8 }, (err, key) => (err ? reject(err) : resolve(key))),
+  );
+}
+
+/** Passwords are low-entropy: slow, salted scrypt. Format `scrypt$N$salt$hash` (base64). */
+export async function hashPassword(password: string, cost: number): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scryptAsync(password, salt, cost);
+  return `scrypt$${cost}$${salt.toString("base64")}$${hash.toString("base64")}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, salt, hash] = stored.split("$");
+  if (scheme !== "scrypt" || !n || !salt || !hash) return false;
+  const expected = Buffer.from(hash, "base64");
+  const actual = await scryptAsync(password, Buffer.from(salt, "base64"), Number(n));
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** Spends the same time as a real check, so a missing account cannot be told from a wrong password. */
+export async function dummyPasswordCheck(password: string, cost: number): Promise<void> {
+  await scryptAsync(password, Buffer.alloc(16), cost);
+}

@@ -1,0 +1,54 @@
+import { createHash } from "node:crypto";
+import type { UserObject, UserSummary } from "@chat/contracts";
+import type { UserRow } from "../store/users";
+
+export const ROLE = { owner: 100, administrator: 200, moderator: 300, member: 400, guest: 600 } as const;
+export const VALID_ROLES = [100, 200, 300, 400, 600];
+
+/** Gravatar URL, as Zulip builds it for users without an uploaded avatar. */
+export function gravatarUrl(email: string, version: number): string {
+  const hash = createHash("md5").update(email.trim().toLowerCase()).digest("hex");
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${version}`;
+}
+
+/** Zulip's user object. With client_gravatar the client computes gravatar URLs itself (null here). */
+export function userObject(u: UserRow, opts: { clientGravatar: boolean }): UserObject {
+  const out: UserObject = {
+    user_id: u.id,
+    email: u.email,
+    delivery_email: u.deliveryEmail,
+    full_name: u.fullName,
+    date_joined: u.dateJoined.toISOString(),
+    is_active: u.isActive,
+    is_owner: u.role === ROLE.owner,
+    is_admin: u.role <= ROLE.administrator,
+    is_guest: u.role === ROLE.guest,
+    is_billing_admin: false,
+    is_bot: u.isBot,
+    bot_type: u.isBot ? u.botType : null,
+    role: u.role,
+    timezone: u.timezone,
+    avatar_url: opts.clientGravatar ? null : gravatarUrl(u.deliveryEmail, u.avatarVersion),
+    avatar_version: u.avatarVersion,
+  };
+  if (u.isBot) out.bot_owner_id = u.botOwnerId;
+  return out;
+}
+
+/** What other services replicate about a user. */
+export function userSummary(u: UserRow): UserSummary {
+  return {
+    user_id: u.id,
+    realm_id: u.realmId,
+    email: u.email,
+    delivery_email: u.deliveryEmail,
+    full_name: u.fullName,
+    role: u.role,
+    is_active: u.isActive,
+    is_bot: u.isBot,
+    bot_type: u.botType,
+    bot_owner_id: u.botOwnerId,
+    date_joined: u.dateJoined.toISOString(),
+    timezone: u.timezone,
+  };
+}

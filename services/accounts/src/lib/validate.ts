@@ -1,0 +1,19 @@
+import { badRequest } from "@chat/platform";
+
+const EMAIL = /^[^\s@",<>()[\]\\;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+export function isValidEmail(email: string): boolean {
+  return email.length <= 254 && EMAIL.test(email);
+}
+
+export const MAX_FULL_NAME_LENGTH = 100;
+
+/** Zulip's full-name rules: trimmed, 1-100 characters, no control or markup-breaking characters. */
+export function checkFullName(raw: string): string {
+  const name = raw.trim();
+  if (name.length > MAX_FULL_NAME_LENGTH) throw badRequest("Name too long!");
+  if (name.length === 0) throw badRequest("Name too short!");
+  // Control/format characters and the ones that break mention syntax, as Zulip refuses.
+  if (/[\p{C}*`\\>"@]/u.test(name)) throw badRequest("Invalid characters in name!");
+  return name;
+}

@@ -1,0 +1,48 @@
+import { fileURLToPath } from "node:url";
+import { AmqpClient, ConfigError, createLogger, createPool, ensureDatabase, OutboxRelay, runMigrations, runService, systemClock } from "@chat/platform";
+import { buildApp } from "./app";
+import { loadAccountsConfig, type AccountsConfig } from "./config";
+import { consumeInviteAccepted } from "./consumers/invites";
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
+
+async function main(): Promise<void> {
+  let config: AccountsConfig;
+  try {
+    config = loadAccountsConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log = createLogger("accounts", config.LOG_LEVEL);
+  // Idempotent and locked: safe when the harness or another replica migrated already.
+  await ensureDatabase(config.DATABASE_URL);
+  await runMigrations({ databaseUrl: config.DATABASE_URL, schema: "accounts", dir: MIGRATIONS_DIR, log });
+  const pool = createPool(config.DATABASE_URL, "accounts", config.DATABASE_POOL_SIZE);
+  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
+  const deps = { pool, config, clock: systemClock, log };
+  const app = buildApp(deps, { readiness: { rabbitmq: async () => { if (!amqp.connected) throw new Error("not connected"); } } });
+
+  await amqp.start();
+  const relay = new OutboxRelay({ pool, databaseUrl: config.DATABASE_URL, schema: "accounts", amqp, log });
+  relay.start();
+  await consumeInviteAccepted(amqp, deps);
+
+  await runService({
+    app,
+    host: config.HOST,
+    port: config.PORT,
+    log,
+    graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
+    stop: [() => relay.stop(), () => amqp.close(), () => pool.end()],
+  });
+  log.info({ port: config.PORT }, "accounts listening");
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,205 @@
+import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from "@chat/contracts";
+import { badRequest, type Identity } from "@chat/platform";
+import type { AccountsDeps } from "../deps";
+import { gravatarUrl, ROLE, userObject } from "../lib/format";
+import { POLICY, policyAllows } from "../lib/policy";
+import { DISPLAY_SETTINGS, EMOJISET_CHOICES, NOTIFICATION_SETTINGS, realmUserSettingsDefaults, userSettings, AVAILABLE_NOTIFICATION_SOUNDS } from "../lib/settings-defaults";
+import { getRealm, type RealmRow } from "../store/realms";
+import { systemGroupIds } from "../store/user-groups";
+import { getUser, listRealmUsers, listSystemBots, type UserRow } from "../store/users";
+import { AUTHENTICATION_METHODS } from "./server";
+import { registerStateExtras } from "./register-state-extras";
+
+export interface RegisterStateParams {
+  fetch_event_types: string[] | null | undefined;
+  client_capabilities: Record<string, unknown>;
+  client_gravatar: boolean;
+}
+
+/** When this process started: Zulip's `server_generation` tells clients the server restarted. */
+const SERVER_GENERATION = Math.floor(Date.now() / 1000);
+
+export interface StateContext {
+  deps: AccountsDeps;
+  who: Identity;
+  me: UserRow;
+  realm: RealmRow;
+  wants: (type: string) => boolean;
+  capabilities: Record<string, unknown>;
+  clientGravatar: boolean;
+}
+
+/** The accounts-owned slice of POST /register's initial state, for the requested event types. */
+export async function getRegisterState(deps: AccountsDeps, who: Identity, p: RegisterStateParams): Promise<Record<string, unknown>> {
+  const types = p.fetch_event_types;
+  const wants = (t: string) => types === null || types === undefined || types.includes(t);
+  const [me, realm] = await Promise.all([getUser(deps.pool, who.realmId, who.userId), getRealm(deps.pool, who.realmId)]);
+  if (!me || !realm) throw badRequest("No such user");
+  const ctx: StateContext = { deps, who, me, realm, wants, capabilities: p.client_capabilities, clientGravatar: p.client_gravatar };
+  const state: Record<string, unknown> = {};
+  if (wants("realm")) Object.assign(state, await realmState(ctx));
+  if (wants("realm_user")) Object.assign(state, await realmUserState(ctx));
+  if (wants("user_settings")) state.user_settings = userSettings(me);
+  if (!p.client_capabilities.user_settings_object) {
+    // Legacy clients get the settings flattened at the top level.
+    if (wants("update_display_settings")) Object.assign(state, DISPLAY_SETTINGS, { timezone: me.timezone, emojiset_choices: EMOJISET_CHOICES });
+    if (wants("update_global_notifications")) {
+      Object.assign(state, NOTIFICATION_SETTINGS, { presence_enabled: me.presenceEnabled, available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS });
+    }
+  }
+  if (wants("realm_user_settings_defaults")) state.realm_user_settings_defaults = realmUserSettingsDefaults();
+  Object.assign(state, await registerStateExtras(ctx));
+  return state;
+}
+
+async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
+  const { realm, deps } = ctx;
+  const url = deps.config.EXTERNAL_URL.replace(/\/+$/, "");
+  const groups = await systemGroupIds(deps.pool, realm.id);
+  return {
+    realm_name: realm.name,
+    realm_description: realm.description,
+    realm_date_created: Math.floor(realm.dateCreated.getTime() / 1000),
+    realm_url: url,
+    realm_uri: url,
+    realm_icon_url: `${url}/static/images/icon.png`,
+    realm_icon_source: "G",
+    realm_logo_url: `${url}/static/images/logo.svg`,
+    realm_logo_source: "D",
+    realm_night_logo_url: `${url}/static/images/logo.svg`,
+    realm_night_logo_source: "D",
+    realm_bot_domain: `${realm.stringId}.invalid`,
+    realm_invite_required: realm.inviteRequired,
+    realm_invite_to_realm_policy: realm.inviteToRealmPolicy,
+    realm_invite_to_stream_policy: realm.inviteToStreamPolicy,
+    realm_wildcard_mention_policy: realm.wildcardMentionPolicy,
+    realm_create_public_stream_policy: realm.createPublicStreamPolicy,
+    realm_create_private_stream_policy: realm.createPrivateStreamPolicy,
+    realm_create_web_public_stream_policy: realm.createWebPublicStreamPolicy,
+    realm_waiting_period_threshold: realm.waitingPeriodThreshold,
+    realm_message_retention_days: realm.messageRetentionDays ?? -1,
+    realm_mandatory_topics: realm.mandatoryTopics,
+    realm_enable_spectator_access: realm.enableSpectatorAccess,
+    realm_allow_message_editing: realm.allowMessageEditing,
+    realm_message_content_edit_limit_seconds: realm.messageContentEditLimitSeconds,
+    realm_message_content_delete_limit_seconds: realm.messageContentDeleteLimitSeconds,
+    realm_edit_topic_policy: realm.editTopicPolicy,
+    realm_move_messages_between_streams_policy: realm.moveMessagesBetweenStreamsPolicy,
+    realm_delete_own_message_policy: realm.deleteOwnMessagePolicy,
+    realm_private_message_policy: realm.privateMessagePolicy,
+    realm_move_messages_within_stream_limit_seconds: 604800,
+    realm_move_messages_between_streams_limit_seconds: 604800,
+    realm_allow_edit_history: true,
+    realm_bot_creation_policy: 1,
+    realm_add_custom_emoji_policy: 1,
+    realm_user_group_edit_policy: 1,
+    realm_default_language: "en",
+    realm_digest_emails_enabled: false,
+    realm_digest_weekday: 1,
+    realm_disallow_disposable_email_addresses: true,
+    realm_email_changes_disabled: false,
+    realm_name_changes_disabled: false,
+    realm_avatar_changes_disabled: false,
+    realm_emails_restricted_to_domains: false,
+    realm_send_welcome_emails: true,
+    realm_message_content_allowed_in_email_notifications: true,
+    realm_inline_image_preview: true,
+    realm_inline_url_embed_preview: false,
+    realm_video_chat_provider: 1,
+    realm_jitsi_server_url: null,
+    realm_giphy_rating: 2,
+    realm_enable_read_receipts: false,
+    realm_presence_disabled: false,
+    realm_is_zephyr_mirror_realm: false,
+    realm_email_auth_enabled: true,
+    realm_password_auth_enabled: true,
+    realm_push_notifications_enabled: deps.config.PUSH_NOTIFICATIONS_ENABLED,
+    realm_push_notifications_enabled_end_timestamp: null,
+    realm_upload_quota_mib: null,
+    realm_org_type: 0,
+    realm_plan_type: 1,
+    realm_enable_guest_user_indicator: true,
+    realm_want_advertise_in_communities_directory: false,
+    realm_require_unique_names: false,
+    realm_default_code_block_language: "",
+    realm_can_access_all_users_group: groups["role:everyone"],
+    realm_create_multiuse_invite_group: groups["role:administrators"],
+    realm_direct_message_initiator_group: groups["role:everyone"],
+    realm_direct_message_permission_group: groups["role:everyone"],
+    realm_authentication_methods: Object.fromEntries(
+      Object.entries(AUTHENTICATION_METHODS).map(([k, v]) => [k, { enabled: v, available: v }]),
+    ),
+    realm_available_video_chat_providers: { disabled: { name: "None", id: 0 }, jitsi_meet: { name: "Jitsi Meet", id: 1 } },
+    realm_default_external_accounts: {},
+    realm_new_stream_announcements_stream_id: -1,
+    realm_signup_announcements_stream_id: -1,
+    realm_zulip_update_announcements_stream_id: -1,
+    max_stream_name_length: MAX_STREAM_NAME_LENGTH,
+    max_stream_description_length: MAX_STREAM_DESCRIPTION_LENGTH,
+    server_presence_ping_interval_seconds: 60,
+    server_presence_offline_threshold_seconds: 200,
+    server_typing_started_expiry_period_milliseconds: 45000,
+    server_typing_stopped_wait_period_milliseconds: 12000,
+    server_typing_started_wait_period_milliseconds: 30000,
+    max_file_upload_size_mib: 100,
+    max_avatar_file_size_mib: 5,
+    max_icon_file_size_mib: 5,
+    max_logo_file_size_mib: 5,
+    server_generation: SERVER_GENERATION,
+    password_min_length: 6,
+    password_min_guesses: 10000,
+    giphy_rating_options: {},
+    server_inline_image_preview: true,
+    server_inline_url_embed_preview: false,
+    server_avatar_changes_disabled: false,
+    server_name_changes_disabled: false,
+    server_needs_upgrade: false,
+    server_web_public_streams_enabled: false,
+    server_emoji_data_url: `${url}/static/emoji/emoji_api.json`,
+    server_jitsi_server_url: null,
+    jitsi_server_url: "https://meet.jit.si",
+    development_environment: false,
+    settings_send_digest_emails: false,
+    zulip_plan_is_not_limited: true,
+    upgrade_text_for_wide_organization_logo: "",
+  };
+}
+
+async function realmUserState(ctx: StateContext): Promise<Record<string, unknown>> {
+  const { deps, me, realm, clientGravatar } = ctx;
+  const [users, bots] = await Promise.all([listRealmUsers(deps.pool, realm.id), listSystemBots(deps.pool, realm.id)]);
+  const now = deps.clock.now();
+  const can = (policy: number) => policyAllows(policy, me, realm, now);
+  const avatar = clientGravatar ? null : gravatarUrl(me.deliveryEmail, me.avatarVersion);
+  return {
+    realm_users: users.filter((u) => u.isActive).map((u) => userObject(u, { clientGravatar })),
+    realm_non_active_users: users.filter((u) => !u.isActive).map((u) => userObject(u, { clientGravatar })),
+    cross_realm_bots: bots.map((u) => ({ ...userObject(u, { clientGravatar }), is_system_bot: true })),
+    user_id: me.id,
+    email: me.email,
+    delivery_email: me.deliveryEmail,
+    full_name: me.fullName,
+    avatar_source: "G",
+    avatar_url: avatar,
+    avatar_url_medium: avatar,
+    is_admin: me.role <= ROLE.administrator,
+    is_owner: me.role === ROLE.owner,
+    is_moderator: me.role === ROLE.moderator,
+    is_guest: me.role === ROLE.guest,
+    is_billing_admin: false,
+    can_create_streams: can(realm.createPublicStreamPolicy) || can(realm.createPrivateStreamPolicy),
+    can_create_public_streams: can(realm.createPublicStreamPolicy),
+    can_create_private_streams: can(realm.createPrivateStreamPolicy),
+    can_create_web_public_streams: realm.enableSpectatorAccess && webPublicAllowed(me, realm.createWebPublicStreamPolicy),
+    can_subscribe_other_users: can(realm.inviteToStreamPolicy),
+    can_invite_others_to_realm: realm.inviteToRealmPolicy !== POLICY.nobody && can(realm.inviteToRealmPolicy),
+  };
+}
+
+/** Web-public channel creation uses its own enum (2 admins, 4 moderators, 6 nobody, 7 owners). */
+function webPublicAllowed(me: UserRow, policy: number): boolean {
+  if (policy === 7) return me.role === ROLE.owner;
+  if (policy === 2) return me.role <= ROLE.administrator;
+  if (policy === 4) return me.role <= ROLE.moderator;
+  return false;
+}

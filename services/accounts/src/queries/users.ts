@@ -1,0 +1,53 @@
+import { badRequest, type Identity } from "@chat/platform";
+import type { AccountsDeps } from "../deps";
+import { userObject, userSummary } from "../lib/format";
+import { getUser, getUsersByEmails, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
+
+/** A user of the caller's realm (system bots included), or Zulip's "No such user". */
+export async function accessUserById(deps: AccountsDeps, realmId: number, userId: number): Promise<UserRow> {
+  const user = await getUser(deps.pool, realmId, userId);
+  if (!user) throw badRequest("No such user");
+  return user;
+}
+
+export async function getOwnUser(deps: AccountsDeps, who: Identity) {
+  const u = await accessUserById(deps, who.realmId, who.userId);
+  const obj = userObject(u, { clientGravatar: false });
+  return {
+    user_id: obj.user_id,
+    email: obj.email,
+    delivery_email: u.deliveryEmail,
+    full_name: obj.full_name,
+    is_admin: obj.is_admin,
+    is_owner: obj.is_owner,
+    is_guest: obj.is_guest,
+    is_billing_admin: obj.is_billing_admin,
+    role: obj.role,
+    is_bot: obj.is_bot,
+    is_active: obj.is_active,
+    timezone: obj.timezone,
+    date_joined: obj.date_joined,
+    avatar_url: obj.avatar_url,
+    avatar_version: obj.avatar_version,
+    profile_data: {},
+  };
+}
+
+export async function getRealmMembers(deps: AccountsDeps, who: Identity, clientGravatar: boolean, withProfile: boolean) {
+  const users = await listRealmUsers(deps.pool, who.realmId);
+  return users.map((u) => ({ ...userObject(u, { clientGravatar }), ...(withProfile && !u.isBot ? { profile_data: {} } : {}) }));
+}
+
+export async function getMember(deps: AccountsDeps, who: Identity, userId: number, clientGravatar: boolean, withProfile: boolean) {
+  const u = await accessUserById(deps, who.realmId, userId);
+  return { ...userObject(u, { clientGravatar }), ...(withProfile && !u.isBot ? { profile_data: {} } : {}) };
+}
+
+/** Service-to-service lookup by ids or emails, any status; unknown ones are simply absent. */
+export async function getInternalUsers(deps: AccountsDeps, realmId: number, ids?: number[], emails?: string[]) {
+  const rows: UserRow[] = [];
+  if (ids?.length) rows.push(...(await getUsersByIds(deps.pool, realmId, ids)));
+  if (emails?.length) rows.push(...(await getUsersByEmails(deps.pool, realmId, emails)));
+  const seen = new Set<number>();
+  return rows.filter((u) => !seen.has(u.id) && seen.add(u.id)).map(userSummary);
+}

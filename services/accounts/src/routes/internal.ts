@@ -1,0 +1,70 @@
+import {
+  InternalAuthenticate,
+  InternalCreateRealm,
+  InternalCreateUser,
+  InternalGetRealm,
+  InternalGetUsers,
+  InternalResetApiKey,
+  InternalUserGroupIsMember,
+  InternalUserGroupMembers,
+} from "@chat/contracts";
+import { registerRoute } from "@chat/platform";
+import type { FastifyInstance } from "fastify";
+import { doCreateRealm } from "../actions/realms";
+import { doCreateUser, doResetApiKey } from "../actions/users";
+import type { AccountsDeps } from "../deps";
+import { authenticateApiKey } from "../queries/auth";
+import { getInternalRealm } from "../queries/realms";
+import { groupIsMember, groupRecursiveMembers } from "../queries/user-groups";
+import { getInternalUsers } from "../queries/users";
+
+/** Service-to-service routes: the gateway's auth check, the admin CLI, other services' lookups. */
+export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
+  registerRoute(app, InternalAuthenticate, async ({ params }) => {
+    const u = await authenticateApiKey(deps, params.email, params.api_key);
+    return { user_id: u.id, realm_id: u.realmId, role: u.role, is_bot: u.isBot, email: u.email };
+  });
+
+  registerRoute(app, InternalGetUsers, async ({ params }) => ({
+    users: await getInternalUsers(deps, params.realm_id, params.user_ids, params.emails),
+  }));
+
+  registerRoute(app, InternalCreateRealm, async ({ params }) => {
+    const r = await doCreateRealm(deps, {
+      name: params.name,
+      stringId: params.string_id,
+      ownerEmail: params.owner_email,
+      ownerFullName: params.owner_full_name,
+      ownerPassword: params.owner_password,
+    });
+    return { realm_id: r.realm.id, string_id: r.realm.stringId, owner: { user_id: r.owner.id, email: r.owner.email, api_key: r.apiKey } };
+  });
+
+  registerRoute(app, InternalCreateUser, async ({ params }) => {
+    const { user, apiKey } = await doCreateUser(deps, {
+      realmId: params.realm_id,
+      email: params.email,
+      fullName: params.full_name,
+      role: params.role,
+      password: params.password,
+      botType: params.bot_type,
+      botOwnerId: params.bot_owner_id,
+    });
+    return { user_id: user.id, email: user.email, api_key: apiKey };
+  });
+
+  registerRoute(app, InternalResetApiKey, async ({ params }) => {
+    const { user, apiKey } = await doResetApiKey(deps, params.realm_id, params.email);
+    return { user_id: user.id, email: user.email, api_key: apiKey };
+  });
+
+  registerRoute(app, InternalGetRealm, async ({ params }) => ({ realm: await getInternalRealm(deps, params.realm_id) }));
+
+  registerRoute(app, InternalUserGroupIsMember, async ({ params }) => ({
+    is_member: await groupIsMember(deps, params.realm_id, params.group_id, params.user_id),
+  }));
+
+  registerRoute(app, InternalUserGroupMembers, async ({ params }) => ({
+    user_ids: await groupRecursiveMembers(deps, params.realm_id, params.group_id),
+  }));
+}

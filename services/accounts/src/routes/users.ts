@@ -1,0 +1,28 @@
+import { CreateUser, DeactivateOwnUser, GetOwnUser, GetUser, GetUsers } from "@chat/contracts";
+import { registerRoute } from "@chat/platform";
+import type { FastifyInstance } from "fastify";
+import { doCreateUserByAdmin, doDeactivateOwnUser } from "../actions/users";
+import type { AccountsDeps } from "../deps";
+import { getMember, getOwnUser, getRealmMembers } from "../queries/users";
+
+export function userRoutes(app: FastifyInstance, deps: AccountsDeps): void {
+  registerRoute(app, GetOwnUser, ({ identity }) => getOwnUser(deps, identity));
+
+  registerRoute(app, GetUsers, async ({ identity, params }) => ({
+    members: await getRealmMembers(deps, identity, params.client_gravatar, params.include_custom_profile_fields),
+  }));
+
+  registerRoute(app, GetUser, async ({ identity, params }) => ({
+    user: await getMember(deps, identity, params.user_id, params.client_gravatar, params.include_custom_profile_fields),
+  }));
+
+  registerRoute(app, CreateUser, async ({ identity, params }) => {
+    const user = await doCreateUserByAdmin(deps, identity, { email: params.email, password: params.password, fullName: params.full_name });
+    return { user_id: user.id };
+  });
+
+  registerRoute(app, DeactivateOwnUser, async ({ identity }) => {
+    await doDeactivateOwnUser(deps, identity);
+    return {};
+  });
+}

@@ -1,0 +1,95 @@
+import type { Queryable } from "@chat/platform";
+
+export interface RealmRow {
+  id: number;
+  name: string;
+  stringId: string;
+  description: string;
+  dateCreated: Date;
+  deactivated: boolean;
+  inviteRequired: boolean;
+  inviteToRealmPolicy: number;
+  inviteToStreamPolicy: number;
+  wildcardMentionPolicy: number;
+  createPublicStreamPolicy: number;
+  createPrivateStreamPolicy: number;
+  createWebPublicStreamPolicy: number;
+  waitingPeriodThreshold: number;
+  messageRetentionDays: number | null;
+  mandatoryTopics: boolean;
+  enableSpectatorAccess: boolean;
+  allowMessageEditing: boolean;
+  messageContentEditLimitSeconds: number | null;
+  messageContentDeleteLimitSeconds: number | null;
+  editTopicPolicy: number;
+  moveMessagesBetweenStreamsPolicy: number;
+  deleteOwnMessagePolicy: number;
+  privateMessagePolicy: number;
+  maxInvitesPerDay: number | null;
+  notificationBotId: number | null;
+}
+
+function toRealm(r: any): RealmRow {
+  return {
+    id: r.id,
+    name: r.name,
+    stringId: r.string_id,
+    description: r.description,
+    dateCreated: r.date_created,
+    deactivated: r.deactivated,
+    inviteRequired: r.invite_required,
+    inviteToRealmPolicy: r.invite_to_realm_policy,
+    inviteToStreamPolicy: r.invite_to_stream_policy,
+    wildcardMentionPolicy: r.wildcard_mention_policy,
+    createPublicStreamPolicy: r.create_public_stream_policy,
+    createPrivateStreamPolicy: r.create_private_stream_policy,
+    createWebPublicStreamPolicy: r.create_web_public_stream_policy,
+    waitingPeriodThreshold: r.waiting_period_threshold,
+    messageRetentionDays: r.message_retention_days,
+    mandatoryTopics: r.mandatory_topics,
+    enableSpectatorAccess: r.enable_spectator_access,
+    allowMessageEditing: r.allow_message_editing,
+    messageContentEditLimitSeconds: r.message_content_edit_limit_seconds,
+    messageContentDeleteLimitSeconds: r.message_content_delete_limit_seconds,
+    editTopicPolicy: r.edit_topic_policy,
+    moveMessagesBetweenStreamsPolicy: r.move_messages_between_streams_policy,
+    deleteOwnMessagePolicy: r.delete_own_message_policy,
+    privateMessagePolicy: r.private_message_policy,
+    maxInvitesPerDay: r.max_invites_per_day,
+    notificationBotId: r.notification_bot_id,
+  };
+}
+
+export async function insertRealm(db: Queryable, name: string, stringId: string, now: Date): Promise<RealmRow> {
+  const { rows } = await db.query(
+    "INSERT INTO realms (name, string_id, date_created) VALUES ($1, $2, $3) RETURNING *",
+    [name, stringId, now],
+  );
+  return toRealm(rows[0]);
+}
+
+export async function realmStringIdTaken(db: Queryable, stringId: string): Promise<boolean> {
+  const { rowCount } = await db.query("SELECT 1 FROM realms WHERE lower(string_id) = lower($1)", [stringId]);
+  return (rowCount ?? 0) > 0;
+}
+
+export async function getRealm(db: Queryable, realmId: number): Promise<RealmRow | null> {
+  const { rows } = await db.query("SELECT * FROM realms WHERE id = $1", [realmId]);
+  return rows[0] ? toRealm(rows[0]) : null;
+}
+
+/** Locks the realm row: serializes changes that must see a consistent set of users (last owner). */
+export async function lockRealm(db: Queryable, realmId: number): Promise<RealmRow | null> {
+  const { rows } = await db.query("SELECT * FROM realms WHERE id = $1 FOR UPDATE", [realmId]);
+  return rows[0] ? toRealm(rows[0]) : null;
+}
+
+export async function setNotificationBot(db: Queryable, realmId: number, botId: number): Promise<void> {
+  await db.query("UPDATE realms SET notification_bot_id = $2 WHERE id = $1", [realmId, botId]);
+}
+
+/** The only realm, when there is exactly one (server_settings reports it, as a single-org host would). */
+export async function getSoleRealm(db: Queryable): Promise<RealmRow | null> {
+  const { rows } = await db.query("SELECT * FROM realms WHERE NOT deactivated ORDER BY id LIMIT 2");
+  return rows.length === 1 ? toRealm(rows[0]) : null;
+}

@@ -1,0 +1,149 @@
+import type { Queryable } from "@chat/platform";
+
+export interface UserRow {
+  id: number;
+  realmId: number;
+  email: string;
+  deliveryEmail: string;
+  fullName: string;
+  role: number;
+  isActive: boolean;
+  isBot: boolean;
+  botType: number | null;
+  botOwnerId: number | null;
+  isSystemBot: boolean;
+  dateJoined: Date;
+  timezone: string;
+  passwordHash: string | null;
+  avatarVersion: number;
+  presenceEnabled: boolean;
+}
+
+export function toUser(r: any): UserRow {
+  return {
+    id: r.id,
+    realmId: r.realm_id,
+    email: r.email,
+    deliveryEmail: r.delivery_email,
+    fullName: r.full_name,
+    role: r.role,
+    isActive: r.is_active,
+    isBot: r.is_bot,
+    botType: r.bot_type,
+    botOwnerId: r.bot_owner_id,
+    isSystemBot: r.is_system_bot,
+    dateJoined: r.date_joined,
+    timezone: r.timezone,
+    passwordHash: r.password_hash,
+    avatarVersion: r.avatar_version,
+    presenceEnabled: r.presence_enabled,
+  };
+}
+
+export interface NewUser {
+  realmId: number;
+  email: string;
+  fullName: string;
+  role: number;
+  isBot: boolean;
+  botType: number | null;
+  botOwnerId: number | null;
+  isSystemBot?: boolean;
+  passwordHash: string | null;
+  timezone?: string;
+  dateJoined: Date;
+}
+
+export async function insertUser(db: Queryable, u: NewUser): Promise<UserRow> {
+  const { rows } = await db.query(
+    `INSERT INTO users (realm_id, email, delivery_email, full_name, role, is_bot, bot_type, bot_owner_id,
+                        is_system_bot, password_hash, timezone, date_joined)
+     VALUES ($1, $2, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+    [u.realmId, u.email, u.fullName, u.role, u.isBot, u.botType, u.botOwnerId, u.isSystemBot ?? false, u.passwordHash, u.timezone ?? "", u.dateJoined],
+  );
+  return toUser(rows[0]);
+}
+
+export async function getUser(db: Queryable, realmId: number, userId: number): Promise<UserRow | null> {
+  const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND id = $2", [realmId, userId]);
+  return rows[0] ? toUser(rows[0]) : null;
+}
+
+export async function lockUser(db: Queryable, realmId: number, userId: number): Promise<UserRow | null> {
+  const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND id = $2 FOR UPDATE", [realmId, userId]);
+  return rows[0] ? toUser(rows[0]) : null;
+}
+
+export async function getUserByEmail(db: Queryable, realmId: number, email: string): Promise<UserRow | null> {
+  const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND lower(email) = lower($2)", [realmId, email]);
+  return rows[0] ? toUser(rows[0]) : null;
+}
+
+export async function getUsersByIds(db: Queryable, realmId: number, ids: number[]): Promise<UserRow[]> {
+  const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND id = ANY($2::bigint[]) ORDER BY id", [realmId, ids]);
+  return rows.map(toUser);
+}
+
+export async function getUsersByEmails(db: Queryable, realmId: number, emails: string[]): Promise<UserRow[]> {
+  const { rows } = await db.query(
+    "SELECT * FROM users WHERE realm_id = $1 AND lower(email) = ANY($2::text[]) ORDER BY id",
+    [realmId, emails.map((e) => e.toLowerCase())],
+  );
+  return rows.map(toUser);
+}
+
+/** Every account with this email in any organization (login by email across realms). */
+export async function findUsersByLoginEmail(db: Queryable, email: string): Promise<UserRow[]> {
+  const { rows } = await db.query(
+    "SELECT * FROM users WHERE lower(email) = lower($1) OR lower(delivery_email) = lower($1) ORDER BY id",
+    [email],
+  );
+  return rows.map(toUser);
+}
+
+/** Users of a realm as GET /users lists them: everyone but system bots. */
+export async function listRealmUsers(db: Queryable, realmId: number): Promise<UserRow[]> {
+  const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND NOT is_system_bot ORDER BY id", [realmId]);
+  return rows.map(toUser);
+}
+
+export async function listSystemBots(db: Queryable, realmId: number): Promise<UserRow[]> {
+  const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND is_system_bot ORDER BY id", [realmId]);
+  return rows.map(toUser);
+}
+
+/** Ids of the active users of a realm: the audience of realm-wide client events. */
+export async function activeUserIds(db: Queryable, realmId: number): Promise<number[]> {
+  const { rows } = await db.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND NOT is_system_bot ORDER BY id", [realmId]);
+  return rows.map((r) => r.id);
+}
+
+export async function countActiveHumans(db: Queryable, realmId: number): Promise<number> {
+  const { rows } = await db.query("SELECT count(*)::int AS n FROM users WHERE realm_id = $1 AND is_active AND NOT is_bot", [realmId]);
+  return rows[0].n;
+}
+
+export async function countActiveOwners(db: Queryable, realmId: number): Promise<number> {
+  const { rows } = await db.query(
+    "SELECT count(*)::int AS n FROM users WHERE realm_id = $1 AND is_active AND NOT is_bot AND role = 100",
+    [realmId],
+  );
+  return rows[0].n;
+}
+
+export async function setUserActive(db: Queryable, realmId: number, userId: number, active: boolean): Promise<UserRow> {
+  const { rows } = await db.query("UPDATE users SET is_active = $3 WHERE realm_id = $1 AND id = $2 RETURNING *", [realmId, userId, active]);
+  return toUser(rows[0]);
+}
+
+export async function activeBotsOwnedBy(db: Queryable, realmId: number, ownerId: number): Promise<UserRow[]> {
+  const { rows } = await db.query(
+    "SELECT * FROM users WHERE realm_id = $1 AND bot_owner_id = $2 AND is_bot AND is_active ORDER BY id",
+    [realmId, ownerId],
+  );
+  return rows.map(toUser);
+}
+
+export async function setPresenceEnabled(db: Queryable, realmId: number, userId: number, enabled: boolean): Promise<void> {
+  await db.query("UPDATE users SET presence_enabled = $3 WHERE realm_id = $1 AND id = $2", [realmId, userId, enabled]);
+}
