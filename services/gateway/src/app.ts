@@ -59,6 +59,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
       scheduler: config.SCHEDULER_URL,
     },
   });
+  app.addHook("preClose", async () => proxy.releaseLongPolls());
   app.addHook("onClose", () => proxy.close());
   return app;
 }

@@ -46,6 +46,8 @@ export interface ForwardOptions {
   responseHeaders?: Record<string, string>;
   /** Sees the upstream status before the body streams (fetch_api_key clears its counter on success). */
   onStatus?: (status: number) => Promise<void>;
+  /** A held request (GET /events): released at shutdown so the client re-polls elsewhere. */
+  longPoll?: boolean;
 }
 
 /**
@@ -54,6 +56,7 @@ export interface ForwardOptions {
  */
 export class UpstreamProxy {
   private readonly agent: Agent;
+  private readonly heldPolls = new Set<AbortController>();
 
   constructor(
     opts: { timeoutMs: number; connectTimeoutMs: number },
@@ -75,6 +78,7 @@ export class UpstreamProxy {
     reply.raw.on("close", () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
+    if (opts.longPoll) this.heldPolls.add(abort);
     const headers = { ...opts.headers };
     if (opts.body !== undefined) headers["content-length"] = String(opts.body.length);
     let res: Awaited<ReturnType<typeof request>>;
@@ -90,6 +94,8 @@ export class UpstreamProxy {
       const e = err as { code?: string; message?: string };
       req.log.warn({ err: e.message, code: e.code, upstream: opts.baseUrl }, "upstream unavailable");
       throw serviceUnavailable();
+    } finally {
+      this.heldPolls.delete(abort);
     }
     if (opts.onStatus) await opts.onStatus(res.statusCode);
     reply.status(res.statusCode);
@@ -100,6 +106,15 @@ export class UpstreamProxy {
     reply.headers(opts.responseHeaders ?? {});
     res.body.on("error", (err) => req.log.warn({ err: err.message }, "upstream response broke off"));
     return reply.send(res.body);
+  }
+
+  /**
+   * Ends the long polls waiting on an upstream with a 503 so that shutdown does not wait up to
+   * 90 s for them; clients poll again (through another replica) and their queues are intact.
+   */
+  releaseLongPolls(): void {
+    for (const abort of this.heldPolls) abort.abort();
+    this.heldPolls.clear();
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,7 @@ const gates = {
   releaseSecondChunk: null as null | (() => void),
   uploadFirstBytes: null as null | (() => void),
   eventsClosed: null as null | (() => void),
+  eventsArrived: null as null | (() => void),
 };
 
 let env: TestEnv;
@@ -49,6 +50,7 @@ beforeAll(async () => {
   events = await startFake((req, res) => {
     // A long poll: nothing is answered until the client goes away.
     res.on("close", () => gates.eventsClosed?.());
+    gates.eventsArrived?.();
   });
   gw = await startGateway({
     vars: env.vars,
@@ -251,6 +253,30 @@ describe("streaming", () => {
     await new Promise((r) => setTimeout(r, 300));
     req.destroy();
     await closed;
+  });
+});
+
+describe("shutdown", () => {
+  it("releases held long polls with a 503 instead of waiting for them", async () => {
+    const leaving = await startGateway({
+      vars: env.vars,
+      routes: TEST_ROUTES,
+      overrides: { ACCOUNTS_URL: accounts.url, EVENTS_URL: events.url, RATE_LIMITING_ENABLED: "false" },
+    });
+    const arrived = new Promise<void>((resolve) => (gates.eventsArrived = resolve));
+    const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = http.get(`${leaving.url}/api/v1/events?queue_id=q`, { headers: { authorization: IAGO } }, async (res) =>
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse((await readBody(res)).toString("utf8")) }),
+      );
+      req.on("error", reject);
+    });
+    await arrived;
+    const start = Date.now();
+    await leaving.close();
+    expect(Date.now() - start).toBeLessThan(2000);
+    const res = await answer;
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe("SERVICE_UNAVAILABLE");
   });
 });
 

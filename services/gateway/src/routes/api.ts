@@ -41,6 +41,7 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
       body: admission.body,
       responseHeaders: admission.responseHeaders,
       onStatus: admission.onStatus,
+      longPoll: match.route.longPoll === true,
     });
   };
   app.route({ method: METHODS, url: "/api/v1/*", handler });
