@@ -24,6 +24,16 @@ export const ErrorCodes = {
   RATE_LIMIT_HIT: 429,
   REACTION_ALREADY_EXISTS: 400,
   REACTION_DOES_NOT_EXIST: 400,
+  MOVE_MESSAGES_TIME_LIMIT_EXCEEDED: 400,
+  INVALID_PUSH_DEVICE_TOKEN: 400,
+  REALM_UPLOAD_QUOTA: 400,
+  EXPECTATION_MISMATCH: 400,
+  SYSTEM_GROUP_REQUIRED: 400,
+  CANNOT_DEACTIVATE_GROUP_IN_USE: 400,
+  CANNOT_ADMINISTER_CHANNEL: 400,
+  REQUEST_TIMEOUT: 400,
+  /** Internal to Zulip's middleware; clients see UNAUTHORIZED. Kept for completeness. */
+  UNAUTHENTICATED_USER: 401,
   /** Ours: an owning service or a dependency is unreachable. */
   SERVICE_UNAVAILABLE: 503,
   /** Ours: the request body is larger than the configured limit. */

@@ -13,7 +13,8 @@ export interface ConsumerSpec {
   singleActiveConsumer?: boolean;
   /**
    * Does the work and makes it durable. Resolving acks the message. Throwing an
-   * `InvalidMessageError` dead-letters it; any other error is retried with backoff, in place.
+   * `InvalidMessageError` (or a zod validation error: the payload breaks its contract)
+   * dead-letters it; any other error is retried with backoff, in place, keeping the order.
    */
   handler: (envelope: DomainEnvelope) => Promise<void>;
 }
@@ -26,6 +27,31 @@ interface PublishItem {
   envelope: DomainEnvelope;
 }
 
+export interface AmqpClientOptions {
+  /** Longest wait for the broker's publisher confirms before a publish counts as failed. */
+  confirmTimeoutMs?: number;
+  /** Delay between reconnection attempts. */
+  reconnectMs?: number;
+  /** AMQP heartbeat (seconds) unless the URL sets one: detects a silently dead connection. */
+  heartbeatSeconds?: number;
+}
+
+/** One live consumer on one channel. */
+interface ConsumerRun {
+  spec: ConsumerSpec;
+  ch: amqp.Channel;
+  open: boolean;
+  tag?: string;
+  /** The message being handled and those queued behind it, strictly one after another. */
+  chain: Promise<void>;
+}
+
+/** Thrown by a contract's `parse()`: the payload can never become valid by retrying. */
+function isValidationError(err: unknown): boolean {
+  const name = (err as { name?: string } | null)?.name;
+  return err instanceof InvalidMessageError || name === "ZodError" || name === "$ZodError";
+}
+
 /**
  * One RabbitMQ connection per process that reconnects by itself: publishers get an error while it
  * is down (the outbox keeps the events); consumers are declared again when it comes back.
@@ -34,10 +60,11 @@ export class AmqpClient {
   private conn: amqp.ChannelModel | null = null;
   private confirm: amqp.ConfirmChannel | null = null;
   private consumers: ConsumerSpec[] = [];
-  private consumerChannels: amqp.Channel[] = [];
+  private runs: ConsumerRun[] = [];
   private closing = false;
   private connecting: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  private readonly opts: Required<AmqpClientOptions>;
 
   constructor(
     private readonly url: string,
@@ -45,7 +72,10 @@ export class AmqpClient {
     private readonly queuePrefix: string,
     private readonly log: Logger,
     private readonly queueExpiresMs?: number,
-  ) {}
+    options: AmqpClientOptions = {},
+  ) {
+    this.opts = { confirmTimeoutMs: 10_000, reconnectMs: 1000, heartbeatSeconds: 10, ...options };
+  }
 
   get connected(): boolean {
     return this.conn !== null && this.confirm !== null;
@@ -56,26 +86,38 @@ export class AmqpClient {
     await this.connect();
   }
 
+  private connectUrl(): string {
+    const u = new URL(this.url);
+    if (!u.searchParams.has("heartbeat")) u.searchParams.set("heartbeat", String(this.opts.heartbeatSeconds));
+    return u.toString();
+  }
+
   private connect(): Promise<void> {
     if (this.connecting) return this.connecting;
+    if (this.closing) return Promise.resolve();
     this.connecting = (async () => {
+      let conn: amqp.ChannelModel | null = null;
       try {
-        const conn = await amqp.connect(this.url, { clientProperties: { connection_name: this.queuePrefix + "service" } });
+        conn = await amqp.connect(this.connectUrl(), { clientProperties: { connection_name: this.queuePrefix + "service" } });
+        const current = conn;
         conn.on("error", (err) => this.log.warn({ err: err.message }, "amqp connection error"));
-        conn.on("close", () => this.onClose());
-        const confirm = await conn.createConfirmChannel();
-        confirm.on("error", () => {});
-        await confirm.assertExchange(this.exchange, "topic", { durable: true });
+        conn.on("close", () => this.onClose(current));
+        if (this.closing) {
+          await conn.close().catch(() => {});
+          return;
+        }
         this.conn = conn;
-        this.confirm = confirm;
-        this.consumerChannels = [];
+        await this.openConfirmChannel(conn);
+        this.runs = [];
         for (const spec of this.consumers) await this.setUpConsumer(spec);
         this.log.info("amqp connected");
       } catch (err) {
         this.log.warn({ err: (err as Error).message }, "amqp connect failed, retrying");
-        await this.conn?.close().catch(() => {});
-        this.conn = null;
-        this.confirm = null;
+        await conn?.close().catch(() => {});
+        if (this.conn === conn) {
+          this.conn = null;
+          this.confirm = null;
+        }
         this.scheduleRetry();
       } finally {
         this.connecting = null;
@@ -84,10 +126,31 @@ export class AmqpClient {
     return this.connecting;
   }
 
-  private onClose(): void {
+  /**
+   * The publishing channel. A channel-level error (for example a missing exchange) closes only
+   * the channel, so it is reopened on the same connection rather than left dead.
+   */
+  private async openConfirmChannel(conn: amqp.ChannelModel): Promise<void> {
+    const confirm = await conn.createConfirmChannel();
+    confirm.on("error", (err) => this.log.warn({ err: (err as Error).message }, "amqp publish channel error"));
+    confirm.on("close", () => {
+      if (this.confirm === confirm) this.confirm = null;
+      if (this.closing || this.conn !== conn) return;
+      setTimeout(() => {
+        if (this.closing || this.conn !== conn || this.confirm) return;
+        this.openConfirmChannel(conn).catch((err) => this.log.warn({ err: (err as Error).message }, "amqp publish channel reopen failed"));
+      }, 100).unref();
+    });
+    await confirm.assertExchange(this.exchange, "topic", { durable: true });
+    this.confirm = confirm;
+  }
+
+  private onClose(conn: amqp.ChannelModel): void {
+    if (this.conn !== conn) return;
     this.conn = null;
     this.confirm = null;
-    this.consumerChannels = [];
+    for (const run of this.runs) run.open = false;
+    this.runs = [];
     if (!this.closing) {
       this.log.warn("amqp connection lost, reconnecting");
       this.scheduleRetry();
@@ -99,7 +162,7 @@ export class AmqpClient {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       void this.connect();
-    }, 1000);
+    }, this.opts.reconnectMs);
   }
 
   /** Publishes persistent messages and waits until the broker confirms every one. */
@@ -114,7 +177,16 @@ export class AmqpClient {
         type: item.envelope.type,
       });
     }
-    await ch.waitForConfirms();
+    // A connection that died without a close (no RST) would never confirm nor fail.
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("RabbitMQ did not confirm in time")), this.opts.confirmTimeoutMs);
+    });
+    try {
+      await Promise.race([ch.waitForConfirms(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Registers a durable consumer; it is (re)declared on every (re)connection. */
@@ -129,8 +201,19 @@ export class AmqpClient {
     const queue = this.queuePrefix + spec.name;
     const dead = queue + ".dead";
     const ch = await conn.createChannel();
-    ch.on("error", () => {});
-    this.consumerChannels.push(ch);
+    const run: ConsumerRun = { spec, ch, open: true, chain: Promise.resolve() };
+    ch.on("error", (err) => this.log.warn({ queue: spec.name, err: (err as Error).message }, "amqp consumer channel error"));
+    ch.on("close", () => {
+      run.open = false;
+      this.runs = this.runs.filter((r) => r !== run);
+      if (this.closing || this.conn !== conn) return;
+      // Only this channel died (the connection lives on): declare the consumer again shortly.
+      setTimeout(() => {
+        if (this.closing || this.conn !== conn) return;
+        this.setUpConsumer(spec).catch((err) => this.log.warn({ queue: spec.name, err: (err as Error).message }, "amqp consumer re-declare failed"));
+      }, this.opts.reconnectMs).unref();
+    });
+    this.runs.push(run);
     await ch.assertExchange(this.exchange, "topic", { durable: true });
     const expiry: Record<string, unknown> = this.queueExpiresMs ? { "x-expires": this.queueExpiresMs } : {};
     await ch.assertQueue(dead, { durable: true, arguments: expiry });
@@ -141,19 +224,28 @@ export class AmqpClient {
     await ch.prefetch(spec.prefetch ?? 50);
 
     // Messages are handled strictly one after another so per-realm order survives retries.
-    let chain = Promise.resolve();
-    await ch.consume(queue, (msg) => {
+    const { consumerTag } = await ch.consume(queue, (msg) => {
       if (!msg) return;
-      chain = chain.then(() => this.handle(ch, spec, msg));
+      run.chain = run.chain
+        .then(() => this.handle(run, msg))
+        .catch((err) => this.log.error({ queue: spec.name, err: (err as Error).message }, "consumer crashed"));
     });
+    run.tag = consumerTag;
   }
 
-  private async handle(ch: amqp.Channel, spec: ConsumerSpec, msg: amqp.ConsumeMessage): Promise<void> {
+  private async handle(run: ConsumerRun, msg: amqp.ConsumeMessage): Promise<void> {
+    const { spec, ch } = run;
+    // Deliveries queued on a channel that has since closed are redelivered on the new one;
+    // handling them here too would run them twice and out of order.
+    if (!run.open || this.closing) return;
     let envelope: DomainEnvelope;
     try {
       envelope = DomainEnvelope.parse(JSON.parse(msg.content.toString("utf8")));
     } catch (err) {
-      this.log.error({ queue: spec.name, err: (err as Error).message }, "invalid message dead-lettered");
+      this.log.error(
+        { queue: spec.name, routing_key: msg.fields.routingKey, err: (err as Error).message, body: msg.content.toString("utf8").slice(0, 500) },
+        "invalid message dead-lettered",
+      );
       safely(() => ch.nack(msg, false, false));
       return;
     }
@@ -164,12 +256,12 @@ export class AmqpClient {
         safely(() => ch.ack(msg));
         return;
       } catch (err) {
-        if (err instanceof InvalidMessageError) {
-          this.log.error({ queue: spec.name, id: envelope.id, type: envelope.type, err: err.message }, "message dead-lettered");
+        if (isValidationError(err)) {
+          this.log.error({ queue: spec.name, id: envelope.id, type: envelope.type, err: (err as Error).message }, "message dead-lettered");
           safely(() => ch.nack(msg, false, false));
           return;
         }
-        if (this.closing || !this.consumerChannels.includes(ch)) return; // redelivered after reconnect
+        if (this.closing || !run.open) return; // the broker redelivers it after reconnecting
         this.log.warn({ queue: spec.name, id: envelope.id, err: (err as Error).message }, "handler failed, retrying");
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, 5000);
@@ -177,9 +269,22 @@ export class AmqpClient {
     }
   }
 
-  async close(): Promise<void> {
+  /** Stops consuming, lets the message being handled finish (bounded), then closes the connection. */
+  async close(opts: { graceMs?: number } = {}): Promise<void> {
     this.closing = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const runs = [...this.runs];
+    await Promise.all(runs.map((r) => (r.tag && r.open ? r.ch.cancel(r.tag).catch(() => {}) : undefined)));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(runs.map((r) => r.chain)),
+      new Promise((r) => {
+        timer = setTimeout(r, opts.graceMs ?? 5000);
+      }),
+    ]);
+    clearTimeout(timer);
+    await this.connecting;
     await this.conn?.close().catch(() => {});
     this.conn = null;
     this.confirm = null;

@@ -55,11 +55,40 @@ export function loadConfig<S extends ConfigShape>(
     Object.fromEntries(Object.keys(shape).map((k) => [k, env[k] === "" ? undefined : env[k]])),
   );
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message} (got ${JSON.stringify(env[String(i.path[0])])})`);
+    const lines = result.error.issues.map((i) => {
+      const name = String(i.path[0]);
+      return `  ${name}: ${i.message} (got ${shown(name, env[name])})`;
+    });
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   return result.data as z.infer<z.ZodObject<S>>;
 }
+
+/** The offending value for the message, without leaking secrets into logs. */
+function shown(name: string, value: string | undefined): string {
+  if (value === undefined || value === "") return "nothing";
+  if (/TOKEN|SECRET|PASSWORD|KEY/i.test(name)) return `a value of ${value.length} characters`;
+  return JSON.stringify(value.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@"));
+}
+
+/** For `main.ts`: a wrong variable prints which one and why, then exits with status 1. */
+export function loadConfigOrExit<S extends ConfigShape>(
+  shape: S,
+  env: Record<string, string | undefined> = process.env,
+): z.infer<z.ZodObject<S>> {
+  try {
+    return loadConfig(shape, env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(err.message + "\n");
+    process.exit(1);
+  }
+}
+
+/** `PORT` for one service, defaulting to its well-known port (gateway 9991, accounts 9992, ...). */
+export const portShape = (service: keyof typeof SERVICE_PORTS) => ({
+  PORT: z.coerce.number().int().min(0).max(65535).default(SERVICE_PORTS[service]),
+});
 
 export type BaseConfig = z.infer<z.ZodObject<typeof baseConfigShape>>;
 

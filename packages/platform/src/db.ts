@@ -27,6 +27,11 @@ export function createPool(databaseUrl: string, schema: string, max = 10): pg.Po
 /** Runs `fn` in one transaction: commit on success, rollback on any error. */
 export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client whose server goes away between statements emits 'error'; without a
+  // listener that would crash the process. The failure still reaches the caller via the next query.
+  let broken: Error | undefined;
+  const onError = (err: Error) => (broken = err);
+  client.on("error", onError);
   try {
     await client.query("BEGIN");
     const result = await fn(client);
@@ -36,6 +41,8 @@ export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promis
     await client.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
-    client.release();
+    client.off("error", onError);
+    // A broken connection must not go back to the pool.
+    client.release(broken);
   }
 }

@@ -57,9 +57,18 @@ export function readIdentity(headers: Record<string, string | string[] | undefin
     realmId,
     role: role as Role,
     isBot: get(INTERNAL_HEADERS.isBot) === "1",
-    email: decodeURIComponent(get(INTERNAL_HEADERS.email) ?? ""),
-    client: decodeURIComponent(get(INTERNAL_HEADERS.client) ?? "Unspecified"),
+    email: safeDecode(get(INTERNAL_HEADERS.email) ?? ""),
+    client: safeDecode(get(INTERNAL_HEADERS.client) ?? "Unspecified"),
   };
+}
+
+/** A malformed escape must not turn into a 500; the raw text is the best we have. */
+function safeDecode(v: string): string {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
 }
 
 export function tokenMatches(given: string | string[] | undefined, expected: string): boolean {

@@ -12,4 +12,5 @@ export * from "./migrate";
 export * from "./outbox";
 export * from "./params";
 export * from "./redis";
+export * from "./request-context";
 export * from "./server";

@@ -1,10 +1,12 @@
 import { ApiError, serviceUnavailable } from "./errors";
 import { INTERNAL_HEADERS, identityHeaders, type Identity } from "./identity";
+import { currentRequestId } from "./request-context";
 
 export interface CallOptions {
   identity?: Identity | null;
   /** Parameters, encoded the Zulip way: strings raw, everything else as JSON text. */
   params?: Record<string, unknown>;
+  /** Defaults to the id of the request being handled, so one id follows a request across services. */
   requestId?: string;
   timeoutMs?: number;
 }
@@ -32,7 +34,8 @@ export class InternalClient {
     const headers: Record<string, string> = opts.identity
       ? identityHeaders(opts.identity, this.token)
       : { [INTERNAL_HEADERS.token]: this.token };
-    if (opts.requestId) headers[INTERNAL_HEADERS.requestId] = opts.requestId;
+    const requestId = opts.requestId ?? currentRequestId();
+    if (requestId) headers[INTERNAL_HEADERS.requestId] = requestId;
     const form = encodeParams(opts.params ?? {});
     let url = `${this.baseUrl}/api/v1${path}`;
     let body: string | undefined;

@@ -38,6 +38,15 @@ export interface RelayOptions {
   batchSize?: number;
   /** Fallback poll when no NOTIFY arrives (lost listener connection, missed wake-up). */
   pollMs?: number;
+  /** How often the run loop deletes old published rows and old idempotency records. */
+  pruneEveryMs?: number;
+  /** Published outbox rows older than this are deleted (default 24 h). */
+  retentionHours?: number;
+  /**
+   * `processed_events` rows older than this are deleted (default 7 days): far beyond any
+   * redelivery, so idempotency holds while the table stays small.
+   */
+  processedRetentionHours?: number;
 }
 
 /**
@@ -49,7 +58,12 @@ export class OutboxRelay {
   private listener: pg.Client | null = null;
   private running = false;
   private wake: (() => void) | null = null;
+  /** A NOTIFY arrived while publishing: go round again instead of sleeping. */
+  private dirty = false;
   private loop: Promise<void> | null = null;
+  private listenLoop: Promise<void> | null = null;
+  private stopListenWait: (() => void) | null = null;
+  private lastPrune = 0;
   private readonly batchSize: number;
   private readonly pollMs: number;
 
@@ -59,8 +73,10 @@ export class OutboxRelay {
   }
 
   start(): void {
+    if (this.running) return;
     this.running = true;
-    void this.listen();
+    this.lastPrune = Date.now();
+    this.listenLoop = this.listen();
     this.loop = this.run();
   }
 
@@ -68,7 +84,9 @@ export class OutboxRelay {
     this.running = false;
     this.wake?.();
     await this.loop;
+    this.stopListenWait?.();
     await this.listener?.end().catch(() => {});
+    await this.listenLoop;
   }
 
   /** Publishes everything pending now; returns how many rows were sent. Used by tests and shutdown. */
@@ -85,8 +103,10 @@ export class OutboxRelay {
     let backoff = 100;
     while (this.running) {
       try {
+        this.dirty = false;
         await this.drain();
         backoff = 100;
+        await this.maybePrune();
         await this.sleep(this.pollMs);
       } catch (err) {
         this.opts.log.warn({ err: (err as Error).message }, "outbox relay: publish failed, will retry");
@@ -96,34 +116,61 @@ export class OutboxRelay {
     }
   }
 
+  private async maybePrune(): Promise<void> {
+    const every = this.opts.pruneEveryMs ?? 3_600_000;
+    if (Date.now() - this.lastPrune < every) return;
+    this.lastPrune = Date.now();
+    await this.prune(this.opts.retentionHours ?? 24).catch((err) =>
+      this.opts.log.warn({ err: (err as Error).message }, "outbox relay: prune failed"),
+    );
+  }
+
   private sleep(ms: number): Promise<void> {
+    if (this.dirty || !this.running) return Promise.resolve();
     return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
+      const done = () => {
         clearTimeout(t);
+        this.wake = null;
         resolve();
-      }
+      };
+      const t = setTimeout(done, ms);
       this.wake = done;
     });
+  }
+
+  private notified(): void {
+    this.dirty = true;
+    this.wake?.();
   }
 
   private async listen(): Promise<void> {
     while (this.running) {
       const client = new pg.Client({ connectionString: this.opts.databaseUrl });
+      // Registered before connecting: an 'error' event without a listener would crash the process.
+      const ended = new Promise<void>((resolve) => {
+        client.on("error", () => resolve());
+        client.on("end", () => resolve());
+      });
       try {
         await client.connect();
+        if (!this.running) break;
         this.listener = client;
-        client.on("notification", () => this.wake?.());
+        client.on("notification", () => this.notified());
         await client.query(`LISTEN "${this.opts.schema}_outbox"`);
-        await new Promise<void>((resolve) => {
-          client.on("error", () => resolve());
-          client.on("end", () => resolve());
-        });
+        // Rows committed while the listener was down are picked up by this extra round.
+        this.notified();
+        await ended;
       } catch {
         // PostgreSQL unreachable: the poll keeps the relay going; retry the listener later.
+      } finally {
+        if (this.listener === client) this.listener = null;
+        await client.end().catch(() => {});
       }
-      await client.end().catch(() => {});
-      if (this.running) await new Promise((r) => setTimeout(r, 1000));
+      if (this.running) await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 1000);
+        this.stopListenWait = () => (clearTimeout(t), resolve());
+      });
+      this.stopListenWait = null;
     }
   }
 
@@ -169,8 +216,19 @@ export class OutboxRelay {
     }
   }
 
-  /** Removes published rows older than `hours`; keeps the table small. */
-  async prune(hours = 24): Promise<void> {
-    await this.opts.pool.query("DELETE FROM outbox WHERE published_at < now() - make_interval(hours => $1)", [hours]);
+  /**
+   * Removes published rows older than `hours` and idempotency records older than the
+   * configured retention; keeps both tables small. The run loop calls it periodically.
+   */
+  async prune(hours = this.opts.retentionHours ?? 24): Promise<{ outbox: number; processed: number }> {
+    const outbox = await this.opts.pool.query(
+      "DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < now() - $1::float8 * interval '1 hour'",
+      [hours],
+    );
+    const processed = await this.opts.pool.query(
+      "DELETE FROM processed_events WHERE processed_at < now() - $1::float8 * interval '1 hour'",
+      [this.opts.processedRetentionHours ?? 24 * 7],
+    );
+    return { outbox: outbox.rowCount ?? 0, processed: processed.rowCount ?? 0 };
   }
 }

@@ -9,7 +9,7 @@ function parse(specs: ParamSpecs, raw: Partial<RawParams>) {
 }
 
 /** The Zulip error a parse raises: status, code, msg and extra fields. */
-function failure(specs: ParamSpecs, raw: Partial<RawParams>) {
+function failure(specs: ParamSpecs, raw: Partial<RawParams>): Record<string, any> {
   try {
     parse(specs, raw);
   } catch (err) {

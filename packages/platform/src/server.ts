@@ -9,6 +9,7 @@ import { INTERNAL_HEADERS, readIdentity, tokenMatches, type Identity } from "./i
 import type { Logger } from "./logger";
 import { createMetrics } from "./metrics";
 import { parseParams } from "./params";
+import { withRequestId } from "./request-context";
 
 export interface ServerOptions {
   name: string;
@@ -21,6 +22,8 @@ export interface ServerOptions {
   /** Check every success body against its route's response schema (tests turn this on). */
   validateResponses?: boolean;
   maxUploadBytes?: number;
+  /** How long one readiness check may take before it counts as failed (default 2000 ms). */
+  readinessTimeoutMs?: number;
 }
 
 export interface HandlerContext<S extends ParamSpecs> {
@@ -46,14 +49,36 @@ declare module "fastify" {
 }
 
 /** Connection-level failures of PostgreSQL, Redis or RabbitMQ: a 503, never a 500. */
-const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08006"]);
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+  // PostgreSQL: admin shutdown, crash shutdown, cannot connect now, connection exceptions, too many connections.
+  "57P01",
+  "57P02",
+  "57P03",
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+  "53300",
+]);
+
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Connection is closed|connect ECONNREFUSED|Client has encountered a connection error|Client was closed and is not queryable|Cannot use a pool after calling end|max retries per request|Stream isn't writeable|RabbitMQ is not connected/i;
 
 export function isUnavailableError(err: unknown): boolean {
-  const e = err as { code?: string; message?: string } | null;
-  if (!e) return false;
+  const e = err as { code?: string; message?: string; errors?: unknown[] } | null;
+  if (!e || typeof e !== "object") return false;
   if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
-  const m = e.message ?? "";
-  return /Connection terminated|timeout exceeded when trying to connect|Connection is closed|connect ECONNREFUSED|Client has encountered a connection error/i.test(m);
+  if (UNAVAILABLE_MESSAGES.test(e.message ?? "")) return true;
+  // Node reports a refused dual-stack connect as an AggregateError of the per-address errors.
+  return Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isUnavailableError);
 }
 
 /** Builds a service's fastify instance: logging, request ids, Zulip errors, health, metrics. Never listens. */
@@ -63,20 +88,50 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     requestIdHeader: INTERNAL_HEADERS.requestId,
     genReqId: () => randomUUID(),
     bodyLimit: opts.bodyLimit ?? 5 * 1024 * 1024,
-    disableRequestLogging: false,
+    // Connection-level parse errors (bad Content-Length, garbage request line) get our envelope too.
+    clientErrorHandler: (err, socket) => {
+      if (!socket.writable) return socket.destroy(err);
+      const code = (err as { code?: string }).code;
+      const status = code === "HPE_HEADER_OVERFLOW" ? 431 : code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
+      const body = JSON.stringify({ result: "error", msg: "Malformed HTTP request", code: "BAD_REQUEST" });
+      socket.end(`HTTP/1.1 ${status} Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
     // Long polls are held up to the poll timeout; do not cut them.
     requestTimeout: 0,
     return503OnClosing: true,
+    // A malformed URL is answered by fastify before routing; give it our envelope too.
+    frameworkErrors: (err, _req, reply) => {
+      const apiError = toApiError(err);
+      (reply as FastifyReply).status(apiError.status).headers(apiError.headers).send(apiError.body());
+    },
   });
   app.decorate("serverOptions", opts);
+  const bodyLimit = opts.bodyLimit ?? 5 * 1024 * 1024;
 
-  app.register(formbody);
+  // formbody has its own 1 MiB default; keep one limit for every body type.
+  app.register(formbody, { bodyLimit });
   app.register(multipart, { limits: { fileSize: opts.maxUploadBytes ?? 100 * 1024 * 1024, files: 1, fieldSize: 1024 * 1024 } });
-  // Zulip ignores bodies of other types; so do we, instead of answering 415.
+  // Only form bodies carry parameters (as in Zulip); JSON, text and anything else is drained
+  // and ignored instead of answering 400 or 415.
+  app.removeContentTypeParser(["application/json", "text/plain"]);
   app.addContentTypeParser("*", (_req, payload, done) => {
-    payload.resume();
-    payload.on("end", () => done(null, undefined));
-    payload.on("error", (err) => done(err, undefined));
+    // A raw-stream parser gets no limit from fastify: count, and refuse past the limit.
+    let size = 0;
+    let finished = false;
+    const finish = (err: Error | null) => {
+      if (finished) return;
+      finished = true;
+      done(err, undefined);
+    };
+    payload.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > bodyLimit) {
+        finish(new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 }));
+        payload.destroy();
+      }
+    });
+    payload.on("end", () => finish(null));
+    payload.on("error", (err) => finish(err));
   });
 
   app.addHook("onSend", async (req, reply) => {
@@ -85,16 +140,23 @@ export function createServer(opts: ServerOptions): FastifyInstance {
 
   const metrics = createMetrics(opts.name);
   app.addHook("onResponse", async (req, reply) => {
+    // Unmatched URLs share one label so random paths cannot blow up the series count.
     metrics.observe(req.method, req.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
   });
 
   app.setErrorHandler((err, req, reply) => {
     const apiError = toApiError(err);
-    if (apiError.status >= 500) req.log.error({ err }, "request failed");
-    reply.status(apiError.status).headers(apiError.headers).send(apiError.body());
+    if (apiError.status === 503) req.log.warn({ err: (err as Error)?.message }, "dependency unavailable");
+    else if (apiError.status >= 500) req.log.error({ err }, "request failed");
+    const headers = { ...apiError.headers };
+    // Every 401 tells HTTP clients how to authenticate, as Zulip's API does.
+    if (apiError.status === 401 && !Object.keys(headers).some((h) => h.toLowerCase() === "www-authenticate")) {
+      headers["WWW-Authenticate"] = 'Basic realm="zulip"';
+    }
+    reply.status(apiError.status).headers(headers).send(apiError.body());
   });
 
-  app.setNotFoundHandler((req, reply) => {
+  app.setNotFoundHandler((_req, reply) => {
     reply.status(404).send({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
   });
 
@@ -104,16 +166,21 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     const results = await Promise.all(
       checks.map(async ([name, check]) => {
         try {
-          await withTimeout(check(), 2000);
+          await withTimeout(Promise.resolve().then(check), opts.readinessTimeoutMs ?? 2000);
           return [name, "ok"] as const;
         } catch (err) {
-          return [name, (err as Error).message || "failed"] as const;
+          return [name, (err as Error)?.message || "failed"] as const;
         }
       }),
     );
-    const failed = results.filter(([, r]) => r !== "ok");
+    const failed = results.filter(([, r]) => r !== "ok").map(([name]) => name);
     reply.status(failed.length ? 503 : 200);
-    return { status: failed.length ? "unavailable" : "ready", service: opts.name, checks: Object.fromEntries(results) };
+    return {
+      status: failed.length ? "unavailable" : "ready",
+      service: opts.name,
+      checks: Object.fromEntries(results),
+      ...(failed.length ? { failed } : {}),
+    };
   });
   app.get("/metrics", async (_req, reply) => {
     reply.header("Content-Type", metrics.registry.contentType);
@@ -125,19 +192,26 @@ export function createServer(opts: ServerOptions): FastifyInstance {
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    p.then((v) => (clearTimeout(t), resolve(v)), (e) => (clearTimeout(t), reject(e)));
+    p.then(
+      (v) => (clearTimeout(t), resolve(v)),
+      (e) => (clearTimeout(t), reject(e)),
+    );
   });
 }
 
+const TOO_LARGE_CODES = new Set(["FST_ERR_CTP_BODY_TOO_LARGE", "FST_REQ_FILE_TOO_LARGE", "FST_PARTS_LIMIT", "FST_FILES_LIMIT", "FST_FIELDS_LIMIT"]);
+
+/** Maps anything thrown while handling a request to the Zulip error it shows the client. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (isUnavailableError(err)) return serviceUnavailable();
-  const e = err as { statusCode?: number; code?: string; message?: string };
-  if (e.statusCode === 413 || e.code === "FST_ERR_CTP_BODY_TOO_LARGE" || e.code === "FST_REQ_FILE_TOO_LARGE") {
+  const e = (err ?? {}) as { statusCode?: number; code?: string; message?: string };
+  if (e.statusCode === 413 || (e.code && TOO_LARGE_CODES.has(e.code))) {
     return new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
   }
   if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
-    return new ApiError("BAD_REQUEST", e.message ?? "Bad request", { status: e.statusCode === 404 ? 404 : 400 });
+    // fastify's own client errors (bad content length, malformed URL, ...): keep their status.
+    return new ApiError("BAD_REQUEST", e.message || "Bad request", { status: e.statusCode });
   }
   return new ApiError(null, "Internal server error", { status: 500 });
 }
@@ -150,13 +224,22 @@ function isFormRequest(req: FastifyRequest): boolean {
 /** Collects multipart text fields; a stray file part on a non-upload route is drained and reported as ignored. */
 async function readMultipartFields(req: FastifyRequest): Promise<Record<string, unknown>> {
   const fields: Record<string, unknown> = {};
-  for await (const part of req.parts()) {
-    if (part.type === "file") {
-      part.file.resume();
-      fields[part.fieldname] = { file: true };
-    } else {
-      fields[part.fieldname] = typeof part.value === "string" ? part.value : String(part.value);
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === "file") {
+        part.file.resume();
+        fields[part.fieldname] = { file: true };
+      } else {
+        if (part.valueTruncated) throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
+        fields[part.fieldname] = typeof part.value === "string" ? part.value : String(part.value);
+      }
     }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    const mapped = toApiError(err);
+    // A malformed body (bad boundary, truncated part) is the client's fault, not a 500.
+    if (mapped.status >= 500) throw new ApiError("BAD_REQUEST", "Malformed multipart body", { status: 400 });
+    throw mapped;
   }
   return fields;
 }
@@ -191,13 +274,18 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
         query: (req.query as Record<string, unknown>) ?? {},
         path: (req.params as Record<string, string>) ?? {},
       });
-      const data = await handler({ params: values, identity: identity as Identity, identityOrNull: identity, req, reply });
+      const data = await withRequestId(req.id, () =>
+        handler({ params: values, identity: identity as Identity, identityOrNull: identity, req, reply }),
+      );
       if (reply.sent) return reply;
       if (opts.validateResponses) {
         const check = def.response.safeParse(data);
         if (!check.success) {
           req.log.error({ issues: check.error.issues, route: def.path }, "response violates its contract");
-          throw new Error(`Response of ${def.method} ${def.path} violates its contract: ${JSON.stringify(check.error.issues)}`);
+          // Only with VALIDATE_RESPONSES (tests): the details make the failing test readable.
+          throw new ApiError(null, `Response of ${def.method} ${def.path} violates its contract: ${JSON.stringify(check.error.issues)}`, {
+            status: 500,
+          });
         }
       }
       const envelope: Record<string, unknown> = { result: "success", msg: "", ...(data as object) };
