@@ -4,6 +4,7 @@ import type { AccountsDeps } from "./deps";
 import { internalRoutes } from "./routes/internal";
 import { registerStateRoutes } from "./routes/register-state";
 import { serverRoutes } from "./routes/server";
+import { userGroupRoutes } from "./routes/user-groups";
 import { userRoutes } from "./routes/users";
 
 /** One plugin per resource; each registers its contract routes. */
@@ -11,6 +12,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   internalRoutes,
   serverRoutes,
   userRoutes,
+  userGroupRoutes,
   registerStateRoutes,
 ];
 

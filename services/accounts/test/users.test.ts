@@ -43,7 +43,8 @@ describe("organizations", () => {
     await t.markOutbox();
     const r = await t.ok(await t.call("POST", "/internal/realms", { params: { name: "Acme", string_id: "acme-x", owner_email: "o@acme.test", owner_full_name: "O" } }));
     const events = await t.outbox();
-    expect(events.map((e) => e.type)).toEqual(["accounts.realm.created", "accounts.user.created", "accounts.user.created"]);
+    expect(events.map((e) => e.type)).toEqual(["accounts.realm.created", "accounts.user.created", "accounts.user.created", "accounts.user_group.members_changed"]);
+    expect(events[3].payload).toMatchObject({ op: "add_members", user_ids: [r.owner.user_id] });
     expect(events[2].payload.user).toMatchObject({ user_id: r.owner.user_id, role: 100 });
     expect(events[2].payload.client).toMatchObject({ event: { type: "realm_user", op: "add" }, users: [r.owner.user_id] });
     expectError(
@@ -148,8 +149,7 @@ describe("users", () => {
     await t.markOutbox();
     const body = await t.ok(await t.call("POST", "/users", { as: org.admin.as, params: { email: "New.Person@x.test", password: "pw-123456", full_name: " New Person " } }));
     const events = await t.outbox();
-    expect(events).toHaveLength(1);
-    expect(events[0].type).toBe("accounts.user.created");
+    expect(events.map((e) => e.type)).toEqual(["accounts.user.created", "accounts.user_group.members_changed"]);
     expect(events[0].payload.user).toMatchObject({ user_id: body.user_id, role: 400, full_name: "New Person", email: "New.Person@x.test" });
     const client = events[0].payload.client;
     expect(client.event.person).toMatchObject({ user_id: body.user_id, full_name: "New Person", is_active: true });

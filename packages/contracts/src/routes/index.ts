@@ -10,6 +10,7 @@ import * as internal from "./internal";
 import * as scheduledMessages from "./scheduled-messages";
 import * as server from "./server";
 import * as users from "./users";
+import * as userGroups from "./user-groups";
 
 export * from "./drafts";
 export * from "./flags";
@@ -22,6 +23,7 @@ export * from "./internal";
 export * from "./scheduled-messages";
 export * from "./server";
 export * from "./users";
+export * from "./user-groups";
 
 const isRoute = (v: unknown): v is RouteDef =>
   typeof v === "object" && v !== null && "method" in v && "path" in v && "service" in v && "params" in v;
@@ -30,7 +32,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, users, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, users, userGroups, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));

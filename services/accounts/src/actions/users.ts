@@ -6,6 +6,7 @@ import { checkFullName, isValidEmail } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
 import { getRealm, lockRealm } from "../store/realms";
 import { addMembers, systemGroupIds } from "../store/user-groups";
+import { notifyMembersAdded } from "./user-groups";
 import {
   activeBotsOwnedBy,
   activeUserIds,
@@ -92,11 +93,6 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
   }
   const apiKey = generateApiKey();
   await insertApiKey(tx, user.realmId, user.id, hashApiKey(apiKey));
-  if (!input.isSystemBot) {
-    const groups = await systemGroupIds(tx, user.realmId);
-    const group = groups[systemGroupForRole(user.role, realm.waitingPeriodThreshold)];
-    if (group) await addMembers(tx, user.realmId, group, [user.id]);
-  }
   const audience = input.isSystemBot ? [] : await activeUserIds(tx, user.realmId);
   await emitEvent(tx, {
     type: "accounts.user.created",
@@ -108,6 +104,15 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
         : {}),
     },
   });
+  if (!input.isSystemBot) {
+    // After realm_user/add, so clients know the user before seeing them join a group.
+    const groups = await systemGroupIds(tx, user.realmId);
+    const group = groups[systemGroupForRole(user.role, realm.waitingPeriodThreshold)];
+    if (group) {
+      await addMembers(tx, user.realmId, group, [user.id]);
+      await notifyMembersAdded(tx, user.realmId, group, [user.id]);
+    }
+  }
   return { user, apiKey };
 }
 

@@ -1,6 +1,9 @@
 import type { StateContext } from "./register-state";
+import { realmUserGroupsState } from "./user-groups";
 
-/** State of the issue-5 resources (user groups, status, linkifiers); filled in below. */
-export async function registerStateExtras(_ctx: StateContext): Promise<Record<string, unknown>> {
-  return {};
+/** State of the issue-5 resources: user groups, status, linkifiers. */
+export async function registerStateExtras(ctx: StateContext): Promise<Record<string, unknown>> {
+  const state: Record<string, unknown> = {};
+  if (ctx.wants("realm_user_groups")) state.realm_user_groups = await realmUserGroupsState(ctx.deps, ctx.realm.id);
+  return state;
 }

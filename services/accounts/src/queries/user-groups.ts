@@ -1,11 +1,36 @@
-import { badRequest } from "@chat/platform";
+import { badRequest, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
-import { getGroup, isRecursiveMember, recursiveMemberIds, type UserGroupRow } from "../store/user-groups";
+import { ROLE } from "../lib/format";
+import { formatGroups } from "../lib/group-format";
+import {
+  directMemberIds,
+  directSubgroupIds,
+  getGroup,
+  isRecursiveMember,
+  listNamedGroups,
+  recursiveMemberIds,
+  recursiveSubgroupIds,
+  type UserGroupRow,
+} from "../store/user-groups";
+
+/** The user-group API is for members and administrators: guests and bots are refused. */
+export function checkGroupsApiCaller(who: Identity): void {
+  if (who.role === ROLE.guest) throw badRequest("Not allowed for guest users");
+  if (who.isBot) throw badRequest("This endpoint does not accept bot requests.");
+}
 
 /** Any group of the realm (anonymous setting groups included), or "Invalid user group". */
 export async function accessAnyGroup(deps: AccountsDeps, realmId: number, groupId: number): Promise<UserGroupRow> {
   const g = await getGroup(deps.pool, realmId, groupId);
   if (!g) throw badRequest("Invalid user group");
+  return g;
+}
+
+/** A named group of the caller's realm; another realm's or an anonymous one is "Invalid user group". */
+async function accessNamedGroup(deps: AccountsDeps, who: Identity, groupId: number): Promise<UserGroupRow> {
+  checkGroupsApiCaller(who);
+  const g = await getGroup(deps.pool, who.realmId, groupId);
+  if (!g || g.name === null) throw badRequest("Invalid user group");
   return g;
 }
 
@@ -17,4 +42,33 @@ export async function groupIsMember(deps: AccountsDeps, realmId: number, groupId
 export async function groupRecursiveMembers(deps: AccountsDeps, realmId: number, groupId: number): Promise<number[]> {
   await accessAnyGroup(deps, realmId, groupId);
   return recursiveMemberIds(deps.pool, realmId, groupId);
+}
+
+export async function getUserGroups(deps: AccountsDeps, who: Identity) {
+  checkGroupsApiCaller(who);
+  return formatGroups(deps.pool, who.realmId, await listNamedGroups(deps.pool, who.realmId));
+}
+
+/** realm_user_groups in register: same objects, readable by everyone in the realm. */
+export async function realmUserGroupsState(deps: AccountsDeps, realmId: number) {
+  return formatGroups(deps.pool, realmId, await listNamedGroups(deps.pool, realmId));
+}
+
+export async function getGroupMembers(deps: AccountsDeps, who: Identity, groupId: number, directOnly: boolean) {
+  await accessNamedGroup(deps, who, groupId);
+  return directOnly ? directMemberIds(deps.pool, who.realmId, groupId) : recursiveMemberIds(deps.pool, who.realmId, groupId);
+}
+
+export async function getGroupSubgroups(deps: AccountsDeps, who: Identity, groupId: number, directOnly: boolean) {
+  await accessNamedGroup(deps, who, groupId);
+  if (directOnly) return directSubgroupIds(deps.pool, who.realmId, groupId);
+  return (await recursiveSubgroupIds(deps.pool, who.realmId, groupId)).filter((id) => id !== groupId);
+}
+
+export async function getIsGroupMember(deps: AccountsDeps, who: Identity, groupId: number, userId: number, directOnly: boolean) {
+  await accessNamedGroup(deps, who, groupId);
+  const { rows } = await deps.pool.query("SELECT is_active FROM users WHERE realm_id = $1 AND id = $2", [who.realmId, userId]);
+  if (!rows[0]) throw badRequest("No such user");
+  if (directOnly) return (await directMemberIds(deps.pool, who.realmId, groupId)).includes(userId);
+  return isRecursiveMember(deps.pool, who.realmId, groupId, userId);
 }

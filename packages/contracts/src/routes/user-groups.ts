@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { p } from "../params";
+import { empty, route, success } from "../route";
+
+/** A group-setting value: a group id, or an anonymous set of users and subgroups. */
+export const GroupSettingValue = z.union([
+  z.number().int(),
+  z.strictObject({ direct_members: z.array(z.number().int()), direct_subgroups: z.array(z.number().int()) }),
+]);
+export type GroupSettingValue = z.infer<typeof GroupSettingValue>;
+
+/** A user group as clients see it (spec 2.6, feature level 267). */
+export const UserGroup = z.strictObject({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  members: z.array(z.number().int()),
+  direct_subgroup_ids: z.array(z.number().int()),
+  is_system_group: z.boolean(),
+  can_mention_group: GroupSettingValue,
+});
+export type UserGroup = z.infer<typeof UserGroup>;
+
+const ids = z.array(z.number().int());
+
+export const CreateUserGroup = route({
+  method: "POST",
+  path: "/user_groups/create",
+  service: "accounts",
+  auth: "user",
+  params: {
+    name: p.str().required(),
+    description: p.str().required(),
+    members: p.json(ids).required(),
+    can_mention_group: p.json(GroupSettingValue).alias("can_mention_group_id"),
+  },
+  response: empty,
+});
+
+export const GetUserGroups = route({
+  method: "GET",
+  path: "/user_groups",
+  service: "accounts",
+  auth: "user",
+  params: {},
+  response: success({ user_groups: z.array(UserGroup) }),
+});
+
+/** Rename, describe, or change who may mention the group. */
+export const UpdateUserGroup = route({
+  method: "PATCH",
+  path: "/user_groups/{user_group_id}",
+  service: "accounts",
+  auth: "user",
+  params: {
+    user_group_id: p.int().path(),
+    name: p.str(),
+    description: p.str(),
+    can_mention_group: p.json(
+      z.strictObject({ new: GroupSettingValue, old: GroupSettingValue.optional() }).or(GroupSettingValue.transform((v) => ({ new: v, old: undefined }))),
+    ),
+  },
+  response: empty,
+});
+
+export const UpdateUserGroupMembers = route({
+  method: "POST",
+  path: "/user_groups/{user_group_id}/members",
+  service: "accounts",
+  auth: "user",
+  params: { user_group_id: p.int().path(), add: p.json(ids), delete: p.json(ids) },
+  response: empty,
+});
+
+export const UpdateUserGroupSubgroups = route({
+  method: "POST",
+  path: "/user_groups/{user_group_id}/subgroups",
+  service: "accounts",
+  auth: "user",
+  params: { user_group_id: p.int().path(), add: p.json(ids), delete: p.json(ids) },
+  response: empty,
+});
+
+export const GetUserGroupMembers = route({
+  method: "GET",
+  path: "/user_groups/{user_group_id}/members",
+  service: "accounts",
+  auth: "user",
+  params: { user_group_id: p.int().path(), direct_member_only: p.bool().default(false) },
+  response: success({ members: ids }),
+});
+
+export const GetUserGroupSubgroups = route({
+  method: "GET",
+  path: "/user_groups/{user_group_id}/subgroups",
+  service: "accounts",
+  auth: "user",
+  params: { user_group_id: p.int().path(), direct_subgroup_only: p.bool().default(false) },
+  response: success({ subgroups: ids }),
+});
+
+export const GetIsUserGroupMember = route({
+  method: "GET",
+  path: "/user_groups/{user_group_id}/members/{user_id}",
+  service: "accounts",
+  auth: "user",
+  params: { user_group_id: p.int().path(), user_id: p.int().path(), direct_member_only: p.bool().default(false) },
+  response: success({ is_user_group_member: z.boolean() }),
+});

@@ -1,0 +1,248 @@
+import type { GroupSettingValue } from "@chat/contracts";
+import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { AccountsDeps } from "../deps";
+import { formatGroups, settingValues } from "../lib/group-format";
+import { ROLE } from "../lib/format";
+import {
+  addMembers,
+  addSubgroups,
+  directMemberIds,
+  directSubgroupIds,
+  getGroup,
+  getGroupsByIds,
+  groupNameTaken,
+  insertGroup,
+  listNamedGroups,
+  recursiveSubgroupIds,
+  removeMembers,
+  removeSubgroups,
+  setCanMentionGroup,
+  systemGroupIds,
+  type UserGroupRow,
+} from "../store/user-groups";
+import { activeUserIds, getUsersByIds } from "../store/users";
+import { checkGroupsApiCaller } from "../queries/user-groups";
+
+const MAX_NAME = 100;
+const MAX_DESCRIPTION = 1024;
+
+function checkName(raw: string): string {
+  const name = raw.trim();
+  if (!name) throw badRequest("User group name cannot be empty.");
+  if (name.length > MAX_NAME) throw badRequest(`User group name cannot exceed ${MAX_NAME} characters.`);
+  if (name.startsWith("role:")) throw badRequest("User group name cannot start with 'role:'.");
+  return name;
+}
+
+function checkDescription(d: string): string {
+  if (d.length > MAX_DESCRIPTION) throw badRequest(`description is too long (limit: ${MAX_DESCRIPTION} characters)`);
+  return d;
+}
+
+/** Active users of the realm with these ids, or "Invalid user ID: n" for the first one that is not. */
+async function checkActiveUsers(tx: Queryable, realmId: number, ids: number[]): Promise<number[]> {
+  const unique = [...new Set(ids)];
+  const found = await getUsersByIds(tx, realmId, unique);
+  const ok = new Set(found.filter((u) => u.isActive && !u.isSystemBot).map((u) => u.id));
+  for (const id of unique) if (!ok.has(id)) throw badRequest(`Invalid user ID: ${id}`);
+  return unique;
+}
+
+/** Named groups of the realm with these ids, or "Invalid user group ID: n". */
+async function checkNamedGroups(tx: Queryable, realmId: number, ids: number[]): Promise<UserGroupRow[]> {
+  const unique = [...new Set(ids)];
+  const found = await getGroupsByIds(tx, realmId, unique);
+  const byId = new Map(found.filter((g) => g.name !== null).map((g) => [g.id, g]));
+  for (const id of unique) if (!byId.has(id)) throw badRequest(`Invalid user group ID: ${id}`);
+  return unique.map((id) => byId.get(id)!);
+}
+
+const FORBIDDEN_MENTION_SETTING = ["role:internet", "role:owners"];
+
+/**
+ * Resolves a can_mention_group value to a group id: a named group (not internet/owners), or a
+ * new anonymous group holding the given users and subgroups.
+ */
+async function resolveMentionSetting(tx: Queryable, deps: AccountsDeps, realmId: number, value: GroupSettingValue): Promise<number> {
+  if (typeof value === "number") {
+    const [g] = await getGroupsByIds(tx, realmId, [value]);
+    if (!g || g.name === null) throw badRequest("Invalid user group");
+    if (g.isSystemGroup && FORBIDDEN_MENTION_SETTING.includes(g.name)) {
+      throw badRequest(`'can_mention_group' setting cannot be set to '${g.name}' group.`);
+    }
+    return g.id;
+  }
+  const members = await checkActiveUsers(tx, realmId, value.direct_members);
+  const subgroups = await checkNamedGroups(tx, realmId, value.direct_subgroups);
+  const anon = await insertGroup(tx, { realmId, name: null, description: "", isSystemGroup: false, canMentionGroupId: null, creatorId: null, now: deps.clock.now() });
+  await addMembers(tx, realmId, anon.id, members);
+  await addSubgroups(tx, realmId, anon.id, subgroups.map((g) => g.id));
+  return anon.id;
+}
+
+/** Whether the caller may change this group: never a system group; admins and moderators any other; members one they belong to or created. */
+async function accessGroupForUpdate(tx: Queryable, who: Identity, groupId: number): Promise<UserGroupRow> {
+  checkGroupsApiCaller(who);
+  const g = await getGroup(tx, who.realmId, groupId);
+  if (!g || g.name === null) throw badRequest("Invalid user group");
+  if (g.isSystemGroup) throw badRequest("Insufficient permission");
+  if (who.role <= ROLE.moderator) return g;
+  const { rows } = await tx.query(
+    `SELECT (creator_id = $3) OR EXISTS (SELECT 1 FROM user_group_members WHERE group_id = $2 AND user_id = $3) AS ok
+       FROM user_groups WHERE realm_id = $1 AND id = $2`,
+    [who.realmId, groupId, who.userId],
+  );
+  if (!rows[0]?.ok) throw badRequest("Insufficient permission");
+  return g;
+}
+
+async function notifyGroup(tx: Queryable, realmId: number, type: string, payload: Record<string, unknown>, event: Record<string, unknown>) {
+  const users = await activeUserIds(tx, realmId);
+  await emitEvent(tx, { type, realmId, payload: { ...payload, client: { event, users } } });
+}
+
+/** Sends add_members for a user's new system group (called when a user is created). */
+export async function notifyMembersAdded(tx: Queryable, realmId: number, groupId: number, userIds: number[]) {
+  await notifyGroup(tx, realmId, "accounts.user_group.members_changed", { group_id: groupId, op: "add_members", user_ids: userIds }, {
+    type: "user_group",
+    op: "add_members",
+    group_id: groupId,
+    user_ids: userIds,
+  });
+}
+
+export async function doCreateUserGroup(
+  deps: AccountsDeps,
+  who: Identity,
+  p: { name: string; description: string; members: number[]; canMentionGroup?: GroupSettingValue },
+): Promise<number> {
+  checkGroupsApiCaller(who);
+  const name = checkName(p.name);
+  const description = checkDescription(p.description);
+  return withTx(deps.pool, async (tx) => {
+    const members = await checkActiveUsers(tx, who.realmId, p.members);
+    if (await groupNameTaken(tx, who.realmId, name)) throw badRequest(`User group '${name}' already exists.`);
+    const mention =
+      p.canMentionGroup !== undefined
+        ? await resolveMentionSetting(tx, deps, who.realmId, p.canMentionGroup)
+        : (await systemGroupIds(tx, who.realmId))["role:everyone"];
+    let group: UserGroupRow;
+    try {
+      group = await insertGroup(tx, { realmId: who.realmId, name, description, isSystemGroup: false, canMentionGroupId: mention, creatorId: who.userId, now: deps.clock.now() });
+    } catch (err) {
+      if ((err as { code?: string }).code === "23505") throw badRequest(`User group '${name}' already exists.`);
+      throw err;
+    }
+    await addMembers(tx, who.realmId, group.id, members);
+    const [formatted] = await formatGroups(tx, who.realmId, await listNamedGroups(tx, who.realmId, [group.id]));
+    await notifyGroup(tx, who.realmId, "accounts.user_group.created", { group: formatted }, { type: "user_group", op: "add", group: formatted });
+    return group.id;
+  });
+}
+
+export async function doUpdateUserGroup(
+  deps: AccountsDeps,
+  who: Identity,
+  groupId: number,
+  p: { name?: string; description?: string; canMentionGroup?: { new: GroupSettingValue; old?: GroupSettingValue } },
+): Promise<void> {
+  if (p.name === undefined && p.description === undefined && p.canMentionGroup === undefined) throw badRequest("No new data supplied");
+  await withTx(deps.pool, async (tx) => {
+    const group = await accessGroupForUpdate(tx, who, groupId);
+    const data: Record<string, unknown> = {};
+    if (p.name !== undefined) {
+      const name = checkName(p.name);
+      if (name !== group.name) {
+        if (await groupNameTaken(tx, who.realmId, name)) throw badRequest(`User group '${name}' already exists.`);
+        await tx.query("UPDATE user_groups SET name = $3 WHERE realm_id = $1 AND id = $2", [who.realmId, groupId, name]);
+        data.name = name;
+      }
+    }
+    if (p.description !== undefined) {
+      const description = checkDescription(p.description);
+      if (description !== group.description) {
+        await tx.query("UPDATE user_groups SET description = $3 WHERE realm_id = $1 AND id = $2", [who.realmId, groupId, description]);
+        data.description = description;
+      }
+    }
+    if (p.canMentionGroup !== undefined) {
+      const current = group.canMentionGroupId !== null ? (await settingValues(tx, who.realmId, [group.canMentionGroupId])).get(group.canMentionGroupId) : undefined;
+      if (p.canMentionGroup.old !== undefined && JSON.stringify(p.canMentionGroup.old) !== JSON.stringify(current)) {
+        throw badRequest("'old' value does not match the expected value.");
+      }
+      const settingId = await resolveMentionSetting(tx, deps, who.realmId, p.canMentionGroup.new);
+      await setCanMentionGroup(tx, who.realmId, groupId, settingId);
+      data.can_mention_group = (await settingValues(tx, who.realmId, [settingId])).get(settingId);
+    }
+    if (!Object.keys(data).length) return;
+    await notifyGroup(tx, who.realmId, "accounts.user_group.updated", { group_id: groupId, data }, { type: "user_group", op: "update", group_id: groupId, data });
+  });
+}
+
+export async function doUpdateGroupMembers(deps: AccountsDeps, who: Identity, groupId: number, add: number[] = [], remove: number[] = []): Promise<void> {
+  if (!add.length && !remove.length) throw badRequest("Nothing to do. Specify at least one of 'add' or 'delete'.");
+  await withTx(deps.pool, async (tx) => {
+    await accessGroupForUpdate(tx, who, groupId);
+    const current = new Set(await directMemberIds(tx, who.realmId, groupId));
+    if (add.length) {
+      const ids = await checkActiveUsers(tx, who.realmId, add);
+      for (const id of ids) if (current.has(id)) throw badRequest(`User ${id} is already a member of this group`);
+    }
+    const removing = [...new Set(remove)];
+    for (const id of removing) if (!current.has(id)) throw badRequest(`There is no member '${id}' in this user group`);
+    if (add.length) {
+      const added = await addMembers(tx, who.realmId, groupId, [...new Set(add)]);
+      await notifyMembers(tx, who.realmId, groupId, "add_members", added);
+    }
+    if (removing.length) {
+      const removed = await removeMembers(tx, who.realmId, groupId, removing);
+      await notifyMembers(tx, who.realmId, groupId, "remove_members", removed);
+    }
+  });
+}
+
+async function notifyMembers(tx: Queryable, realmId: number, groupId: number, op: "add_members" | "remove_members", userIds: number[]) {
+  if (!userIds.length) return;
+  await notifyGroup(tx, realmId, "accounts.user_group.members_changed", { group_id: groupId, op, user_ids: userIds }, { type: "user_group", op, group_id: groupId, user_ids: userIds });
+}
+
+export async function doUpdateSubgroups(deps: AccountsDeps, who: Identity, groupId: number, add: number[] = [], remove: number[] = []): Promise<void> {
+  if (!add.length && !remove.length) throw badRequest("Nothing to do. Specify at least one of 'add' or 'delete'.");
+  await withTx(deps.pool, async (tx) => {
+    // Serializes subgroup changes in the realm so two concurrent additions cannot form a cycle.
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.subgroups'), $1::int)", [who.realmId]);
+    await accessGroupForUpdate(tx, who, groupId);
+    const current = new Set(await directSubgroupIds(tx, who.realmId, groupId));
+    const adding = await checkNamedGroups(tx, who.realmId, add);
+    const removing = await checkNamedGroups(tx, who.realmId, remove);
+    for (const g of adding) {
+      if (g.isSystemGroup) throw badRequest(`Invalid user group ID: ${g.id}`);
+      if (current.has(g.id)) throw badRequest(`User group ${g.id} is already a subgroup of this group.`);
+    }
+    for (const g of removing) if (!current.has(g.id)) throw badRequest(`User group ${g.id} is not a subgroup of this group.`);
+    // A cycle would appear if this group is (or is below) one of the groups being added.
+    for (const g of adding) {
+      const below = await recursiveSubgroupIds(tx, who.realmId, g.id);
+      if (below.includes(groupId)) throw badRequest(`User group ${groupId} is already a subgroup of one of the passed subgroups.`);
+    }
+    if (adding.length) {
+      const ids = adding.map((g) => g.id);
+      await addSubgroups(tx, who.realmId, groupId, ids);
+      await notifySubgroups(tx, who.realmId, groupId, "add_subgroups", ids);
+    }
+    if (removing.length) {
+      const ids = removing.map((g) => g.id);
+      await removeSubgroups(tx, who.realmId, groupId, ids);
+      await notifySubgroups(tx, who.realmId, groupId, "remove_subgroups", ids);
+    }
+  });
+}
+
+async function notifySubgroups(tx: Queryable, realmId: number, groupId: number, op: "add_subgroups" | "remove_subgroups", ids: number[]) {
+  await notifyGroup(tx, realmId, "accounts.user_group.subgroups_changed", { group_id: groupId, op, subgroup_ids: ids }, {
+    type: "user_group",
+    op,
+    group_id: groupId,
+    direct_subgroup_ids: ids,
+  });
+}
