@@ -2,6 +2,7 @@ export * from "./envelope";
 export * from "./errors";
 export * from "./events/index";
 export * from "./events/accounts";
+export * from "./events/client";
 export * from "./events/user-groups";
 export * from "./events/drafts";
 export * from "./events/messages";

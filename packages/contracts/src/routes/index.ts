@@ -1,5 +1,6 @@
 import type { RouteDef } from "../route";
 import * as drafts from "./drafts";
+import * as events from "./events";
 import * as flags from "./flags";
 import * as messages from "./messages";
 import * as streams from "./streams";
@@ -13,6 +14,7 @@ import * as users from "./users";
 import * as userGroups from "./user-groups";
 
 export * from "./drafts";
+export * from "./events";
 export * from "./flags";
 export * from "./messages";
 export * from "./streams";
@@ -32,7 +34,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, users, userGroups, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, events, users, userGroups, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));

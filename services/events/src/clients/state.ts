@@ -1,0 +1,78 @@
+import { ApiError, serviceUnavailable, type Identity, type InternalClient } from "@chat/platform";
+import type { StateService } from "../runtime";
+
+/**
+ * Which service owns the initial state of which event type (interface point 2). A type nobody
+ * is known to own is asked of every service, so a type added later by its owner still works.
+ */
+export const STATE_OWNERS: Record<StateService, readonly string[]> = {
+  accounts: [
+    "realm", "realm_user", "realm_user_groups", "user_group", "user_status", "realm_linkifiers", "realm_filters",
+    "realm_user_settings_defaults", "user_settings", "update_display_settings", "update_global_notifications",
+    "alert_words", "custom_profile_fields", "realm_emoji", "realm_domains", "realm_bot", "realm_embedded_bots",
+    "realm_incoming_webhook_bots", "realm_playgrounds", "muted_users", "presence", "onboarding_steps",
+    "video_calls", "giphy", "invites_changed",
+  ],
+  messaging: [
+    "subscription", "stream", "message", "update_message_flags", "drafts", "user_topic", "muted_topics",
+    "starred_messages", "recent_private_conversations", "default_streams", "default_stream_groups",
+    "stop_words", "attachment", "saved_snippets",
+  ],
+  scheduler: ["scheduled_messages"],
+};
+
+/** Types that carry no state (the queue's own events): never a reason to ask anyone. */
+const STATELESS = new Set(["heartbeat", "restart", "typing", "update_message", "delete_message", "reaction", "submessage"]);
+
+export function servicesFor(fetchTypes: readonly string[] | null): StateService[] {
+  const all = Object.keys(STATE_OWNERS) as StateService[];
+  if (fetchTypes === null) return all;
+  const wanted = new Set<StateService>();
+  for (const type of fetchTypes) {
+    if (STATELESS.has(type)) continue;
+    const owners = all.filter((s) => STATE_OWNERS[s].includes(type));
+    for (const s of owners.length ? owners : all) wanted.add(s);
+  }
+  return all.filter((s) => wanted.has(s));
+}
+
+export interface StateParams {
+  fetch_event_types: string[] | null;
+  client_capabilities: Record<string, boolean>;
+  include_subscribers: boolean;
+  client_gravatar: boolean;
+  apply_markdown: boolean;
+  narrow: unknown[];
+}
+
+/**
+ * Asks every owning service for its slice of the initial state, in parallel, and merges them.
+ * Partial state would make a client silently wrong, so any failure fails the whole register:
+ * an unreachable or broken service becomes 503; a service's own 4xx answer is passed on.
+ */
+export async function fetchRegisterState(
+  clients: Record<StateService, InternalClient>,
+  who: Identity,
+  params: StateParams,
+  opts: { requestId?: string; timeoutMs: number },
+): Promise<Record<string, unknown>> {
+  const services = servicesFor(params.fetch_event_types);
+  const slices = await Promise.all(
+    services.map(async (service) => {
+      try {
+        const data = await clients[service].call("POST", `/internal/register_state/${service}`, {
+          identity: who,
+          params: { ...params },
+          requestId: opts.requestId,
+          timeoutMs: opts.timeoutMs,
+        });
+        const { result: _r, msg: _m, ignored_parameters_unsupported: _i, ...state } = data;
+        return state;
+      } catch (err) {
+        if (err instanceof ApiError && err.status < 500 && err.status !== 404) throw err;
+        throw serviceUnavailable(`The ${service} service could not provide its state; try again shortly`);
+      }
+    }),
+  );
+  return Object.assign({}, ...slices);
+}

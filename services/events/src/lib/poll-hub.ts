@@ -1,0 +1,150 @@
+import type { Logger, Redis } from "@chat/platform";
+
+/** Why a waiting poll stops waiting. */
+export type WakeReason = "events" | "release" | "deleted" | "dropped" | "heartbeat" | "aborted";
+
+/**
+ * One waiting poll's view of its queue's wake channel. Messages published before the poll's own
+ * fetch ran are stale (that fetch already saw their effect); the fetch publishes `r:<token>`,
+ * and everything after that echo counts.
+ */
+export class Waiter {
+  private armed = false;
+  private pending: WakeReason | null = null;
+  private notify: (() => void) | null = null;
+
+  constructor(
+    readonly channel: string,
+    readonly token: string,
+    private readonly onClose: (w: Waiter) => void,
+  ) {}
+
+  /** Called by the hub for each message on the channel. */
+  receive(message: string): void {
+    if (message === `r:${this.token}`) {
+      this.armed = true;
+      return;
+    }
+    if (!this.armed) return;
+    let reason: WakeReason | null = null;
+    if (message === "e") reason = "events";
+    else if (message === "d") reason = "deleted";
+    else if (message === "x") reason = "dropped";
+    else if (message.startsWith("r:")) reason = "release";
+    if (reason) this.wake(reason);
+  }
+
+  wake(reason: WakeReason): void {
+    // A terminal reason is never replaced by a weaker one.
+    if (this.pending && this.pending !== "events") return;
+    this.pending = reason;
+    this.notify?.();
+  }
+
+  /** Waits for the next reason, the heartbeat after `timeoutMs`, or the client leaving. */
+  next(timeoutMs: number, signal?: AbortSignal): Promise<WakeReason> {
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.notify = null;
+        const reason = this.pending ?? "heartbeat";
+        this.pending = null;
+        resolve(reason);
+      };
+      const onAbort = () => this.wake("aborted");
+      const timer = setTimeout(() => this.wake("heartbeat"), Math.max(0, timeoutMs));
+      this.notify = finish;
+      if (signal?.aborted) this.wake("aborted");
+      else signal?.addEventListener("abort", onAbort, { once: true });
+      if (this.pending) finish();
+    });
+  }
+
+  close(): void {
+    this.onClose(this);
+  }
+}
+
+/**
+ * Wake-ups for the polls held by this instance: one Redis subscriber connection, one channel per
+ * queue with a waiting poll, subscribed before the poll's fetch so no publish is missed.
+ */
+export class PollHub {
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  /** Serializes SUBSCRIBE/UNSUBSCRIBE per channel. */
+  private readonly ops = new Map<string, Promise<void>>();
+  private closing = false;
+
+  constructor(
+    private readonly sub: Redis,
+    private readonly log: Logger,
+  ) {
+    sub.on("message", (channel: string, message: string) => {
+      for (const w of this.waiters.get(channel) ?? []) w.receive(message);
+    });
+  }
+
+  get held(): number {
+    let n = 0;
+    for (const set of this.waiters.values()) n += set.size;
+    return n;
+  }
+
+  /** Subscribes (resolving once Redis confirmed) and returns the poll's waiter. */
+  async watch(channel: string, token: string): Promise<Waiter> {
+    const waiter = new Waiter(channel, token, (w) => this.unwatch(w));
+    let set = this.waiters.get(channel);
+    const first = !set;
+    if (!set) {
+      set = new Set();
+      this.waiters.set(channel, set);
+    }
+    set.add(waiter);
+    if (this.closing) waiter.wake("heartbeat");
+    try {
+      if (first) await this.serialize(channel, () => this.sub.subscribe(channel));
+      else await this.ops.get(channel);
+    } catch (err) {
+      waiter.close();
+      throw err;
+    }
+    return waiter;
+  }
+
+  private unwatch(w: Waiter): void {
+    const set = this.waiters.get(w.channel);
+    if (!set || !set.delete(w)) return;
+    if (set.size === 0) {
+      this.waiters.delete(w.channel);
+      this.serialize(w.channel, async () => {
+        // Someone started watching again while we queued: keep the subscription.
+        if (!this.waiters.has(w.channel)) await this.sub.unsubscribe(w.channel);
+      }).catch(() => {}); // logged by serialize
+    }
+  }
+
+  /** Runs `op` after the channel's earlier operations; the returned promise carries its failure. */
+  private serialize(channel: string, op: () => Promise<unknown>): Promise<void> {
+    const prev = this.ops.get(channel) ?? Promise.resolve();
+    const result = prev.then(op).then(() => undefined);
+    const settled = result.catch((err) => this.log.warn({ err: (err as Error).message, channel }, "pub/sub operation failed"));
+    this.ops.set(channel, settled);
+    void settled.then(() => {
+      if (this.ops.get(channel) === settled) this.ops.delete(channel);
+    });
+    return result;
+  }
+
+  /** Graceful shutdown: every held poll answers now with a heartbeat; new ones do too. */
+  releaseAll(): void {
+    this.closing = true;
+    for (const set of this.waiters.values()) for (const w of set) w.wake("heartbeat");
+  }
+
+  async close(): Promise<void> {
+    this.releaseAll();
+    await Promise.all([...this.ops.values()]);
+    this.sub.disconnect();
+  }
+}

@@ -1,0 +1,110 @@
+import { createHash } from "node:crypto";
+import type { ClientNotice } from "@chat/contracts";
+import { matchesNarrow, type NarrowTerm } from "./narrow";
+
+/** What a queue was registered with: everything that decides what it receives and in which form. */
+export interface QueueDescriptor {
+  id: string;
+  userId: number;
+  realmId: number;
+  /** null: every type. */
+  eventTypes: string[] | null;
+  narrow: NarrowTerm[];
+  allPublicStreams: boolean;
+  capabilities: Record<string, boolean>;
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  lifespanSecs: number;
+}
+
+type Event = Record<string, unknown> & { type: string };
+
+/** Zulip's rules for which events a queue takes, beyond the producer's choice of users. */
+export function acceptsEvent(queue: QueueDescriptor, event: Event): boolean {
+  const caps = queue.capabilities;
+  if (queue.eventTypes !== null) {
+    if (!queue.eventTypes.includes(event.type)) return false;
+    // The newer user_topic events carry the same information.
+    if (event.type === "muted_topics" && queue.eventTypes.includes("user_topic")) return false;
+  }
+  switch (event.type) {
+    case "message":
+      return matchesNarrow(queue.narrow, (event.message ?? {}) as Record<string, unknown>, (event.flags ?? []) as string[]);
+    case "typing":
+      return !("stream_id" in event) || caps.stream_typing_notifications === true;
+    case "update_display_settings":
+    case "update_global_notifications":
+      // Legacy copies of user_settings events, only for clients that do not understand those.
+      return caps.user_settings_object !== true;
+    case "realm_linkifiers":
+      return caps.linkifier_url_template === true;
+    default:
+      return true;
+  }
+}
+
+export function gravatarUrl(email: string): string {
+  const hash = createHash("md5").update(email.trim().toLowerCase()).digest("hex");
+  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1`;
+}
+
+function messageForQueue(queue: QueueDescriptor, event: Event, senderQueue: ClientNotice["sender_queue"]): Event {
+  const { markdown_content: markdown, ...rest } = event;
+  const message = { ...(rest.message as Record<string, unknown>) };
+  if (!queue.applyMarkdown && typeof markdown === "string") {
+    message.content = markdown;
+    message.content_type = "text/x-markdown";
+  }
+  // Producers leave avatar_url null for gravatar users, which suits clients that compute it.
+  if (!queue.clientGravatar && message.avatar_url === null && typeof message.sender_email === "string") {
+    message.avatar_url = gravatarUrl(message.sender_email);
+  }
+  const out: Event = { ...rest, message };
+  if (senderQueue && senderQueue.queue_id === queue.id && message.sender_id === queue.userId) {
+    // Zulip clients read local_message_id; our spec names local_id. Both, in this queue only.
+    out.local_message_id = senderQueue.local_id;
+    out.local_id = senderQueue.local_id;
+  }
+  return out;
+}
+
+function updateMessageForQueue(event: Event): Event {
+  // update_message carries both forms (content = Markdown, rendered_content = HTML), as in Zulip.
+  const { markdown_content: markdown, ...rest } = event;
+  if (typeof markdown === "string") {
+    if (typeof rest.content === "string" && rest.rendered_content === undefined) rest.rendered_content = rest.content;
+    rest.content = markdown;
+  }
+  return rest as Event;
+}
+
+function deleteMessageForQueue(queue: QueueDescriptor, event: Event): Event[] {
+  const { message_id: one, message_ids: many, ...rest } = event;
+  const ids = Array.isArray(many) ? (many as number[]) : typeof one === "number" ? [one] : null;
+  if (ids === null) return [event];
+  if (queue.capabilities.bulk_message_deletion === true) return [{ ...rest, message_ids: ids } as Event];
+  // Older clients handle one message per event.
+  return ids.map((id) => ({ ...rest, message_id: id }) as Event);
+}
+
+/**
+ * The events one queue gets for one notice (none, one, or several for split deletions), in the
+ * form that queue asked for. `flags` are the receiving user's, when the producer gave them.
+ */
+export function eventsForQueue(queue: QueueDescriptor, notice: ClientNotice, flags: string[] | undefined): Event[] {
+  let event: Event = { ...(notice.event as Event) };
+  if (flags !== undefined) event.flags = flags;
+  else if (event.type === "message") event.flags = [];
+  if (!acceptsEvent(queue, event)) return [];
+  switch (event.type) {
+    case "message":
+      event = messageForQueue(queue, event, notice.sender_queue);
+      break;
+    case "update_message":
+      event = updateMessageForQueue(event);
+      break;
+    case "delete_message":
+      return deleteMessageForQueue(queue, event);
+  }
+  return [event];
+}

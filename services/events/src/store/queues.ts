@@ -1,0 +1,200 @@
+import type { Redis } from "@chat/platform";
+import type { QueueDescriptor } from "../lib/queue-filter";
+import { scripts } from "./scripts";
+
+/** Redis access for event queues: one function per operation, no decisions. */
+
+/** Keys outlive a queue's deadline by this much, so an absent sweeper leaves nothing forever. */
+const TTL_MARGIN_MS = 3600_000;
+
+export interface QueueOwner {
+  userId: number;
+  realmId: number;
+}
+
+export type FetchResult =
+  | { kind: "ok"; events: string[] }
+  | { kind: "bad" }
+  | { kind: "pruned" }
+  | { kind: "notin" };
+
+export interface QueueStoreOptions {
+  prefix: string;
+  maxEvents: number;
+  dedupeTtlSeconds: number;
+}
+
+const descriptorFields = (q: QueueDescriptor, nowMs: number): Array<string | number> => [
+  "user_id", q.userId,
+  "realm_id", q.realmId,
+  "event_types", JSON.stringify(q.eventTypes),
+  "narrow", JSON.stringify(q.narrow),
+  "all_public_streams", q.allPublicStreams ? 1 : 0,
+  "capabilities", JSON.stringify(q.capabilities),
+  "apply_markdown", q.applyMarkdown ? 1 : 0,
+  "client_gravatar", q.clientGravatar ? 1 : 0,
+  "lifespan", q.lifespanSecs,
+  "created", nowMs,
+  "last_connection", nowMs,
+  "next_id", 0,
+];
+
+function toDescriptor(id: string, h: Record<string, string>): QueueDescriptor | null {
+  if (!h.user_id) return null;
+  return {
+    id,
+    userId: Number(h.user_id),
+    realmId: Number(h.realm_id),
+    eventTypes: JSON.parse(h.event_types ?? "null"),
+    narrow: JSON.parse(h.narrow ?? "[]"),
+    allPublicStreams: h.all_public_streams === "1",
+    capabilities: JSON.parse(h.capabilities ?? "{}"),
+    applyMarkdown: h.apply_markdown === "1",
+    clientGravatar: h.client_gravatar === "1",
+    lifespanSecs: Number(h.lifespan),
+  };
+}
+
+function fetchResult(reply: unknown): FetchResult {
+  const [status, events] = reply as [string, string[] | undefined];
+  if (status === "OK") return { kind: "ok", events: events ?? [] };
+  if (status === "PRUNED") return { kind: "pruned" };
+  if (status === "NOTIN") return { kind: "notin" };
+  return { kind: "bad" };
+}
+
+export class QueueStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly opts: QueueStoreOptions,
+  ) {}
+
+  get prefix(): string {
+    return this.opts.prefix;
+  }
+
+  /** The pub/sub channel that wakes polls of a queue. */
+  wakeChannel(queueId: string): string {
+    return `${this.opts.prefix}wake:${queueId}`;
+  }
+
+  private ttl(lifespanSecs: number): number {
+    return lifespanSecs * 1000 + TTL_MARGIN_MS;
+  }
+
+  /** Creates the queue with its indexes; `realmWide` adds it to the realm's public-channel receivers. */
+  async create(q: QueueDescriptor, realmWide: boolean, nowMs: number): Promise<void> {
+    await scripts.create.run(this.redis, [
+      this.opts.prefix, q.id, q.userId, q.realmId, realmWide ? 1 : 0,
+      nowMs + q.lifespanSecs * 1000, this.ttl(q.lifespanSecs), ...descriptorFields(q, nowMs),
+    ]);
+  }
+
+  async fetch(
+    queueId: string,
+    owner: QueueOwner,
+    lastEventId: number | undefined,
+    token: string,
+    block: { nowMs: number; waitUntilMs: number } | null,
+  ): Promise<FetchResult> {
+    const reply = await scripts.fetch.run(this.redis, [
+      this.opts.prefix, queueId, owner.userId, owner.realmId, lastEventId ?? "", token,
+      block ? 1 : 0, block?.nowMs ?? 0, block?.waitUntilMs ?? 0, TTL_MARGIN_MS,
+    ]);
+    return fetchResult(reply);
+  }
+
+  async read(queueId: string, owner: QueueOwner, token: string): Promise<FetchResult> {
+    return fetchResult(await scripts.read.run(this.redis, [this.opts.prefix, queueId, owner.userId, owner.realmId, token]));
+  }
+
+  async heartbeat(queueId: string, owner: QueueOwner, token: string): Promise<FetchResult> {
+    return fetchResult(
+      await scripts.heartbeat.run(this.redis, [this.opts.prefix, queueId, owner.userId, owner.realmId, token, this.opts.maxEvents]),
+    );
+  }
+
+  async endPoll(queueId: string, token: string): Promise<void> {
+    await scripts.endPoll.run(this.redis, [this.opts.prefix, queueId, token]);
+  }
+
+  /** Removes the queue (waking its poll); false when it does not exist or is not the owner's. */
+  async delete(queueId: string, owner: QueueOwner): Promise<boolean> {
+    return (await scripts.delete.run(this.redis, [this.opts.prefix, queueId, owner.userId, owner.realmId])) === 1;
+  }
+
+  async pruneTo(queueId: string, eventId: number): Promise<void> {
+    await scripts.pruneTo.run(this.redis, [this.opts.prefix, queueId, eventId]);
+  }
+
+  /** The queue's descriptor, or null when it does not exist. */
+  async descriptor(queueId: string): Promise<QueueDescriptor | null> {
+    return toDescriptor(queueId, await this.redis.hgetall(`${this.opts.prefix}q:${queueId}`));
+  }
+
+  async descriptors(queueIds: string[]): Promise<Map<string, QueueDescriptor>> {
+    const out = new Map<string, QueueDescriptor>();
+    if (queueIds.length === 0) return out;
+    const pipe = this.redis.pipeline();
+    for (const id of queueIds) pipe.hgetall(`${this.opts.prefix}q:${id}`);
+    const replies = (await pipe.exec()) ?? [];
+    replies.forEach(([err, h], i) => {
+      if (err) throw err;
+      const d = toDescriptor(queueIds[i], h as Record<string, string>);
+      if (d) out.set(queueIds[i], d);
+    });
+    return out;
+  }
+
+  /** The queues of these users, and (when asked) the realm's public-channel receivers. One round trip. */
+  async targets(realmId: number, userIds: number[], realmWide: boolean): Promise<{ byUser: Map<number, string[]>; realm: string[] }> {
+    const pipe = this.redis.pipeline();
+    for (const uid of userIds) pipe.smembers(`${this.opts.prefix}u:${realmId}:${uid}`);
+    if (realmWide) pipe.smembers(`${this.opts.prefix}r:${realmId}`);
+    const replies = (await pipe.exec()) ?? [];
+    const byUser = new Map<number, string[]>();
+    userIds.forEach((uid, i) => {
+      const [err, ids] = replies[i];
+      if (err) throw err;
+      byUser.set(uid, ids as string[]);
+    });
+    let realm: string[] = [];
+    if (realmWide) {
+      const [err, ids] = replies[userIds.length];
+      if (err) throw err;
+      realm = ids as string[];
+    }
+    return { byUser, realm };
+  }
+
+  /** Every queue id known to this deployment (restart notices only; not for hot paths). */
+  async allQueueIds(): Promise<string[]> {
+    return this.redis.zrange(`${this.opts.prefix}expiry`, 0, -1);
+  }
+
+  /**
+   * Appends events to many queues in one atomic script call, at most once per envelope id.
+   * `variants` are the distinct event lists (JSON, without ids); `pairs` name each queue's variant.
+   */
+  async fanOut(envelopeId: string, variants: string[][], pairs: Array<[string, number]>): Promise<number> {
+    const args: Array<string | number> = [this.opts.prefix, envelopeId, this.opts.dedupeTtlSeconds, this.opts.maxEvents, variants.length];
+    for (const v of variants) args.push(v.length, ...v);
+    for (const [q, v] of pairs) args.push(q, v + 1);
+    return Number(await scripts.fanOut.run(this.redis, args));
+  }
+
+  async broadcast(eventJson: string, queueIds: string[]): Promise<number> {
+    if (queueIds.length === 0) return 0;
+    return Number(await scripts.broadcast.run(this.redis, [this.opts.prefix, eventJson, this.opts.maxEvents, ...queueIds]));
+  }
+
+  /** Removes up to `limit` expired queues; returns their ids. */
+  async sweep(nowMs: number, limit: number): Promise<string[]> {
+    return (await scripts.sweep.run(this.redis, [this.opts.prefix, nowMs, limit])) as string[];
+  }
+
+  /** Stores a deployment-wide value and returns the previous one, atomically. */
+  async getSet(key: string, value: string): Promise<string | null> {
+    return this.redis.set(this.opts.prefix + key, value, "GET");
+  }
+}

@@ -1,0 +1,281 @@
+import { createHash } from "node:crypto";
+import type { Redis } from "@chat/platform";
+
+/**
+ * Lua scripts for the queue operations that must be atomic across events instances. Keys are
+ * built inside the scripts from the deployment prefix (ARGV[1]), so one script call can touch any
+ * number of queues (fan-out); this assumes a single Redis, not a cluster.
+ *
+ * Layout (P = prefix):
+ *   P q:<id>          hash: the queue's descriptor, next_id, pruned, poll, last_connection, waiting_until
+ *   P qe:<id>         sorted set: the queue's events, score = event id, member = the event's JSON
+ *   P u:<realm>:<uid> set: the user's queue ids
+ *   P r:<realm>       set: queues that also get the realm's public channel messages
+ *   P expiry          sorted set: queue id -> the time (ms) it expires unless polled
+ *   P seen:<envelope> a delivered domain event (redeliveries are skipped)
+ *   channel P wake:<id>  "e" new events, "r:<token>" a newer poll, "d" deleted, "x" dropped
+ */
+
+const PRELUDE = `
+local P = ARGV[1]
+local function qkey(q) return P .. 'q:' .. q end
+local function ekey(q) return P .. 'qe:' .. q end
+local function wake(q, msg) redis.call('PUBLISH', P .. 'wake:' .. q, msg) end
+
+-- Keys carry a TTL a little past the queue's deadline, so nothing outlives an absent sweeper.
+local function keep(key, ttl)
+  local cur = redis.call('PTTL', key)
+  if cur >= 0 and cur < ttl then redis.call('PEXPIRE', key, ttl) end
+end
+
+local function drop(q)
+  local m = qkey(q)
+  local f = redis.call('HMGET', m, 'user_id', 'realm_id')
+  if f[1] then
+    redis.call('SREM', P .. 'u:' .. f[2] .. ':' .. f[1], q)
+    redis.call('SREM', P .. 'r:' .. f[2], q)
+  end
+  redis.call('DEL', m, ekey(q))
+  redis.call('ZREM', P .. 'expiry', q)
+end
+
+-- Appends one event (JSON without id) and returns its id.
+local function push(q, json)
+  local id = redis.call('HINCRBY', qkey(q), 'next_id', 1) - 1
+  local body = string.sub(json, 2)
+  if body ~= '}' then body = ',' .. body end
+  local e = ekey(q)
+  redis.call('ZADD', e, id, '{"id":' .. id .. body)
+  if redis.call('PTTL', e) == -1 then redis.call('PEXPIRE', e, math.max(redis.call('PTTL', qkey(q)), 1000)) end
+  return id
+end
+
+-- Drops the queue if it holds more than cap events; true when dropped.
+local function over_cap(q, cap)
+  if redis.call('ZCARD', ekey(q)) > cap then
+    wake(q, 'x')
+    drop(q)
+    return true
+  end
+  return false
+end
+
+local function owned(q, uid, realm)
+  local f = redis.call('HMGET', qkey(q), 'user_id', 'realm_id')
+  return f[1] == uid and f[2] == realm
+end
+
+-- A poll ended: the queue's idle clock runs from its last wait again.
+local function end_poll(q, token)
+  local m = qkey(q)
+  local f = redis.call('HMGET', m, 'poll', 'last_connection', 'lifespan')
+  if f[1] == token then
+    redis.call('HDEL', m, 'waiting_until')
+    redis.call('ZADD', P .. 'expiry', tonumber(f[2]) + tonumber(f[3]) * 1000, q)
+  end
+end
+`;
+
+/** ARGV: P, qid, uid, realm, inRealmIndex, deadline, ttlMs, then field/value pairs of the hash. */
+const CREATE = `
+local q, uid, realm = ARGV[2], ARGV[3], ARGV[4]
+local fields = {}
+for i = 8, #ARGV do fields[#fields + 1] = ARGV[i] end
+local m = qkey(q)
+redis.call('HSET', m, unpack(fields))
+local ttl = tonumber(ARGV[7])
+redis.call('PEXPIRE', m, ttl)
+local ukey = P .. 'u:' .. realm .. ':' .. uid
+redis.call('SADD', ukey, q)
+if redis.call('PTTL', ukey) < ttl then redis.call('PEXPIRE', ukey, ttl) end
+if ARGV[5] == '1' then
+  local rkey = P .. 'r:' .. realm
+  redis.call('SADD', rkey, q)
+  if redis.call('PTTL', rkey) < ttl then redis.call('PEXPIRE', rkey, ttl) end
+end
+redis.call('ZADD', P .. 'expiry', ARGV[6], q)
+if redis.call('PTTL', P .. 'expiry') < ttl then redis.call('PEXPIRE', P .. 'expiry', ttl) end
+return 1
+`;
+
+/**
+ * A poll begins: acknowledge up to last_event_id (ARGV[5], '' = none), release any other poll,
+ * return the remaining events; if there are none and the poll blocks, record that it waits.
+ * ARGV: P, qid, uid, realm, last, token, block, now, waitUntil, ttlMarginMs.
+ */
+const FETCH = `
+local q, uid, realm, last, token = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local m, e = qkey(q), ekey(q)
+if redis.call('EXISTS', m) == 0 or not owned(q, uid, realm) then return {'BAD'} end
+if last ~= '' then
+  local L = tonumber(last)
+  local pruned = redis.call('HGET', m, 'pruned')
+  if pruned and L < tonumber(pruned) then return {'PRUNED'} end
+  local top = redis.call('ZREVRANGEBYSCORE', e, L, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  local newest = pruned and tonumber(pruned)
+  if #top > 0 then newest = tonumber(top[2]) end
+  if newest and newest ~= L then return {'NOTIN'} end
+  if #top > 0 then
+    redis.call('ZREMRANGEBYSCORE', e, '-inf', L)
+    redis.call('HSET', m, 'pruned', L)
+  end
+end
+redis.call('HSET', m, 'poll', token)
+wake(q, 'r:' .. token)
+local events = redis.call('ZRANGE', e, 0, -1)
+if #events == 0 and ARGV[7] == '1' then
+  local now, wait_until = tonumber(ARGV[8]), tonumber(ARGV[9])
+  local lifespan = tonumber(redis.call('HGET', m, 'lifespan'))
+  redis.call('HSET', m, 'last_connection', ARGV[8], 'waiting_until', ARGV[9])
+  redis.call('ZADD', P .. 'expiry', math.max(now + lifespan * 1000, wait_until), q)
+  local ttl = math.max(lifespan * 1000, wait_until - now) + tonumber(ARGV[10])
+  redis.call('PEXPIRE', m, ttl)
+  redis.call('PEXPIRE', e, ttl)
+  keep(P .. 'u:' .. realm .. ':' .. uid, ttl)
+  keep(P .. 'r:' .. realm, ttl)
+  keep(P .. 'expiry', ttl)
+end
+return {'OK', events}
+`;
+
+/** A waiting poll was woken: its events now. ARGV: P, qid, uid, realm, token. */
+const READ = `
+local q, uid, realm, token = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if redis.call('EXISTS', qkey(q)) == 0 or not owned(q, uid, realm) then return {'BAD'} end
+local events = redis.call('ZRANGE', ekey(q), 0, -1)
+if #events > 0 then end_poll(q, token) end
+return {'OK', events}
+`;
+
+/** The heartbeat interval passed: push a heartbeat and return everything. ARGV: P, qid, uid, realm, token, cap. */
+const HEARTBEAT = `
+local q, uid, realm, token = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if redis.call('EXISTS', qkey(q)) == 0 or not owned(q, uid, realm) then return {'BAD'} end
+push(q, '{"type":"heartbeat"}')
+if over_cap(q, tonumber(ARGV[6])) then return {'BAD'} end
+end_poll(q, token)
+return {'OK', redis.call('ZRANGE', ekey(q), 0, -1)}
+`;
+
+/** The client went away mid-poll. ARGV: P, qid, token. */
+const END_POLL = `
+if redis.call('EXISTS', qkey(ARGV[2])) == 1 then end_poll(ARGV[2], ARGV[3]) end
+return 1
+`;
+
+/** DELETE /events. ARGV: P, qid, uid, realm. */
+const DELETE = `
+local q = ARGV[2]
+if redis.call('EXISTS', qkey(q)) == 0 or not owned(q, ARGV[3], ARGV[4]) then return 0 end
+wake(q, 'd')
+drop(q)
+return 1
+`;
+
+/** Register applied events up to ARGV[3] to its state: they leave the queue. ARGV: P, qid, id. */
+const PRUNE_TO = `
+local q, id = ARGV[2], tonumber(ARGV[3])
+if redis.call('EXISTS', qkey(q)) == 0 then return 0 end
+redis.call('ZREMRANGEBYSCORE', ekey(q), '-inf', id)
+redis.call('HSET', qkey(q), 'pruned', id)
+return 1
+`;
+
+/**
+ * One domain event to many queues, at most once per envelope id.
+ * ARGV: P, envelopeId, dedupeTtlSeconds, cap, nVariants, then per variant: count and that many
+ * event JSONs, then pairs (queue id, variant index, 1-based).
+ * Returns the number of queues written, or -1 when the envelope was already delivered.
+ */
+const FANOUT = `
+if not redis.call('SET', P .. 'seen:' .. ARGV[2], '1', 'NX', 'EX', ARGV[3]) then return -1 end
+local cap = tonumber(ARGV[4])
+local variants = {}
+local i = 6
+for v = 1, tonumber(ARGV[5]) do
+  local n = tonumber(ARGV[i])
+  local list = {}
+  for k = 1, n do list[k] = ARGV[i + k] end
+  variants[v] = list
+  i = i + n + 1
+end
+local written = 0
+while i < #ARGV do
+  local q, v = ARGV[i], tonumber(ARGV[i + 1])
+  i = i + 2
+  if redis.call('EXISTS', qkey(q)) == 1 then
+    for _, json in ipairs(variants[v]) do push(q, json) end
+    if not over_cap(q, cap) then wake(q, 'e') end
+    written = written + 1
+  end
+end
+return written
+`;
+
+/** Push one event into every given queue (restart notices). ARGV: P, json, cap, qids... */
+const BROADCAST = `
+local n = 0
+for i = 4, #ARGV do
+  local q = ARGV[i]
+  if redis.call('EXISTS', qkey(q)) == 1 then
+    push(q, ARGV[2])
+    if not over_cap(q, tonumber(ARGV[3])) then wake(q, 'e') end
+    n = n + 1
+  end
+end
+return n
+`;
+
+/**
+ * Removes queues whose deadline passed and that no poll waits on; a queue with a waiting poll is
+ * put back at the end of that wait. Atomic per call, so any number of instances may sweep.
+ * ARGV: P, now, limit. Returns the removed queue ids.
+ */
+const SWEEP = `
+local now = tonumber(ARGV[2])
+local due = redis.call('ZRANGEBYSCORE', P .. 'expiry', '-inf', now, 'LIMIT', 0, tonumber(ARGV[3]))
+local removed = {}
+for _, q in ipairs(due) do
+  local wu = redis.call('HGET', qkey(q), 'waiting_until')
+  if wu and tonumber(wu) > now then
+    redis.call('ZADD', P .. 'expiry', wu, q)
+  else
+    wake(q, 'x')
+    drop(q)
+    removed[#removed + 1] = q
+  end
+end
+return removed
+`;
+
+export class LuaScript {
+  readonly sha: string;
+  readonly source: string;
+  constructor(body: string) {
+    this.source = PRELUDE + body;
+    this.sha = createHash("sha1").update(this.source).digest("hex");
+  }
+
+  /** EVALSHA, loading the script on the first NOSCRIPT (a restarted or new Redis). */
+  async run(redis: Redis, args: Array<string | number>): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, 0, ...args);
+    } catch (err) {
+      if (!String((err as Error).message).includes("NOSCRIPT")) throw err;
+      return redis.eval(this.source, 0, ...args);
+    }
+  }
+}
+
+export const scripts = {
+  create: new LuaScript(CREATE),
+  fetch: new LuaScript(FETCH),
+  read: new LuaScript(READ),
+  heartbeat: new LuaScript(HEARTBEAT),
+  endPoll: new LuaScript(END_POLL),
+  delete: new LuaScript(DELETE),
+  pruneTo: new LuaScript(PRUNE_TO),
+  fanOut: new LuaScript(FANOUT),
+  broadcast: new LuaScript(BROADCAST),
+  sweep: new LuaScript(SWEEP),
+};

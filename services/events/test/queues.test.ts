@@ -1,0 +1,276 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { ManualClock } from "@chat/platform";
+import { eventsEnv, notice, poll, queueFor, user, type EventsEnv, type Instance } from "./support";
+
+let ev: EventsEnv;
+let inst: Instance;
+
+beforeAll(async () => {
+  ev = await eventsEnv();
+  inst = await ev.start();
+});
+afterAll(async () => {
+  await ev.teardown();
+});
+
+/** Through the real deliverer, without the broker: the write is done when this resolves. */
+const direct = (realmId: number, users: number[], event: Record<string, unknown> & { type: string }) =>
+  inst.app.events.deliverer.doDeliverNotice(randomUUID(), realmId, { event, users });
+
+const send = (realmId: number, users: unknown[], event: Record<string, unknown> = { type: "custom", n: 1 }) =>
+  ev.publish("test.thing.happened", realmId, notice(event, users));
+
+describe("registering a queue", () => {
+  it("GET /events without queue_id needs dont_block", async () => {
+    const res = await inst.call("GET", "/events", { as: user() });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg: "Missing 'queue_id' argument" });
+  });
+
+  it("GET /events with dont_block and no queue_id registers a queue", async () => {
+    const res = await inst.call("GET", "/events", { as: user(), params: { dont_block: true } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ result: "success", msg: "", events: [], queue_id: expect.any(String) });
+  });
+
+  it("POST /register without state types returns the queue keys", async () => {
+    const res = await inst.call("POST", "/register", { as: user(), params: { fetch_event_types: [] } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      result: "success",
+      msg: "",
+      queue_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      last_event_id: -1,
+      zulip_version: expect.any(String),
+      zulip_feature_level: 267,
+      zulip_merge_base: expect.any(String),
+      max_message_length: 10000,
+      max_topic_length: 60,
+      event_queue_longpoll_timeout_seconds: 90,
+    });
+  });
+
+  it("rejects unsupported narrows and guests asking for all public channels, storing nothing", async () => {
+    const before = await ev.redis.keys(`${inst.config.REDIS_PREFIX}q:*`);
+    const who = user();
+    let res = await inst.call("POST", "/register", { as: who, params: { fetch_event_types: [], narrow: [["search", "x"]] } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "Operator search not supported." });
+    res = await inst.call("POST", "/register", { as: who, params: { fetch_event_types: [], narrow: [["is", "followed"]] } });
+    expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "Operand followed not supported." });
+    res = await inst.call("POST", "/register", { as: user({ role: 600 }), params: { fetch_event_types: [], all_public_streams: true } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "User not authorized for this query" });
+    res = await inst.call("POST", "/register", { as: who, params: { event_types: "message" } });
+    expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "event_types is not valid JSON" });
+    res = await inst.call("POST", "/register", { as: who, params: { queue_lifespan_secs: -5 } });
+    expect(res.body).toMatchObject({ code: "BAD_REQUEST" });
+    expect(await ev.redis.keys(`${inst.config.REDIS_PREFIX}q:*`)).toEqual(before);
+  });
+
+  it("lists unknown parameters as ignored", async () => {
+    const res = await inst.call("POST", "/register", { as: user(), params: { fetch_event_types: [], slim_presence: true } });
+    expect(res.status).toBe(200);
+    expect(res.body.ignored_parameters_unsupported).toEqual(["slim_presence"]);
+  });
+
+  it("answers 503 and keeps no queue when a state service is unreachable", async () => {
+    const who = user();
+    const res = await inst.call("POST", "/register", { as: who, params: { fetch_event_types: ["message"] } });
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ result: "error", code: "SERVICE_UNAVAILABLE" });
+    expect(await ev.redis.smembers(`${inst.config.REDIS_PREFIX}u:1:${who.userId}`)).toEqual([]);
+  });
+});
+
+describe("event ids and acknowledgement", () => {
+  it("gives strictly increasing ids from 0 and drops acknowledged events", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    for (let n = 0; n < 3; n++) await direct(1, [who.userId], { type: "custom", n });
+
+    // Not acknowledged: all of them, every time. Acknowledging 1 leaves only 2.
+    let res = await poll(inst, who, q, undefined, { dont_block: true });
+    expect(res.body.events).toEqual([{ id: 0, type: "custom", n: 0 }, { id: 1, type: "custom", n: 1 }, { id: 2, type: "custom", n: 2 }]);
+    res = await poll(inst, who, q, -1);
+    expect(res.body.events.map((e: any) => e.id)).toEqual([0, 1, 2]);
+    res = await poll(inst, who, q, 1, { dont_block: true });
+    expect(res.body).toEqual({ result: "success", msg: "", events: [{ id: 2, type: "custom", n: 2 }], queue_id: q });
+    res = await poll(inst, who, q, 2, { dont_block: true });
+    expect(res.body.events).toEqual([]);
+  });
+
+  it("refuses acknowledgements of pruned or never-queued events without changing the queue", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    for (let n = 0; n < 3; n++) await direct(1, [who.userId], { type: "custom", n });
+    await poll(inst, who, q, 1, { dont_block: true });
+
+    let res = await poll(inst, who, q, 0, { dont_block: true });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "An event newer than 0 has already been pruned!" });
+    res = await poll(inst, who, q, 7, { dont_block: true });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "Event 7 was not in this queue" });
+    res = await poll(inst, who, q, 1, { dont_block: true });
+    expect(res.body.events.map((e: any) => e.id)).toEqual([2]);
+  });
+
+  it("accepts -1 on a fresh queue and no last_event_id at all", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    expect((await poll(inst, who, q, -1, { dont_block: true })).body.events).toEqual([]);
+    expect((await poll(inst, who, q, undefined, { dont_block: true })).status).toBe(200);
+  });
+
+  it("answers BAD_EVENT_QUEUE_ID for unknown queues and other users' queues", async () => {
+    const owner = user();
+    const q = await queueFor(inst, owner);
+    for (const who of [user(), user({ userId: owner.userId, realmId: 2 })]) {
+      const res = await poll(inst, who, q, -1, { dont_block: true });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ result: "error", code: "BAD_EVENT_QUEUE_ID", msg: `Bad event queue ID: ${q}`, queue_id: q });
+      const del = await inst.call("DELETE", "/events", { as: who, params: { queue_id: q } });
+      expect(del.body).toMatchObject({ code: "BAD_EVENT_QUEUE_ID", queue_id: q });
+    }
+    const res = await poll(inst, owner, "no-such-queue", -1);
+    expect(res.body).toMatchObject({ code: "BAD_EVENT_QUEUE_ID", queue_id: "no-such-queue" });
+    // The owner's queue is untouched.
+    expect((await poll(inst, owner, q, -1, { dont_block: true })).status).toBe(200);
+  });
+});
+
+describe("long polling", () => {
+  it("returns as soon as an event arrives", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    const started = Date.now();
+    const pending = poll(inst, who, q, -1);
+    await new Promise((r) => setTimeout(r, 100));
+    await send(1, [who.userId], { type: "custom", n: 9 });
+    const res = await pending;
+    expect(res.body).toEqual({ result: "success", msg: "", events: [{ id: 0, type: "custom", n: 9 }], queue_id: q });
+    expect(Date.now() - started).toBeLessThan(900); // well before the 1 s heartbeat
+  });
+
+  it("sends a heartbeat (an event to acknowledge) after the interval", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    const started = Date.now();
+    const res = await poll(inst, who, q, -1);
+    const waited = Date.now() - started;
+    expect(res.body.events).toEqual([{ id: 0, type: "heartbeat" }]);
+    expect(waited).toBeGreaterThanOrEqual(950);
+    expect(waited).toBeLessThan(3000);
+    const next = await poll(inst, who, q, 0, { dont_block: true });
+    expect(next.body.events).toEqual([]);
+  });
+
+  it("a second poll on the queue releases the first", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    const first = poll(inst, who, q, -1);
+    await new Promise((r) => setTimeout(r, 150));
+    const second = poll(inst, who, q, -1);
+    const res = await first;
+    expect(res.status).toBe(200);
+    expect(res.body.events).toEqual([]);
+    await send(1, [who.userId], { type: "custom", n: 1 });
+    expect((await second).body.events).toEqual([{ id: 0, type: "custom", n: 1 }]);
+  });
+
+  it("DELETE /events releases a waiting poll and removes the queue", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    const waiting = poll(inst, who, q, -1);
+    await new Promise((r) => setTimeout(r, 150));
+    const del = await inst.call("DELETE", "/events", { as: who, params: { queue_id: q } });
+    expect(del.body).toEqual({ result: "success", msg: "" });
+    const res = await waiting;
+    expect(res.body).toEqual({ result: "success", msg: "", events: [], queue_id: q });
+    expect((await poll(inst, who, q, -1)).body.code).toBe("BAD_EVENT_QUEUE_ID");
+    expect((await inst.call("DELETE", "/events", { as: who, params: { queue_id: q } })).body.code).toBe("BAD_EVENT_QUEUE_ID");
+    expect(await ev.redis.smembers(`${inst.config.REDIS_PREFIX}u:1:${who.userId}`)).toEqual([]);
+  });
+
+  it("DELETE /events needs queue_id", async () => {
+    const res = await inst.call("DELETE", "/events", { as: user() });
+    expect(res.body).toMatchObject({ code: "REQUEST_VARIABLE_MISSING", var_name: "queue_id" });
+  });
+});
+
+describe("expiry", () => {
+  it("removes queues idle past their lifespan, not those with a waiting poll", async () => {
+    // Its own Redis prefix: the sweeper sees only this test's queues.
+    const own = await eventsEnv();
+    const clock = new ManualClock(new Date("2030-01-01T00:00:00Z"));
+    const local = await own.start({ clock, consume: false });
+    const idle = user();
+    const busy = user();
+    const long = user();
+    const qIdle = await queueFor(local, idle);
+    const qBusy = await queueFor(local, busy);
+    const qLong = await queueFor(local, long, { queue_lifespan_secs: 3600 });
+    const qCapped = await queueFor(local, long, { queue_lifespan_secs: 30 * 24 * 3600 });
+
+    clock.advance(599_000);
+    expect(await local.app.events.sweeper.sweepOnce()).toEqual([]);
+    const waiting = poll(local, busy, qBusy, -1); // refreshes its last connection
+    await new Promise((r) => setTimeout(r, 100));
+    clock.advance(2_000);
+    expect(await local.app.events.sweeper.sweepOnce()).toEqual([qIdle]);
+    expect((await poll(local, idle, qIdle, -1, { dont_block: true })).body).toMatchObject({ code: "BAD_EVENT_QUEUE_ID", queue_id: qIdle });
+
+    // The poll ends with its heartbeat; ten idle minutes later the queue goes too.
+    // (It waited from 599 s, so it is due at 1199 s.)
+    await waiting;
+    clock.advance(597_000); // 1198 s
+    expect(await local.app.events.sweeper.sweepOnce()).toEqual([]);
+    clock.advance(2_000); // 1200 s
+    expect(await local.app.events.sweeper.sweepOnce()).toEqual([qBusy]);
+
+    clock.advance(2400_000); // 3600 s
+    expect(await local.app.events.sweeper.sweepOnce()).toEqual([qLong]);
+    // Lifespans are capped at 7 days.
+    clock.advance(7 * 24 * 3600_000 - 3600_000 - 1000);
+    expect(await local.app.events.sweeper.sweepOnce()).toEqual([]);
+    clock.advance(1000);
+    expect(await local.app.events.sweeper.sweepOnce()).toEqual([qCapped]);
+    expect(await ev.redis.exists(`${local.config.REDIS_PREFIX}q:${qCapped}`, `${local.config.REDIS_PREFIX}qe:${qCapped}`)).toBe(0);
+    expect(await ev.redis.smembers(`${local.config.REDIS_PREFIX}u:1:${long.userId}`)).toEqual([]);
+    await own.teardown();
+  });
+});
+
+describe("size cap", () => {
+  it("drops a queue that holds more than the cap: BAD_EVENT_QUEUE_ID, never a truncated history", async () => {
+    const local = await ev.start({ env: { EVENTS_QUEUE_MAX_EVENTS: "3" }, consume: false });
+    const who = user();
+    const q = await queueFor(local, who);
+    const other = await queueFor(local, who);
+    for (let n = 0; n < 3; n++) await local.app.events.deliverer.doDeliverNotice(randomUUID(), 1, { event: { type: "custom", n }, users: [who.userId] });
+    expect((await poll(local, who, q, undefined, { dont_block: true })).body.events).toHaveLength(3);
+    // The other queue keeps up; this one does not.
+    await poll(local, who, other, 2, { dont_block: true });
+    await local.app.events.deliverer.doDeliverNotice(randomUUID(), 1, { event: { type: "custom", n: 3 }, users: [who.userId] });
+    expect((await poll(local, who, q, undefined, { dont_block: true })).body).toMatchObject({ code: "BAD_EVENT_QUEUE_ID", queue_id: q });
+    expect((await poll(local, who, other, 2, { dont_block: true })).body.events).toEqual([{ id: 3, type: "custom", n: 3 }]);
+    await local.close();
+  });
+
+  it("a waiting poll learns at once that its queue was dropped", async () => {
+    const local = await ev.start({ env: { EVENTS_QUEUE_MAX_EVENTS: "1" }, consume: false });
+    const who = user();
+    const q = await queueFor(local, who, { client_capabilities: { bulk_message_deletion: false } });
+    const waiting = poll(local, who, q, -1);
+    await new Promise((r) => setTimeout(r, 150));
+    // One notice, two events for this old-style client: over the cap of 1.
+    await local.app.events.deliverer.doDeliverNotice(randomUUID(), 1, {
+      event: { type: "delete_message", message_type: "private", message_ids: [1, 2] },
+      users: [who.userId],
+    });
+    expect((await waiting).body).toMatchObject({ code: "BAD_EVENT_QUEUE_ID", queue_id: q });
+    await local.close();
+  });
+});
