@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "./logger";
+import { markShuttingDown } from "./server";
 
 /**
  * Listens, then on SIGTERM/SIGINT: stops accepting, lets in-flight requests finish (fastify's
@@ -25,8 +26,14 @@ export async function runService(opts: {
       process.exit(1);
     }, opts.graceSeconds * 1000);
     deadline.unref();
+    markShuttingDown(opts.app);
+    // Keep-alive sockets that go idle after their last response would hold close() open until
+    // their timeout; drop them as soon as they are idle.
+    const reaper = setInterval(() => opts.app.server.closeIdleConnections?.(), 100);
+    reaper.unref();
     try {
       await opts.app.close();
+      clearInterval(reaper);
       for (const step of opts.stop) await step().catch((err) => opts.log.warn({ err }, "stop step failed"));
     } finally {
       clearTimeout(deadline);

@@ -48,6 +48,13 @@ declare module "fastify" {
   }
 }
 
+const shuttingDown = new WeakSet<FastifyInstance>();
+
+/** Marks `app` as shutting down: responses carry `Connection: close` (runService calls it on SIGTERM). */
+export function markShuttingDown(app: FastifyInstance): void {
+  shuttingDown.add(app);
+}
+
 /** Connection-level failures of PostgreSQL, Redis or RabbitMQ: a 503, never a 500. */
 const UNAVAILABLE_CODES = new Set([
   "ECONNREFUSED",
@@ -136,6 +143,8 @@ export function createServer(opts: ServerOptions): FastifyInstance {
 
   app.addHook("onSend", async (req, reply) => {
     reply.header(INTERNAL_HEADERS.requestId, req.id);
+    // While shutting down, tell keep-alive clients to reconnect elsewhere so the server can close.
+    if (shuttingDown.has(app)) reply.header("connection", "close");
   });
 
   const metrics = createMetrics(opts.name);
