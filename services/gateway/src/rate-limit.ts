@@ -1,4 +1,5 @@
 import type { Clock, Redis } from "@chat/platform";
+import { ensureRedisReady } from "./redis-ready";
 
 export interface RateLimitRule {
   /** Names the bucket family: `user`, `ip`, `auth`. */
@@ -62,6 +63,7 @@ export class RateLimiter {
 
   /** Counts one request against `rule` for `subject` unless the limit is already reached. */
   async hit(rule: RateLimitRule, subject: string): Promise<RateLimitResult> {
+    ensureRedisReady(this.redis);
     const windowMs = rule.windowSeconds * 1000;
     const now = this.clock.now().getTime();
     const [allowed, remaining, retryMs, resetMs] = await this.redis.gwRateHit(this.key(rule, subject), now, windowMs, rule.max);

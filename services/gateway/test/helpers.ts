@@ -71,10 +71,13 @@ export async function startGateway(opts: {
   overrides?: Record<string, string>;
   routes?: readonly RouteDef[];
   clock?: Clock;
+  /** REDIS_URL points nowhere: do not wait for the connection. */
+  redisDown?: boolean;
 }): Promise<RunningGateway> {
   const config = loadGatewayConfig({ ...opts.vars, ...opts.overrides });
   const log = createLogger("gateway", config.LOG_LEVEL);
   const redis = createRedis(config.REDIS_URL, config.REDIS_PREFIX);
+  if (!opts.redisDown) await redis.ping();
   const app = buildApp({ config, log, redis, clock: opts.clock, routes: opts.routes });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const { port } = app.server.address() as AddressInfo;

@@ -113,6 +113,15 @@ describe("routing by the contract table", () => {
     expect(users.body.allowed_methods).toEqual(["GET", "PATCH"]);
   });
 
+  it("serves HEAD through the GET route and refuses OPTIONS with 405", async () => {
+    const head = await call(gw.url, "HEAD", "/api/v1/echo", { headers: { authorization: IAGO } });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe("");
+    const options = await call(gw.url, "OPTIONS", "/api/v1/echo");
+    expect(options.status).toBe(405);
+    expect(options.body.allowed_methods).toEqual(["DELETE", "GET", "POST"]);
+  });
+
   it("serves upload downloads at the root path too, with the same credentials", async () => {
     const res = await call(gw.url, "GET", "/user_uploads/2/photo.png?x=1", { headers: { authorization: IAGO } });
     expect(res.status).toBe(200);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestEnv, type TestEnv } from "@chat/testkit";
 import { ManualClock } from "@chat/platform";
-import { basic, call, startGateway, type FakeService, type RunningGateway } from "./helpers";
+import { basic, call, deadUrl, startGateway, type FakeService, type RunningGateway } from "./helpers";
 import { KEY_A, KEY_B, startEcho, startFakeAccounts, TEST_ROUTES, TEST_USERS, type FakeAccounts } from "./fixtures";
 
 const IAGO = basic("iago@zulip.example", KEY_A);
@@ -168,5 +168,32 @@ describe("fetch_api_key brute-force limit", () => {
     const send = (ip: string) => call(gw.url, "POST", "/api/v1/fetch_api_key", { headers: { "content-type": `multipart/form-data; boundary=${boundary}`, "x-forwarded-for": ip }, body });
     for (let i = 0; i < 3; i++) expect((await send(`192.0.2.${100 + i}`)).status).toBe(401);
     expect((await send("192.0.2.110")).status).toBe(429);
+  });
+});
+
+describe("when Redis is down", () => {
+  it("keeps serving API requests without cache or limits, but refuses password attempts", async () => {
+    const dead = (await deadUrl()).replace("http:", "redis:");
+    const blind = await startGateway({
+      vars: env.vars,
+      routes: TEST_ROUTES,
+      redisDown: true,
+      overrides: { ACCOUNTS_URL: accounts.url, MESSAGING_URL: messaging.url, REDIS_URL: dead },
+    });
+    try {
+      const start = Date.now();
+      const res = await call(blind.url, "GET", "/api/v1/echo", { headers: { authorization: IAGO } });
+      expect(res.status).toBe(200);
+      expect(res.headers["x-ratelimit-limit"]).toBeUndefined();
+      expect(Date.now() - start).toBeLessThan(1000);
+      const login = await call(blind.url, "POST", "/api/v1/fetch_api_key", { headers: FORM, body: "username=iago%40zulip.example&password=pw-iago" });
+      expect(login.status).toBe(503);
+      expect(login.body.code).toBe("SERVICE_UNAVAILABLE");
+      const ready = await call(blind.url, "GET", "/ready");
+      expect(ready.status).toBe(503);
+      expect(ready.body.checks.redis).not.toBe("ok");
+    } finally {
+      await blind.close();
+    }
   });
 });

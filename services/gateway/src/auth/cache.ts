@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "@chat/platform";
+import { ensureRedisReady } from "../redis-ready";
 
 /** What a successful credential check establishes (the client name is per request). */
 export interface CachedIdentity {
@@ -69,17 +70,20 @@ export class AuthCache {
 
   async get(hash: string): Promise<CachedIdentity | null> {
     if (!this.enabled) return null;
+    ensureRedisReady(this.redis);
     const raw = await this.redis.get(entryKey(hash));
     return raw ? (JSON.parse(raw) as CachedIdentity) : null;
   }
 
   /** Read before asking accounts; pass it to `store` so a concurrent invalidation wins. */
   async generation(): Promise<string> {
+    ensureRedisReady(this.redis);
     return (await this.redis.get(GEN_KEY)) ?? "0";
   }
 
   async store(hash: string, who: CachedIdentity, generation: string): Promise<boolean> {
     if (!this.enabled) return false;
+    ensureRedisReady(this.redis);
     const stored = await this.redis.gwAuthStore(
       entryKey(hash),
       userIndexKey(who.realmId, who.userId),
