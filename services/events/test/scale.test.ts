@@ -1,0 +1,155 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DomainEnvelope } from "@chat/contracts";
+import { AmqpClient, createLogger } from "@chat/platform";
+import { startProxy, type TcpProxy } from "@chat/testkit";
+import { collect, eventsEnv, notice, poll, queueFor, user, type EventsEnv, type Instance } from "./support";
+
+/** Several events instances on one Redis: polls spread over them, instances leaving, broker outages. */
+
+let ev: EventsEnv;
+let a: Instance;
+let b: Instance;
+
+beforeAll(async () => {
+  ev = await eventsEnv();
+  a = await ev.start();
+  b = await ev.start();
+});
+afterAll(async () => {
+  await ev.teardown();
+});
+
+const send = (users: number[], event: Record<string, unknown>) => ev.publish("test.notice.sent", 1, notice(event, users));
+
+describe("two instances", () => {
+  it("serve one queue alternately, every event once and in order", async () => {
+    const who = user();
+    const q = await queueFor(a, who);
+    const seen: number[] = [];
+    let last = -1;
+    for (let n = 0; n < 10; n++) {
+      await send([who.userId], { type: "custom", n });
+      const inst = n % 2 ? b : a;
+      const res = await poll(inst, who, q, last);
+      expect(res.status).toBe(200);
+      for (const e of res.body.events) {
+        expect(e.id).toBeGreaterThan(last);
+        last = e.id;
+        if (e.type === "custom") seen.push(e.n);
+      }
+    }
+    // Anything still in flight arrives on the next poll.
+    while (seen.length < 10) {
+      const res = await poll(b, who, q, last);
+      for (const e of res.body.events) {
+        last = e.id;
+        if (e.type === "custom") seen.push(e.n);
+      }
+    }
+    expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it("a poll waiting on one instance is released by a poll on the other", async () => {
+    const who = user();
+    const q = await queueFor(a, who);
+    const first = poll(a, who, q, -1);
+    await new Promise((r) => setTimeout(r, 150));
+    const second = poll(b, who, q, -1);
+    expect((await first).body.events).toEqual([]);
+    await send([who.userId], { type: "custom", n: 1 });
+    expect((await second).body.events).toEqual([{ id: 0, type: "custom", n: 1 }]);
+  });
+
+  it("an instance shutting down answers its held polls with a heartbeat; the next poll continues elsewhere", async () => {
+    const leaving = await ev.start({ env: { EVENTS_HEARTBEAT_SECONDS: "30" } });
+    const who = user();
+    const q = await queueFor(leaving, who);
+    const held = poll(leaving, who, q, -1);
+    await new Promise((r) => setTimeout(r, 150));
+    const started = Date.now();
+    await leaving.close();
+    const res = await held;
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(res.body).toEqual({ result: "success", msg: "", events: [{ id: 0, type: "heartbeat" }], queue_id: q });
+
+    const next = poll(b, who, q, 0);
+    await new Promise((r) => setTimeout(r, 100));
+    await send([who.userId], { type: "custom", n: 2 });
+    expect((await next).body.events).toEqual([{ id: 1, type: "custom", n: 2 }]);
+  });
+});
+
+describe("fan-out", () => {
+  it("one notice reaches many queues, each exactly once", async () => {
+    const users = Array.from({ length: 60 }, () => user());
+    const queues: Array<[ReturnType<typeof user>, string]> = [];
+    for (const u of users) for (let k = 0; k < 5; k++) queues.push([u, await queueFor(k % 2 ? a : b, u)]);
+    const written = await a.app.events.deliverer.doDeliverNotice(randomUUID(), 1, {
+      event: { type: "custom", wide: true },
+      users: users.map((u) => u.userId),
+    });
+    expect(written).toBe(300);
+    for (const [u, q] of queues) {
+      const res = await poll(b, u, q, undefined, { dont_block: true });
+      expect(res.body.events).toEqual([{ id: 0, type: "custom", wide: true }]);
+    }
+  });
+});
+
+describe("broker outages", () => {
+  let proxy: TcpProxy;
+  let publisher: AmqpClient;
+  let c: Instance;
+  let d: Instance;
+
+  beforeAll(async () => {
+    proxy = await startProxy(ev.vars.AMQP_URL);
+    const url = proxy.url(ev.vars.AMQP_URL);
+    // Fresh consumers whose broker connections go through the proxy; a and b stop consuming.
+    await a.close();
+    await b.close();
+    c = await ev.start({ env: { AMQP_URL: url } });
+    d = await ev.start({ env: { AMQP_URL: url } });
+    publisher = new AmqpClient(url, ev.vars.AMQP_EXCHANGE, ev.vars.AMQP_QUEUE_PREFIX, createLogger("pub", "silent"));
+    await publisher.start();
+  });
+  afterAll(async () => {
+    await publisher.close();
+    await proxy.close();
+  });
+
+  /** Publishes like the outbox relay: retried until confirmed, so a lost confirm means a duplicate. */
+  async function publishUntilConfirmed(envelope: DomainEnvelope) {
+    for (;;) {
+      try {
+        await publisher.publishConfirmed([{ routingKey: envelope.type, envelope }]);
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  it("every event reaches every recipient queue exactly once, in order, across connection cuts", async () => {
+    const users = [user(), user(), user()];
+    const queues = await Promise.all(users.map((u, i) => queueFor(i % 2 ? c : d, u)));
+    const total = 120;
+    for (let n = 0; n < total; n++) {
+      if (n % 40 === 20) proxy.cut();
+      const envelope: DomainEnvelope = {
+        id: randomUUID(),
+        type: "test.notice.sent",
+        version: 1,
+        occurred_at: new Date().toISOString(),
+        realm_id: 1,
+        payload: notice({ type: "custom", n }, users.map((u) => u.userId)),
+      };
+      await publishUntilConfirmed(envelope);
+    }
+    for (let i = 0; i < users.length; i++) {
+      const { events } = await collect(i % 2 ? d : c, users[i], queues[i], total, 20_000);
+      expect(events.map((e) => e.n)).toEqual(Array.from({ length: total }, (_, n) => n));
+    }
+  }, 60_000);
+});
