@@ -5,6 +5,7 @@ import { internalRoutes } from "./routes/internal";
 import { registerStateRoutes } from "./routes/register-state";
 import { serverRoutes } from "./routes/server";
 import { userGroupRoutes } from "./routes/user-groups";
+import { userStatusRoutes } from "./routes/user-status";
 import { userRoutes } from "./routes/users";
 
 /** One plugin per resource; each registers its contract routes. */
@@ -13,6 +14,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   serverRoutes,
   userRoutes,
   userGroupRoutes,
+  userStatusRoutes,
   registerStateRoutes,
 ];
 

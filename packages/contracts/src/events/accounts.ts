@@ -86,3 +86,21 @@ export const RealmLinkifiersEvent = z.strictObject({
   type: z.literal("realm_linkifiers"),
   realm_linkifiers: z.array(Linkifier),
 });
+
+/** A user's status changed; `client` carries the user_status event for the organization. */
+export const AccountsUserStatusUpdated = defineEvent("accounts.user_status.updated", z.object({ user_id: z.number().int() }).passthrough());
+
+/** Client event `user_settings` / update (feature level 89+). */
+export const UserSettingsUpdateEvent = z.strictObject({
+  type: z.literal("user_settings"),
+  op: z.literal("update"),
+  property: z.string(),
+  value: z.union([z.boolean(), z.number(), z.string()]),
+  language_name: z.string().optional(),
+});
+
+/** A user's own setting changed; `client` carries user_settings (or the legacy form) for the user's queues. */
+export const AccountsUserSettingsUpdated = defineEvent(
+  "accounts.user_settings.updated",
+  z.object({ user_id: z.number().int(), property: z.string(), value: z.unknown() }).passthrough(),
+);

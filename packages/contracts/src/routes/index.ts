@@ -11,6 +11,7 @@ import * as internal from "./internal";
 import * as scheduledMessages from "./scheduled-messages";
 import * as server from "./server";
 import * as users from "./users";
+import * as userStatus from "./user-status";
 import * as userGroups from "./user-groups";
 
 export * from "./drafts";
@@ -25,6 +26,7 @@ export * from "./internal";
 export * from "./scheduled-messages";
 export * from "./server";
 export * from "./users";
+export * from "./user-status";
 export * from "./user-groups";
 
 const isRoute = (v: unknown): v is RouteDef =>

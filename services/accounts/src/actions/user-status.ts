@@ -1,0 +1,67 @@
+import { badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
+import type { AccountsDeps } from "../deps";
+import { checkEmoji, emojiNameToCode } from "../lib/emoji";
+import { upsertStatus } from "../store/user-status";
+import { activeUserIds, setPresenceEnabled } from "../store/users";
+
+export const MAX_STATUS_TEXT = 60;
+
+export interface StatusInput {
+  statusText?: string;
+  emojiName?: string;
+  emojiCode?: string;
+  reactionType?: string;
+  away?: boolean;
+}
+
+/** POST /users/me/status (spec 4.7): only passed fields change; the event carries only those. */
+export async function doUpdateOwnStatus(deps: AccountsDeps, who: Identity, p: StatusInput): Promise<void> {
+  if (who.isBot) throw badRequest("This endpoint does not accept bot requests.");
+  const statusText = p.statusText?.trim();
+  if (p.away === undefined && statusText === undefined && p.emojiName === undefined) {
+    throw badRequest("Client did not pass any new values.");
+  }
+  if (statusText !== undefined && [...statusText].length > MAX_STATUS_TEXT) {
+    throw badRequest(`status_text is too long (limit: ${MAX_STATUS_TEXT} characters)`);
+  }
+  let emoji: { name: string; code: string; type: string } | undefined;
+  if (p.emojiName === "") {
+    emoji = { name: "", code: "", type: "unicode_emoji" };
+  } else if (p.emojiName !== undefined) {
+    let code = p.emojiCode;
+    let type = p.reactionType;
+    if (code === undefined || type === undefined) {
+      const found = emojiNameToCode(p.emojiName);
+      code ??= found.code;
+      type ??= found.type;
+    }
+    checkEmoji(p.emojiName, code, type);
+    emoji = { name: p.emojiName, code, type };
+  } else if (p.emojiCode !== undefined || p.reactionType !== undefined) {
+    throw badRequest("Client must pass emoji_name if they pass either emoji_code or reaction_type.");
+  }
+
+  await withTx(deps.pool, async (tx) => {
+    const users = await activeUserIds(tx, who.realmId);
+    if (p.away !== undefined) {
+      // `away` is stored as the inverse of presence_enabled, a user setting with its own event.
+      await setPresenceEnabled(tx, who.realmId, who.userId, !p.away);
+      await emitEvent(tx, {
+        type: "accounts.user_settings.updated",
+        realmId: who.realmId,
+        payload: {
+          user_id: who.userId,
+          property: "presence_enabled",
+          value: !p.away,
+          client: { event: { type: "user_settings", op: "update", property: "presence_enabled", value: !p.away }, users: [who.userId] },
+        },
+      });
+    }
+    await upsertStatus(tx, who.realmId, who.userId, { statusText, emojiName: emoji?.name, emojiCode: emoji?.code, reactionType: emoji?.type }, deps.clock.now());
+    const event: Record<string, unknown> = { type: "user_status", user_id: who.userId };
+    if (p.away !== undefined) event.away = p.away;
+    if (statusText !== undefined) event.status_text = statusText;
+    if (emoji) Object.assign(event, { emoji_name: emoji.name, emoji_code: emoji.code, reaction_type: emoji.type });
+    await emitEvent(tx, { type: "accounts.user_status.updated", realmId: who.realmId, payload: { user_id: who.userId, client: { event, users } } });
+  });
+}

@@ -1,0 +1,64 @@
+import type { Queryable } from "@chat/platform";
+
+export interface UserStatusRow {
+  userId: number;
+  statusText: string;
+  emojiName: string;
+  emojiCode: string;
+  reactionType: string;
+  /** Inverse of the user's presence_enabled setting. */
+  away: boolean;
+}
+
+function toStatus(r: any): UserStatusRow {
+  return {
+    userId: r.user_id,
+    statusText: r.status_text ?? "",
+    emojiName: r.emoji_name ?? "",
+    emojiCode: r.emoji_code ?? "",
+    reactionType: r.reaction_type ?? "unicode_emoji",
+    away: !r.presence_enabled,
+  };
+}
+
+export async function getStatus(db: Queryable, realmId: number, userId: number): Promise<UserStatusRow | null> {
+  const { rows } = await db.query(
+    `SELECT u.id AS user_id, u.presence_enabled, s.status_text, s.emoji_name, s.emoji_code, s.reaction_type
+       FROM users u LEFT JOIN user_status s ON s.user_id = u.id WHERE u.realm_id = $1 AND u.id = $2`,
+    [realmId, userId],
+  );
+  return rows[0] ? toStatus(rows[0]) : null;
+}
+
+/** Active users with any non-default status (register's user_status). */
+export async function listStatuses(db: Queryable, realmId: number): Promise<UserStatusRow[]> {
+  const { rows } = await db.query(
+    `SELECT u.id AS user_id, u.presence_enabled, s.status_text, s.emoji_name, s.emoji_code, s.reaction_type
+       FROM users u JOIN user_status s ON s.user_id = u.id
+      WHERE u.realm_id = $1 AND u.is_active AND (NOT u.presence_enabled OR s.status_text <> '' OR s.emoji_name <> '')
+      ORDER BY u.id`,
+    [realmId],
+  );
+  return rows.map(toStatus);
+}
+
+/** Writes only the given fields (others keep their value). */
+export async function upsertStatus(
+  db: Queryable,
+  realmId: number,
+  userId: number,
+  fields: { statusText?: string; emojiName?: string; emojiCode?: string; reactionType?: string },
+  now: Date,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO user_status (realm_id, user_id, status_text, emoji_name, emoji_code, reaction_type, updated_at)
+     VALUES ($1, $2, COALESCE($3, ''), COALESCE($4, ''), COALESCE($5, ''), COALESCE($6, 'unicode_emoji'), $7)
+     ON CONFLICT (user_id) DO UPDATE SET
+       status_text = COALESCE($3, user_status.status_text),
+       emoji_name = COALESCE($4, user_status.emoji_name),
+       emoji_code = COALESCE($5, user_status.emoji_code),
+       reaction_type = COALESCE($6, user_status.reaction_type),
+       updated_at = $7`,
+    [realmId, userId, fields.statusText ?? null, fields.emojiName ?? null, fields.emojiCode ?? null, fields.reactionType ?? null, now],
+  );
+}
