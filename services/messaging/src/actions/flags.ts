@@ -1,0 +1,81 @@
+import { EDITABLE_MESSAGE_FLAGS, MESSAGE_FLAGS, MessagingMessageFlagsUpdated, type MessageFlag } from "@chat/contracts";
+import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { AppDeps } from "../deps";
+import { FLAG_BITS } from "../lib/flags";
+import { accessMessages } from "../queries/message-access";
+import { viewerOf } from "../queries/streams";
+import type { MessageRow } from "../store/messages";
+import { selectDirectParticipants } from "../store/recipients";
+import { selectUserSubscriptions } from "../store/subscriptions";
+import { insertUserMessages, selectUserFlagsForUpdate, updateFlagBit } from "../store/usermessages";
+
+/** POST /messages/flags: returns the ids whose flag actually changed. */
+export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, messageIds: number[], op: string, flag: string): Promise<number[]> {
+  if (!(MESSAGE_FLAGS as readonly string[]).includes(flag)) throw badRequest(`Invalid flag: '${flag}'`);
+  if (!EDITABLE_MESSAGE_FLAGS.includes(flag as MessageFlag)) throw badRequest(`Flag not editable: '${flag}'`);
+  if (op !== "add" && op !== "remove") throw badRequest(`Invalid message flag operation: '${op}'`);
+  const add = op === "add";
+  const bit = FLAG_BITS[flag as "read" | "starred" | "collapsed"];
+  const viewer = viewerOf(who);
+  let ids = [...new Set(messageIds)];
+  const subs = new Map((await selectUserSubscriptions(deps.pool, who.realmId, who.userId)).map((s) => [s.streamId, s]));
+
+  return withTx(deps.pool, async (tx) => {
+    const owned = await selectUserFlagsForUpdate(tx, who.realmId, who.userId, ids);
+    const missing = ids.filter((id) => !owned.has(id));
+    const accessed = await accessMessages(tx, viewer, ids);
+    if (missing.some((id) => !accessed.has(id))) throw badRequest("Invalid message(s)");
+    if (flag === "read" && !add) {
+      // Unread channel messages must be in channels the user is subscribed to (Zulip's invariant).
+      ids = ids.filter((id) => {
+        const m = accessed.get(id)!.row;
+        return m.streamId === null || Boolean(subs.get(m.streamId)?.active);
+      });
+    }
+    const changed = await updateFlagBit(tx, who.realmId, who.userId, ids.filter((id) => owned.has(id)), bit, add);
+    if (add && flag !== "read") {
+      // Starring a message read through channel history gives the user their own (historical) row.
+      const historical = missing.filter((id) => ids.includes(id));
+      await insertHistorical(tx, who.realmId, who.userId, historical, bit);
+      changed.push(...historical);
+    }
+    changed.sort((a, b) => a - b);
+    if (changed.length > 0) {
+      const event: Record<string, unknown> = { type: "update_message_flags", op, operation: op, flag, messages: changed, all: false };
+      if (flag === "read" && !add) event.message_details = await unreadDetails(tx, who, changed.map((id) => accessed.get(id)!.row), subs, owned);
+      await emitEvent(tx, {
+        type: "messaging.message_flags.updated",
+        realmId: who.realmId,
+        payload: MessagingMessageFlagsUpdated.parse({ user_id: who.userId, client: { event, users: [who.userId] } }),
+      });
+    }
+    return changed;
+  });
+}
+
+async function insertHistorical(tx: Queryable, realmId: number, userId: number, ids: number[], bit: number): Promise<void> {
+  for (const id of ids) await insertUserMessages(tx, realmId, id, [{ userId, flags: FLAG_BITS.read | FLAG_BITS.historical | bit }]);
+}
+
+/** Zulip's `message_details` for messages marked unread: where each lives and whether it mentions the user. */
+async function unreadDetails(
+  tx: Queryable,
+  who: Identity,
+  rows: MessageRow[],
+  subs: Map<number, { isMuted: boolean }>,
+  flags: Map<number, number>,
+): Promise<Record<string, Record<string, unknown>>> {
+  const participants = await selectDirectParticipants(tx, who.realmId, rows.filter((r) => r.streamId === null).map((r) => r.recipientId));
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const r of rows) {
+    const bits = flags.get(r.id) ?? 0;
+    const mentioned = (bits & (FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned)) !== 0;
+    const detail: Record<string, unknown> =
+      r.streamId !== null
+        ? { type: "stream", stream_id: r.streamId, topic: r.topic, unmuted_stream_msg: !subs.get(r.streamId)?.isMuted }
+        : { type: "private", user_ids: (participants.get(r.recipientId) ?? []).filter((id) => id !== who.userId) };
+    if (mentioned) detail.mentioned = true;
+    out[String(r.id)] = detail;
+  }
+  return out;
+}

@@ -1,0 +1,291 @@
+import { MessagingMessageSent } from "@chat/contracts";
+import { ApiError, badRequest, emitEvent, missingParam, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { InternalRealm } from "@chat/contracts";
+import type { AppDeps } from "../deps";
+import { extractPrivateRecipients, extractStreamIndicator, messageKind } from "../lib/addressee";
+import { FLAG_BITS, flagsToList } from "../lib/flags";
+import { messageObject } from "../lib/format";
+import { renderMarkdown, type RenderResult } from "../lib/markdown";
+import { normalizeBody, normalizeTopic } from "../lib/normalize";
+import { isGuestRole, passesWildcardPolicy, postPolicyRefusal, WILDCARD_MENTION_THRESHOLD } from "../lib/permissions";
+import { buildMentionDirectory } from "../queries/mentions";
+import { findVisibleStreamById, findVisibleStreamByName, viewerOf, type AccessedStream } from "../queries/streams";
+import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
+import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
+import { insertMessage, selectTopicParticipants, topicHasMessages, type MessageRow } from "../store/messages";
+import { upsertDirectRecipient } from "../store/recipients";
+import { setFirstMessageIdIfUnset } from "../store/streams";
+import { selectStreamSubscriptions } from "../store/subscriptions";
+import { selectTopicPolicies } from "../store/user-topics";
+import { insertUserMessages } from "../store/usermessages";
+import type { UserRow } from "../store/users";
+import { setVisibilityPolicy } from "./user-topics";
+
+export interface SendRequest {
+  type: string;
+  to: string;
+  content: string;
+  topic?: string;
+  queueId?: string;
+  localId?: string;
+  readBySender?: boolean;
+}
+
+export interface SendResult {
+  id: number;
+  automatic_new_visibility_policy?: number;
+}
+
+/** Clients whose own messages start read (Zulip's `default_read_by_sender`). */
+const READ_BY_SENDER_CLIENTS = new Set([
+  "zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "snipe", "website", "ios", "android",
+]);
+
+// Zulip's defaults for the users' automatic topic policies (accounts owns the settings):
+// follow topics the user starts, unmute topics in muted channels the user sends to.
+const FOLLOW_ON_INITIATION = true;
+const UNMUTE_ON_SEND = true;
+const VISIBILITY = { inherit: 0, muted: 1, unmuted: 2, followed: 3 } as const;
+
+interface Plan {
+  kind: "stream" | "private";
+  accessed?: AccessedStream;
+  topic: string;
+  /** Everyone who gets a usermessage row, sender included. */
+  recipientIds: number[];
+  participants?: UserRow[];
+  mutedStreamUserIds: Set<number>;
+  /** Active subscribers of the channel (wildcard mention threshold). */
+  subscriberCount: number;
+}
+
+/** POST /messages and the internal send: validation, rules, one transaction, the events. */
+export async function doSendMessage(deps: AppDeps, who: Identity, req: SendRequest, idempotencyKey?: string): Promise<SendResult> {
+  if (idempotencyKey !== undefined) {
+    const prior = await selectSendKey(deps.pool, who.realmId, who.userId, idempotencyKey);
+    if (prior) return priorResult(prior);
+  }
+  const kind = messageKind(req.type);
+  if (req.queueId !== undefined && req.localId === undefined) throw missingParam("local_id");
+  const content = normalizeBody(req.content);
+  const now = deps.clock.now();
+  const realm = await deps.accounts.getRealm(who.realmId);
+  const sender = await getUser(deps, who.realmId, who.userId);
+  if (!sender || !sender.isActive) throw badRequest("Account is deactivated");
+
+  const plan = kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now) : await planDirectMessage(deps, who, sender, req);
+  const rendered = renderMarkdown(content, await buildMentionDirectory(deps, viewerOf(who), content));
+  const topicParticipants = plan.accessed ? new Set(await selectTopicParticipants(deps.pool, who.realmId, plan.accessed.stream.id, plan.topic)) : new Set<number>();
+  topicParticipants.add(sender.id);
+  if (plan.accessed) checkWildcardPolicy(plan, rendered, topicParticipants.size, sender, realm, now);
+  const groupMentioned = new Set<number>();
+  for (const groupId of rendered.mentionedGroupIds) {
+    for (const id of await deps.accounts.groupMembers(who.realmId, groupId)) groupMentioned.add(id);
+  }
+  const readBySender = req.readBySender ?? READ_BY_SENDER_CLIENTS.has(who.client.toLowerCase());
+  const entries = plan.recipientIds.map((userId) => ({
+    userId,
+    flags: recipientFlags(userId, plan, rendered, groupMentioned, topicParticipants, sender.id, readBySender),
+  }));
+
+  return withTx(deps.pool, async (tx) => {
+    if (idempotencyKey !== undefined) {
+      await lockSendKey(tx, who.userId, idempotencyKey);
+      const prior = await selectSendKey(tx, who.realmId, who.userId, idempotencyKey);
+      if (prior) return priorResult(prior);
+    }
+    const stream = plan.accessed?.stream;
+    const recipientId = stream ? stream.recipientId : await upsertDirectRecipient(tx, who.realmId, plan.recipientIds);
+    const isNewTopic = stream ? !(await topicHasMessages(tx, who.realmId, stream.id, plan.topic)) : false;
+    const row: MessageRow = {
+      id: 0,
+      realmId: who.realmId,
+      senderId: sender.id,
+      recipientId,
+      streamId: stream?.id ?? null,
+      topic: plan.topic,
+      content,
+      renderedContent: rendered.html,
+      sendingClient: who.client,
+      dateSent: now,
+      lastEditTime: null,
+    };
+    row.id = await insertMessage(tx, { ...row, hasLink: rendered.hasLink, hasImage: rendered.hasImage, hasAttachment: rendered.hasAttachment });
+    await insertUserMessages(tx, row.realmId, row.id, entries);
+    let policy: number | undefined;
+    if (stream) {
+      await setFirstMessageIdIfUnset(tx, who.realmId, stream.id, row.id);
+      policy = await applyAutomaticPolicies(tx, plan, sender, isNewTopic, rendered, groupMentioned, now);
+    }
+    await emitMessageEvent(tx, row, plan, entries, sender, realm, req);
+    await deps.hooks.onMessageSent?.(tx, {
+      id: row.id,
+      realmId: row.realmId,
+      senderId: row.senderId,
+      content,
+      renderedContent: rendered.html,
+      streamId: row.streamId,
+      dateSent: now,
+    });
+    if (idempotencyKey !== undefined) await insertSendKey(tx, who.realmId, who.userId, idempotencyKey, row.id, policy ?? null);
+    return policy === undefined ? { id: row.id } : { id: row.id, automatic_new_visibility_policy: policy };
+  });
+}
+
+function priorResult(prior: { messageId: number; policy: number | null }): SendResult {
+  return prior.policy === null ? { id: prior.messageId } : { id: prior.messageId, automatic_new_visibility_policy: prior.policy };
+}
+
+async function planStreamMessage(deps: AppDeps, who: Identity, sender: UserRow, realm: InternalRealm, req: SendRequest, now: Date): Promise<Plan> {
+  const indicator = extractStreamIndicator(req.to);
+  const viewer = viewerOf(who);
+  const accessed =
+    typeof indicator === "number" ? await findVisibleStreamById(deps.pool, viewer, indicator) : await findVisibleStreamByName(deps.pool, viewer, indicator);
+  if (!accessed) throw streamDoesNotExist(typeof indicator === "number" ? { id: indicator } : { name: indicator });
+  const topic = normalizeTopic(req.topic);
+  await checkCanPost(deps, who, sender, realm, accessed, now);
+  const subs = await selectStreamSubscriptions(deps.pool, who.realmId, accessed.stream.id);
+  const recipientIds = [...new Set([...subs.map((s) => s.userId), sender.id])].sort((a, b) => a - b);
+  return {
+    kind: "stream",
+    accessed,
+    topic,
+    recipientIds,
+    mutedStreamUserIds: new Set(subs.filter((s) => s.isMuted).map((s) => s.userId)),
+    subscriberCount: subs.length,
+  };
+}
+
+async function checkCanPost(deps: AppDeps, who: Identity, sender: UserRow, realm: InternalRealm, accessed: AccessedStream, now: Date): Promise<void> {
+  if (sender.id === realm.notification_bot_id) return;
+  const { stream, sub } = accessed;
+  const waiting = realm.settings.waiting_period_threshold;
+  const owner = sender.isBot && sender.botOwnerId !== null ? await getUser(deps, who.realmId, sender.botOwnerId) : undefined;
+  const refusal = postPolicyRefusal(stream.streamPostPolicy, sender, waiting, now);
+  // A bot may post where its owner may.
+  if (refusal && !(owner && postPolicyRefusal(stream.streamPostPolicy, owner, waiting, now) === null)) throw badRequest(refusal);
+  const mustBeSubscribed = stream.inviteOnly || isGuestRole(sender.role);
+  if (mustBeSubscribed && !sub?.active) {
+    const ownerSub = owner ? (await selectStreamSubscriptions(deps.pool, who.realmId, stream.id)).some((s) => s.userId === owner.id) : false;
+    if (!ownerSub) throw badRequest(`Not authorized to send to channel '${stream.name}'`);
+  }
+}
+
+async function planDirectMessage(deps: AppDeps, who: Identity, sender: UserRow, req: SendRequest): Promise<Plan> {
+  const recipients = extractPrivateRecipients(req.to);
+  if (recipients.length === 0) throw badRequest("Message must have recipients");
+  let users: UserRow[];
+  if (typeof recipients[0] === "number") {
+    const ids = recipients as number[];
+    const found = await getUsersByIds(deps, who.realmId, ids);
+    const missing = ids.find((id) => !found.has(id));
+    if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
+    users = ids.map((id) => found.get(id)!);
+  } else {
+    const emails = recipients as string[];
+    const found = await getUsersByEmails(deps, who.realmId, emails);
+    const missing = emails.find((e) => !found.has(e.toLowerCase()));
+    if (missing !== undefined) throw badRequest(`Invalid email '${missing}'`);
+    users = emails.map((e) => found.get(e.toLowerCase())!);
+  }
+  const inactive = users.find((u) => !u.isActive);
+  if (inactive) throw badRequest(`'${inactive.email}' is no longer using Zulip.`);
+  const participants = [...new Map([...users, sender].map((u) => [u.id, u])).values()].sort((a, b) => a.id - b.id);
+  return { kind: "private", topic: "", recipientIds: participants.map((u) => u.id), participants, mutedStreamUserIds: new Set(), subscriberCount: 0 };
+}
+
+function checkWildcardPolicy(plan: Plan, rendered: RenderResult, topicParticipantCount: number, sender: UserRow, realm: InternalRealm, now: Date): void {
+  const allowed = () => passesWildcardPolicy(realm.settings.wildcard_mention_policy, sender, realm.settings.waiting_period_threshold, now);
+  if (rendered.streamWildcard && plan.subscriberCount > WILDCARD_MENTION_THRESHOLD && !allowed()) {
+    throw new ApiError("STREAM_WILDCARD_MENTION_NOT_ALLOWED", "You do not have permission to use channel wildcard mentions in this channel.");
+  }
+  if (rendered.topicWildcard && topicParticipantCount > WILDCARD_MENTION_THRESHOLD && !allowed()) {
+    throw new ApiError("TOPIC_WILDCARD_MENTION_NOT_ALLOWED", "You do not have permission to use topic wildcard mentions in this topic.");
+  }
+}
+
+function recipientFlags(
+  userId: number,
+  plan: Plan,
+  rendered: RenderResult,
+  groupMentioned: Set<number>,
+  topicParticipants: Set<number>,
+  senderId: number,
+  readBySender: boolean,
+): number {
+  let flags = 0;
+  if (plan.kind === "private") flags |= FLAG_BITS.is_private;
+  if (userId === senderId && readBySender) flags |= FLAG_BITS.read;
+  if (rendered.mentionedUserIds.has(userId) || groupMentioned.has(userId)) flags |= FLAG_BITS.mentioned;
+  if (rendered.streamWildcard) flags |= FLAG_BITS.stream_wildcard_mentioned;
+  // In a direct message everyone present is a participant of the conversation.
+  if (rendered.topicWildcard && (plan.kind === "private" || topicParticipants.has(userId))) flags |= FLAG_BITS.topic_wildcard_mentioned;
+  return flags;
+}
+
+/**
+ * Zulip's automatic topic visibility: the sender follows a topic they start, and unmutes a topic
+ * they send to in a muted channel; people mentioned by name follow the topic. Returns the
+ * sender's new policy when it changed.
+ */
+async function applyAutomaticPolicies(
+  tx: Queryable,
+  plan: Plan,
+  sender: UserRow,
+  isNewTopic: boolean,
+  rendered: RenderResult,
+  groupMentioned: Set<number>,
+  now: Date,
+): Promise<number | undefined> {
+  const stream = plan.accessed!.stream;
+  const current = await selectTopicPolicies(tx, stream.realmId, stream.id, plan.topic);
+  let senderPolicy: number | undefined;
+  if (!sender.isBot) {
+    const was = current.get(sender.id) ?? VISIBILITY.inherit;
+    if (FOLLOW_ON_INITIATION && isNewTopic && was !== VISIBILITY.followed) senderPolicy = VISIBILITY.followed;
+    else if (UNMUTE_ON_SEND && plan.mutedStreamUserIds.has(sender.id) && was === VISIBILITY.inherit) senderPolicy = VISIBILITY.unmuted;
+    if (senderPolicy !== undefined) await setVisibilityPolicy(tx, stream.realmId, sender.id, stream.id, plan.topic, senderPolicy, now);
+  }
+  const recipients = new Set(plan.recipientIds);
+  const mentioned = [...new Set([...rendered.mentionedUserIds, ...groupMentioned])].filter((id) => id !== sender.id && recipients.has(id)).sort((a, b) => a - b);
+  for (const userId of mentioned) {
+    if ((current.get(userId) ?? VISIBILITY.inherit) === VISIBILITY.followed) continue;
+    await setVisibilityPolicy(tx, stream.realmId, userId, stream.id, plan.topic, VISIBILITY.followed, now);
+  }
+  return senderPolicy;
+}
+
+async function emitMessageEvent(
+  tx: Queryable,
+  row: MessageRow,
+  plan: Plan,
+  entries: Array<{ userId: number; flags: number }>,
+  sender: UserRow,
+  realm: InternalRealm,
+  req: SendRequest,
+): Promise<void> {
+  const message = messageObject(row, {
+    sender,
+    streamName: plan.accessed?.stream.name,
+    participants: plan.participants,
+    realmStr: realm.string_id,
+    applyMarkdown: true,
+    clientGravatar: false,
+  });
+  const stream = plan.accessed?.stream;
+  const client: Record<string, unknown> = {
+    event: { type: "message", message, markdown_content: row.content },
+    users: entries.map((e) => ({ id: e.userId, flags: flagsToList(e.flags) })),
+  };
+  if (stream && !stream.inviteOnly) client.public_stream_id = stream.id;
+  if (req.queueId !== undefined && req.localId !== undefined) client.sender_queue = { queue_id: req.queueId, local_id: req.localId };
+  const payload = MessagingMessageSent.parse({
+    message_id: row.id,
+    sender_id: sender.id,
+    user_ids: entries.map((e) => e.userId),
+    stream_id: row.streamId,
+    topic: row.streamId === null ? null : row.topic,
+    client,
+  });
+  await emitEvent(tx, { type: "messaging.message.sent", realmId: row.realmId, payload });
+}

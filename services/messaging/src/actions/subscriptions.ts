@@ -1,0 +1,311 @@
+import {
+  MessagingStreamCreated,
+  MessagingStreamHidden,
+  MessagingSubscriptionAdded,
+  MessagingSubscriptionPeerAdded,
+  MessagingSubscriptionPeerRemoved,
+  MessagingSubscriptionRemoved,
+  type InternalRealm,
+} from "@chat/contracts";
+import { badRequest, emitEvent, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { AppDeps } from "../deps";
+import { pickColor, streamObject, subscriptionObject } from "../lib/format";
+import { renderMarkdown } from "../lib/markdown";
+import { checkStreamDescription, checkStreamName } from "../lib/normalize";
+import { isAdminRole, isGuestRole, passesCommonPolicy } from "../lib/permissions";
+import { streamWatchers } from "../queries/audiences";
+import { findVisibleStreamByName, trafficFor, viewerOf, type Viewer } from "../queries/streams";
+import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
+import { insertStream, selectStreamsByNames, type StreamRow } from "../store/streams";
+import {
+  deactivateSubscription,
+  selectSubscriberIds,
+  selectSubscriptionsForUpdate,
+  selectUserSubscriptions,
+  upsertActiveSubscription,
+} from "../store/subscriptions";
+import type { UserRow } from "../store/users";
+
+export interface SubscribeRequest {
+  streams: Array<{ name: string; description?: string }>;
+  principals?: number[] | string[];
+  authorizationErrorsFatal: boolean;
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  historyPublicToSubscribers?: boolean;
+  streamPostPolicy: number;
+  messageRetentionDays: "realm_default" | "unlimited" | number;
+  canRemoveSubscribersGroup?: number;
+}
+
+export interface SubscribeResult {
+  subscribed: Record<string, string[]>;
+  already_subscribed: Record<string, string[]>;
+  unauthorized?: string[];
+}
+
+/** Principals (ids or emails) as active users of the realm; anything else is `No such user`. */
+export async function resolvePrincipals(deps: AppDeps, realmId: number, principals: number[] | string[]): Promise<UserRow[]> {
+  if (principals.length === 0) return [];
+  let users: Array<UserRow | undefined>;
+  if (typeof principals[0] === "number") {
+    const found = await getUsersByIds(deps, realmId, principals as number[]);
+    users = (principals as number[]).map((id) => found.get(id));
+  } else {
+    const found = await getUsersByEmails(deps, realmId, principals as string[]);
+    users = (principals as string[]).map((e) => found.get(e.toLowerCase()));
+  }
+  if (users.some((u) => !u || !u.isActive)) throw badRequest("No such user");
+  return [...new Map((users as UserRow[]).map((u) => [u.id, u])).values()];
+}
+
+/** POST /users/me/subscriptions: creates missing channels, subscribes the caller or `principals`. */
+export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: SubscribeRequest): Promise<SubscribeResult> {
+  const now = deps.clock.now();
+  const realm = await deps.accounts.getRealm(who.realmId);
+  const caller = await getUser(deps, who.realmId, who.userId);
+  if (!caller) throw badRequest("No such user");
+  const wanted = new Map<string, { name: string; description: string }>();
+  for (const s of req.streams) {
+    const name = checkStreamName(s.name);
+    if (!wanted.has(name.toLowerCase())) wanted.set(name.toLowerCase(), { name, description: checkStreamDescription(s.description ?? "") });
+  }
+  const targets = req.principals !== undefined ? await resolvePrincipals(deps, who.realmId, req.principals) : [caller];
+  const waiting = realm.settings.waiting_period_threshold;
+  if (targets.some((t) => t.id !== caller.id) && !passesCommonPolicy(realm.settings.invite_to_stream_policy, caller, waiting, now)) {
+    throw badRequest("Insufficient permission");
+  }
+  const existing = await selectStreamsByNames(deps.pool, who.realmId, [...wanted.keys()]);
+  const callerSubs = new Map((await selectUserSubscriptions(deps.pool, who.realmId, who.userId)).map((s) => [s.streamId, s]));
+  const authorized: StreamRow[] = [];
+  const unauthorized: string[] = [];
+  for (const stream of existing) {
+    const ok = callerSubs.get(stream.id)?.active || stream.isWebPublic || (!stream.inviteOnly && !isGuestRole(caller.role));
+    if (ok) authorized.push(stream);
+    else unauthorized.push(stream.name);
+  }
+  if (unauthorized.length > 0 && req.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${unauthorized[0]}).`);
+  const toCreate = [...wanted.entries()].filter(([lower]) => !existing.some((s) => s.name.toLowerCase() === lower)).map(([, v]) => v);
+  if (toCreate.length > 0) checkCanCreate(req, caller, realm, now);
+  const settings = toCreate.length > 0 ? newStreamSettings(req, caller, realm) : null;
+
+  const result = await withTx(deps.pool, async (tx) => {
+    const created: StreamRow[] = [];
+    for (const s of toCreate) {
+      const stream = await insertStream(tx, {
+        realmId: who.realmId,
+        name: s.name,
+        description: s.description,
+        renderedDescription: renderMarkdown(s.description).html,
+        dateCreated: now,
+        creatorId: caller.id,
+        ...settings!,
+      });
+      if (!stream) throw badRequest(`Channel name '${s.name}' is already in use.`);
+      created.push(stream);
+    }
+    const streams = [...authorized, ...created].sort((a, b) => a.id - b.id);
+    const out = await subscribeUsers(tx, deps, who.realmId, targets, streams);
+    await notifyCreated(tx, deps, created, out.added);
+    await notifyAdded(tx, deps, who.realmId, streams, out.added);
+    return out;
+  });
+  const response: SubscribeResult = { subscribed: result.subscribed, already_subscribed: result.alreadySubscribed };
+  if (!req.authorizationErrorsFatal) response.unauthorized = unauthorized;
+  return response;
+}
+
+function checkCanCreate(req: SubscribeRequest, caller: UserRow, realm: InternalRealm, now: Date): void {
+  const s = realm.settings;
+  const policy = req.isWebPublic ? s.create_web_public_stream_policy : req.inviteOnly ? s.create_private_stream_policy : s.create_public_stream_policy;
+  if (!passesCommonPolicy(policy, caller, s.waiting_period_threshold, now)) throw badRequest("Insufficient permission");
+}
+
+function newStreamSettings(req: SubscribeRequest, caller: UserRow, realm: InternalRealm) {
+  let retention: number | null = null;
+  if (req.messageRetentionDays !== "realm_default") {
+    if (caller.role > 100) throw badRequest("Must be an organization owner");
+    if (req.messageRetentionDays === "unlimited") retention = -1;
+    else if (req.messageRetentionDays < 1) throw badRequest(`Bad value for 'message_retention_days': ${req.messageRetentionDays}`);
+    else retention = req.messageRetentionDays;
+  }
+  const adminsGroup = realm.system_groups["role:administrators"];
+  let group = adminsGroup;
+  if (req.canRemoveSubscribersGroup !== undefined) {
+    const allowed = Object.entries(realm.system_groups).filter(([name]) => name !== "role:internet").map(([, id]) => id);
+    if (!allowed.includes(req.canRemoveSubscribersGroup)) throw badRequest("Invalid user group");
+    group = req.canRemoveSubscribersGroup;
+  }
+  const inviteOnly = req.inviteOnly && !req.isWebPublic;
+  return {
+    inviteOnly,
+    isWebPublic: req.isWebPublic,
+    historyPublicToSubscribers: inviteOnly ? (req.historyPublicToSubscribers ?? false) : true,
+    streamPostPolicy: req.streamPostPolicy,
+    messageRetentionDays: retention,
+    canRemoveSubscribersGroup: group,
+  };
+}
+
+interface SubscribeOutcome {
+  subscribed: Record<string, string[]>;
+  alreadySubscribed: Record<string, string[]>;
+  /** stream id -> newly subscribed user ids */
+  added: Map<number, number[]>;
+}
+
+async function subscribeUsers(tx: Queryable, deps: AppDeps, realmId: number, users: UserRow[], streams: StreamRow[]): Promise<SubscribeOutcome> {
+  const out: SubscribeOutcome = { subscribed: {}, alreadySubscribed: {}, added: new Map() };
+  const rows = await selectSubscriptionsForUpdate(tx, realmId, users.map((u) => u.id), streams.map((s) => s.id));
+  const active = new Set(rows.filter((r) => r.active).map((r) => `${r.userId}:${r.streamId}`));
+  for (const user of users) {
+    const own = await selectUserSubscriptions(tx, realmId, user.id);
+    const used = new Set(own.map((s) => s.color));
+    for (const stream of streams) {
+      const key = String(user.id);
+      if (active.has(`${user.id}:${stream.id}`)) {
+        (out.alreadySubscribed[key] ??= []).push(stream.name);
+        continue;
+      }
+      const color = pickColor(used, own.length);
+      used.add(color);
+      await upsertActiveSubscription(tx, realmId, user.id, stream.id, color);
+      (out.subscribed[key] ??= []).push(stream.name);
+      const list = out.added.get(stream.id) ?? [];
+      list.push(user.id);
+      out.added.set(stream.id, list);
+    }
+  }
+  return out;
+}
+
+async function notifyCreated(tx: Queryable, deps: AppDeps, created: StreamRow[], added: Map<number, number[]>): Promise<void> {
+  for (const stream of created) {
+    const users = await streamWatchers(deps, stream, added.get(stream.id) ?? []);
+    const event = { type: "stream", op: "create", streams: [streamObject(stream, null)] };
+    await emitEvent(tx, {
+      type: "messaging.stream.created",
+      realmId: stream.realmId,
+      payload: MessagingStreamCreated.parse({ stream_id: stream.id, client: { event, users } }),
+    });
+  }
+}
+
+async function notifyAdded(tx: Queryable, deps: AppDeps, realmId: number, streams: StreamRow[], added: Map<number, number[]>): Promise<void> {
+  if (added.size === 0) return;
+  const touched = streams.filter((s) => added.has(s.id));
+  const subscribers = await selectSubscriberIds(tx, realmId, touched.map((s) => s.id));
+  const traffic = await trafficFor(deps, realmId, touched);
+  const byUser = new Map<number, StreamRow[]>();
+  for (const s of touched) for (const u of added.get(s.id)!) byUser.set(u, [...(byUser.get(u) ?? []), s]);
+  for (const [userId, list] of [...byUser.entries()].sort((a, b) => a[0] - b[0])) {
+    const subs = new Map((await selectUserSubscriptions(tx, realmId, userId)).map((s) => [s.streamId, s]));
+    const event = {
+      type: "subscription",
+      op: "add",
+      subscriptions: list.map((s) => subscriptionObject(s, subs.get(s.id)!, traffic.get(s.id) ?? null, subscribers.get(s.id) ?? [])),
+    };
+    await emitEvent(tx, {
+      type: "messaging.subscription.added",
+      realmId,
+      payload: MessagingSubscriptionAdded.parse({ user_id: userId, stream_ids: list.map((s) => s.id), client: { event, users: [userId] } }),
+    });
+  }
+  for (const s of touched) {
+    const newIds = added.get(s.id)!;
+    const audience = (await streamWatchers(deps, s, subscribers.get(s.id) ?? [])).filter((id) => !newIds.includes(id));
+    if (audience.length === 0) continue;
+    const event = { type: "subscription", op: "peer_add", stream_ids: [s.id], user_ids: newIds };
+    await emitEvent(tx, {
+      type: "messaging.subscription.peer_added",
+      realmId,
+      payload: MessagingSubscriptionPeerAdded.parse({ client: { event, users: audience } }),
+    });
+  }
+}
+
+export interface UnsubscribeResult {
+  removed: string[];
+  not_removed: string[];
+}
+
+/** DELETE /users/me/subscriptions with spec 4.10's three rules for removing someone else. */
+export async function doRemoveSubscriptions(deps: AppDeps, who: Identity, names: string[], principals?: number[] | string[]): Promise<UnsubscribeResult> {
+  const viewer = viewerOf(who);
+  const streams: StreamRow[] = [];
+  for (const name of names) {
+    const found = await findVisibleStreamByName(deps.pool, viewer, name.trim());
+    if (!found) throw streamDoesNotExist({ name });
+    if (!streams.some((s) => s.id === found.stream.id)) streams.push(found.stream);
+  }
+  const caller = await getUser(deps, who.realmId, who.userId);
+  if (!caller) throw badRequest("No such user");
+  const targets = principals !== undefined ? await resolvePrincipals(deps, who.realmId, principals) : [caller];
+  const others = targets.filter((t) => t.id !== caller.id);
+  if (others.length > 0) {
+    for (const stream of streams) await checkCanRemoveOthers(deps, viewer, caller, others, stream);
+  }
+  return withTx(deps.pool, async (tx) => {
+    const rows = await selectSubscriptionsForUpdate(tx, who.realmId, targets.map((t) => t.id), streams.map((s) => s.id));
+    const active = new Set(rows.filter((r) => r.active).map((r) => `${r.userId}:${r.streamId}`));
+    const out: UnsubscribeResult = { removed: [], not_removed: [] };
+    const removedBy = new Map<number, StreamRow[]>();
+    for (const target of targets) {
+      for (const stream of streams) {
+        if (!active.has(`${target.id}:${stream.id}`)) {
+          out.not_removed.push(stream.name);
+          continue;
+        }
+        await deactivateSubscription(tx, who.realmId, target.id, stream.id);
+        out.removed.push(stream.name);
+        removedBy.set(target.id, [...(removedBy.get(target.id) ?? []), stream]);
+      }
+    }
+    await notifyRemoved(tx, deps, who.realmId, removedBy, new Map(targets.map((t) => [t.id, t])));
+    return out;
+  });
+}
+
+async function checkCanRemoveOthers(deps: AppDeps, viewer: Viewer, caller: UserRow, others: UserRow[], stream: StreamRow): Promise<void> {
+  if (isAdminRole(caller.role)) return;
+  if (others.every((o) => o.isBot && o.botOwnerId === caller.id)) return;
+  if (await deps.accounts.isGroupMember(viewer.realmId, stream.canRemoveSubscribersGroup, caller.id)) return;
+  throw badRequest("Insufficient permission");
+}
+
+async function notifyRemoved(tx: Queryable, deps: AppDeps, realmId: number, removedBy: Map<number, StreamRow[]>, users: Map<number, UserRow>): Promise<void> {
+  const byStream = new Map<number, { stream: StreamRow; userIds: number[] }>();
+  for (const [userId, streams] of [...removedBy.entries()].sort((a, b) => a[0] - b[0])) {
+    const event = { type: "subscription", op: "remove", subscriptions: streams.map((s) => ({ stream_id: s.id, name: s.name })) };
+    await emitEvent(tx, {
+      type: "messaging.subscription.removed",
+      realmId,
+      payload: MessagingSubscriptionRemoved.parse({ user_id: userId, stream_ids: streams.map((s) => s.id), client: { event, users: [userId] } }),
+    });
+    for (const s of streams) {
+      const entry = byStream.get(s.id) ?? { stream: s, userIds: [] };
+      entry.userIds.push(userId);
+      byStream.set(s.id, entry);
+      // A private channel disappears from the stream list of a non-administrator who left it.
+      if (s.inviteOnly && !isAdminRole(users.get(userId)!.role)) {
+        const hidden = { type: "stream", op: "delete", streams: [streamObject(s, null)] };
+        await emitEvent(tx, {
+          type: "messaging.stream.hidden",
+          realmId,
+          payload: MessagingStreamHidden.parse({ stream_id: s.id, user_id: userId, client: { event: hidden, users: [userId] } }),
+        });
+      }
+    }
+  }
+  const subscribers = await selectSubscriberIds(tx, realmId, [...byStream.keys()]);
+  for (const { stream, userIds } of byStream.values()) {
+    const audience = (await streamWatchers(deps, stream, subscribers.get(stream.id) ?? [])).filter((id) => !userIds.includes(id));
+    if (audience.length === 0) continue;
+    const event = { type: "subscription", op: "peer_remove", stream_ids: [stream.id], user_ids: userIds };
+    await emitEvent(tx, {
+      type: "messaging.subscription.peer_removed",
+      realmId,
+      payload: MessagingSubscriptionPeerRemoved.parse({ client: { event, users: audience } }),
+    });
+  }
+}

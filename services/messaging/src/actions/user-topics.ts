@@ -1,0 +1,39 @@
+import { MessagingUserTopicUpdated, type UserTopicClientEvent } from "@chat/contracts";
+import { emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { z } from "zod";
+import type { AppDeps } from "../deps";
+import { accessStreamById, viewerOf } from "../queries/streams";
+import { setUserTopic } from "../store/user-topics";
+import { normalizeTopic } from "../lib/normalize";
+
+/** Sets a user's visibility policy for a topic and tells their clients (inside the caller's transaction). */
+export async function setVisibilityPolicy(
+  tx: Queryable,
+  realmId: number,
+  userId: number,
+  streamId: number,
+  topic: string,
+  policy: number,
+  at: Date,
+): Promise<void> {
+  await setUserTopic(tx, realmId, userId, streamId, topic, policy, at);
+  const event: z.infer<typeof UserTopicClientEvent> = {
+    type: "user_topic",
+    stream_id: streamId,
+    topic_name: topic,
+    last_updated: Math.floor(at.getTime() / 1000),
+    visibility_policy: policy,
+  };
+  await emitEvent(tx, {
+    type: "messaging.user_topic.updated",
+    realmId,
+    payload: MessagingUserTopicUpdated.parse({ user_id: userId, client: { event, users: [userId] } }),
+  });
+}
+
+/** POST /user_topics. */
+export async function doUpdateUserTopic(deps: AppDeps, who: Identity, streamId: number, topicRaw: string, policy: number): Promise<void> {
+  const { stream } = await accessStreamById(deps.pool, viewerOf(who), streamId);
+  const topic = normalizeTopic(topicRaw);
+  await withTx(deps.pool, (tx) => setVisibilityPolicy(tx, who.realmId, who.userId, stream.id, topic, policy, deps.clock.now()));
+}

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from "fastify";
+import type { Clock, Logger, Pool, Queryable } from "@chat/platform";
+import type { MessagingConfig } from "./config";
+import type { AccountsClient } from "./lib/accounts-client";
+
+/** A message as stored, handed to extension hooks (attachments claim their uploads here). */
+export interface SentMessageInfo {
+  id: number;
+  realmId: number;
+  senderId: number;
+  content: string;
+  renderedContent: string;
+  streamId: number | null;
+  dateSent: Date;
+}
+
+/**
+ * Extension points that run inside the sending / deleting transaction, so work done there
+ * (claiming uploads, releasing them) commits or rolls back with the message.
+ */
+export interface MessageHooks {
+  onMessageSent?(tx: Queryable, message: SentMessageInfo): Promise<void>;
+  onMessagesDeleted?(tx: Queryable, realmId: number, messageIds: number[]): Promise<void>;
+}
+
+export interface AppDeps {
+  config: MessagingConfig;
+  pool: Pool;
+  log: Logger;
+  clock: Clock;
+  accounts: AccountsClient;
+  hooks: MessageHooks;
+}
+
+/** One resource's routes. buildApp registers each plugin in the list it is given. */
+export type RoutePlugin = (app: FastifyInstance, deps: AppDeps) => void;

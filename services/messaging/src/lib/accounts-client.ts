@@ -1,0 +1,75 @@
+import {
+  InternalGetRealm,
+  InternalGetUsers,
+  InternalUserGroupIsMember,
+  InternalUserGroupMembers,
+  type InternalRealm,
+  type UserSummary,
+} from "@chat/contracts";
+import { ApiError, type Clock, type InternalClient } from "@chat/platform";
+
+const path = (def: { path: string }, values: Record<string, number> = {}) =>
+  def.path.replace(/\{(\w+)\}/g, (_m, k: string) => String(values[k]));
+
+/**
+ * What messaging asks accounts over HTTP: an organization's settings and system groups
+ * (cached briefly: they change rarely and every send needs them), users on a replica miss,
+ * and user-group membership.
+ */
+export class AccountsClient {
+  private readonly realms = new Map<number, { at: number; realm: InternalRealm }>();
+
+  constructor(
+    private readonly http: InternalClient,
+    private readonly clock: Clock,
+    private readonly realmCacheMs: number,
+  ) {}
+
+  async getRealm(realmId: number): Promise<InternalRealm> {
+    const now = this.clock.now().getTime();
+    const hit = this.realms.get(realmId);
+    if (hit && now - hit.at < this.realmCacheMs) return hit.realm;
+    const res = await this.http.call<{ realm: InternalRealm }>("GET", path(InternalGetRealm, { realm_id: realmId }));
+    this.realms.set(realmId, { at: now, realm: res.realm });
+    return res.realm;
+  }
+
+  /** Users of one realm by id or email; unknown ones are simply absent. */
+  async getUsers(realmId: number, by: { userIds?: number[]; emails?: string[] }): Promise<UserSummary[]> {
+    const params: Record<string, unknown> = { realm_id: realmId };
+    if (by.userIds) params.user_ids = by.userIds;
+    if (by.emails) params.emails = by.emails;
+    const res = await this.http.call<{ users: UserSummary[] }>(InternalGetUsers.method, InternalGetUsers.path, { params });
+    return res.users.filter((u) => u.realm_id === realmId);
+  }
+
+  /** Every user of a realm (accounts answers all of them when neither ids nor emails are given). */
+  async getAllUsers(realmId: number): Promise<UserSummary[]> {
+    return this.getUsers(realmId, {});
+  }
+
+  async isGroupMember(realmId: number, groupId: number, userId: number): Promise<boolean> {
+    try {
+      const res = await this.http.call<{ is_member: boolean }>("GET", InternalUserGroupIsMember.path, {
+        params: { realm_id: realmId, group_id: groupId, user_id: userId },
+      });
+      return res.is_member;
+    } catch (err) {
+      // An unknown group grants nothing.
+      if (err instanceof ApiError && err.status < 500 && err.code !== "SERVICE_UNAVAILABLE") return false;
+      throw err;
+    }
+  }
+
+  async groupMembers(realmId: number, groupId: number): Promise<number[]> {
+    try {
+      const res = await this.http.call<{ user_ids: number[] }>("GET", InternalUserGroupMembers.path, {
+        params: { realm_id: realmId, group_id: groupId },
+      });
+      return res.user_ids;
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500 && err.code !== "SERVICE_UNAVAILABLE") return [];
+      throw err;
+    }
+  }
+}

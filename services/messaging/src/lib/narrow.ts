@@ -1,0 +1,145 @@
+import { FLAG_BITS } from "./flags";
+
+/** A narrow term after its names were looked up. */
+export type ResolvedTerm =
+  | { kind: "stream"; streamId: number; negated: boolean; /** the viewer may read its whole history */ history?: boolean }
+  | { kind: "streams"; streamIds: number[]; negated: boolean }
+  | { kind: "topic"; topic: string; negated: boolean }
+  | { kind: "sender"; userId: number; negated: boolean }
+  | { kind: "dm"; recipientId: number | null; negated: boolean }
+  | { kind: "dm_including"; userId: number; negated: boolean }
+  | { kind: "is"; what: "dm" | "starred" | "unread" | "mentioned" | "alerted" | "resolved" | "followed"; negated: boolean }
+  | { kind: "id"; id: number; negated: boolean }
+  | { kind: "search"; text: string; negated: boolean }
+  | { kind: "has"; what: "link" | "image" | "attachment" | "reaction"; negated: boolean }
+  | { kind: "in_home"; negated: boolean }
+  | { kind: "all" };
+
+/** A message read through channel history has no row of its own: it counts as read and historical. */
+export const FLAGS_SQL = `COALESCE(um.flags, ${FLAG_BITS.read | FLAG_BITS.historical})`;
+const MENTION_BITS = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
+
+/**
+ * SQL conditions (over `m` messages and `um` the viewer's usermessages) for resolved terms.
+ * Values are appended to `params`; placeholders are numbered after the ones already there.
+ */
+export function narrowConditions(terms: ResolvedTerm[], userId: number, params: unknown[]): string[] {
+  const bind = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const out: string[] = [];
+  for (const t of terms) {
+    if (t.kind === "all") continue;
+    const cond = condition(t, userId, bind);
+    out.push(t.negated ? `NOT (${cond})` : cond);
+  }
+  return out;
+}
+
+function condition(t: Exclude<ResolvedTerm, { kind: "all" }>, userId: number, bind: (v: unknown) => string): string {
+  switch (t.kind) {
+    case "stream":
+      return `m.stream_id = ${bind(t.streamId)}`;
+    case "streams":
+      return `m.stream_id = ANY(${bind(t.streamIds)}::bigint[])`;
+    case "topic":
+      return `(m.stream_id IS NOT NULL AND lower(m.topic) = lower(${bind(t.topic)}))`;
+    case "sender":
+      return `m.sender_id = ${bind(t.userId)}`;
+    case "dm":
+      return t.recipientId === null ? "false" : `(m.stream_id IS NULL AND m.recipient_id = ${bind(t.recipientId)})`;
+    case "dm_including":
+      return `(m.stream_id IS NULL AND EXISTS (SELECT 1 FROM recipients r WHERE r.id = m.recipient_id
+        AND (',' || r.user_ids_key || ',') LIKE ${bind(`%,${t.userId},%`)}))`;
+    case "is":
+      switch (t.what) {
+        case "dm":
+          return "m.stream_id IS NULL";
+        case "starred":
+          return `(${FLAGS_SQL} & ${FLAG_BITS.starred}) <> 0`;
+        case "unread":
+          return `(${FLAGS_SQL} & ${FLAG_BITS.read}) = 0`;
+        case "mentioned":
+          return `(${FLAGS_SQL} & ${MENTION_BITS}) <> 0`;
+        case "alerted":
+          return `(${FLAGS_SQL} & ${FLAG_BITS.has_alert_word}) <> 0`;
+        case "resolved":
+          return "(m.stream_id IS NOT NULL AND m.topic LIKE '✔ %')";
+        case "followed":
+          return `EXISTS (SELECT 1 FROM user_topics ut WHERE ut.user_id = ${bind(userId)} AND ut.stream_id = m.stream_id
+            AND lower(ut.topic_name) = lower(m.topic) AND ut.visibility_policy = 3)`;
+      }
+      break;
+    case "id":
+      return `m.id = ${bind(t.id)}`;
+    case "search":
+      return `m.search_tsv @@ websearch_to_tsquery('english', ${bind(t.text)})`;
+    case "has":
+      if (t.what === "reaction") return "false";
+      return `m.has_${t.what}`;
+    case "in_home":
+      return `(m.stream_id IS NULL OR NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.user_id = ${bind(userId)}
+        AND s.stream_id = m.stream_id AND s.is_muted))`;
+  }
+  return "true";
+}
+
+/** Terms that depend on the viewer's own rows: such narrows cannot read channel history. */
+export function needsOwnRows(terms: ResolvedTerm[]): boolean {
+  return terms.some((t) => t.kind === "is" || t.kind === "dm" || t.kind === "dm_including");
+}
+
+export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
+
+export interface RangePlan {
+  beforeAnchor?: number;
+  beforeLimit?: number;
+  afterAnchor?: number;
+  afterLimit?: number;
+}
+
+/** Zulip's limit_query_to_range: which ids to read on each side of the anchor. */
+export function rangePlan(anchor: number, numBefore: number, numAfter: number, includeAnchor: boolean, anchoredLeft: boolean, anchoredRight: boolean): RangePlan {
+  const needBefore = !anchoredLeft && numBefore > 0;
+  const needAfter = !anchoredRight && numAfter > 0;
+  if (needBefore && needAfter) {
+    return { beforeAnchor: anchor - 1, beforeLimit: numBefore, afterAnchor: anchor, afterLimit: numAfter + 1 };
+  }
+  if (needBefore) {
+    return { beforeAnchor: anchor - (includeAnchor ? 0 : 1), beforeLimit: numBefore + (anchoredRight ? 0 : includeAnchor ? 1 : 0) };
+  }
+  if (needAfter) {
+    return { afterAnchor: anchor + (includeAnchor ? 0 : 1), afterLimit: numAfter + (includeAnchor ? 1 : 0) };
+  }
+  // Only the anchor itself may be wanted.
+  if (includeAnchor && !anchoredLeft && !anchoredRight) return { afterAnchor: anchor, afterLimit: 1 };
+  return {};
+}
+
+/** Zulip's post_process_limited_query: trims to the window and computes found_*. */
+export function postProcess<T extends { id: number }>(rows: T[], numBefore: number, numAfter: number, anchor: number, anchoredLeft: boolean, anchoredRight: boolean) {
+  let before: T[];
+  let at: T[];
+  let after: T[];
+  if (anchoredRight) {
+    numAfter = 0;
+    before = rows;
+    at = [];
+    after = [];
+  } else {
+    before = rows.filter((r) => r.id < anchor);
+    at = rows.filter((r) => r.id === anchor);
+    after = rows.filter((r) => r.id > anchor);
+  }
+  if (numBefore) before = before.slice(-numBefore);
+  else before = [];
+  if (numAfter) after = after.slice(0, numAfter);
+  else after = [];
+  return {
+    rows: [...before, ...at, ...after],
+    foundAnchor: at.length === 1,
+    foundOldest: anchoredLeft || before.length < numBefore,
+    foundNewest: anchoredRight || after.length < numAfter,
+  };
+}

@@ -1,0 +1,52 @@
+import { fileURLToPath } from "node:url";
+import { AmqpClient, ConfigError, createLogger, ensureDatabase, OutboxRelay, runMigrations, runService } from "@chat/platform";
+import { buildApp, createDeps } from "./app";
+import { loadMessagingConfig, type MessagingConfig } from "./config";
+import { consumeAccountsEvents } from "./consumers/accounts";
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
+
+async function main(): Promise<void> {
+  let config: MessagingConfig;
+  try {
+    config = loadMessagingConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log = createLogger("messaging", config.LOG_LEVEL);
+  // Idempotent and locked: safe when the harness or another replica migrated already.
+  await ensureDatabase(config.DATABASE_URL);
+  await runMigrations({ databaseUrl: config.DATABASE_URL, schema: "messaging", dir: MIGRATIONS_DIR, log });
+  const deps = createDeps(config, log);
+  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
+  const app = buildApp(deps, {
+    readiness: {
+      rabbitmq: async () => {
+        if (!amqp.connected) throw new Error("not connected");
+      },
+    },
+  });
+  await amqp.start();
+  const relay = new OutboxRelay({ pool: deps.pool, databaseUrl: config.DATABASE_URL, schema: "messaging", amqp, log });
+  relay.start();
+  await consumeAccountsEvents(amqp, deps);
+
+  await runService({
+    app,
+    host: config.HOST,
+    port: config.PORT,
+    log,
+    graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
+    stop: [() => relay.stop(), () => amqp.close(), () => deps.pool.end()],
+  });
+  log.info({ port: config.PORT }, "messaging listening");
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,16 @@
+import type { DraftObject } from "@chat/contracts";
+import type { Identity } from "@chat/platform";
+import type { AppDeps } from "../deps";
+import { draftObject } from "../actions/drafts";
+import { selectDrafts } from "../store/drafts";
+
+/** GET /drafts: ascending by last edit. */
+export async function getDrafts(deps: AppDeps, who: Identity): Promise<{ count: number; drafts: DraftObject[] }> {
+  const drafts = (await selectDrafts(deps.pool, who.realmId, who.userId, "asc")).map(draftObject);
+  return { count: drafts.length, drafts };
+}
+
+/** Register's `drafts`: newest edits first, at most 1000. */
+export async function getRegisterDrafts(deps: AppDeps, who: Identity): Promise<DraftObject[]> {
+  return (await selectDrafts(deps.pool, who.realmId, who.userId, "desc", 1000)).map(draftObject);
+}

@@ -1,0 +1,32 @@
+import type { AppDeps } from "../deps";
+import { emptyDirectory, scanMentionCandidates, type MentionDirectory } from "../lib/markdown";
+import { selectStreamsByNames } from "../store/streams";
+import { selectUserSubscriptions } from "../store/subscriptions";
+import { canSeeStream, type Viewer } from "./streams";
+import { getActiveUsersByNames, getUsersByIds } from "./users";
+
+/** Looks up every user, group and channel the content's mention syntax names, as `viewer` may see them. */
+export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, content: string): Promise<MentionDirectory> {
+  const dir = emptyDirectory();
+  const scan = scanMentionCandidates(content);
+  const byName = await getActiveUsersByNames(deps, viewer.realmId, scan.userNames);
+  for (const u of byName) {
+    const key = u.fullName.toLowerCase();
+    const list = dir.usersByName.get(key) ?? [];
+    list.push({ id: u.id, fullName: u.fullName });
+    dir.usersByName.set(key, list);
+  }
+  if (scan.userIds.length > 0) {
+    for (const u of (await getUsersByIds(deps, viewer.realmId, scan.userIds)).values()) {
+      if (u.isActive) dir.usersById.set(u.id, { id: u.id, fullName: u.fullName });
+    }
+  }
+  if (scan.streamNames.length > 0) {
+    const streams = await selectStreamsByNames(deps.pool, viewer.realmId, scan.streamNames);
+    const subs = new Map((await selectUserSubscriptions(deps.pool, viewer.realmId, viewer.userId)).map((s) => [s.streamId, s]));
+    for (const s of streams) {
+      if (canSeeStream(viewer, s, subs.get(s.id))) dir.streamsByName.set(s.name.toLowerCase(), { id: s.id, name: s.name });
+    }
+  }
+  return dir;
+}

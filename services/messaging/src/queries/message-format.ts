@@ -1,0 +1,41 @@
+import type { MessageObject } from "@chat/contracts";
+import type { AppDeps } from "../deps";
+import { messageObject } from "../lib/format";
+import type { MessageRow } from "../store/messages";
+import { selectDirectParticipants } from "../store/recipients";
+import { selectStreamsByIds } from "../store/streams";
+import { getUsersByIds } from "./users";
+
+export interface FormatOptions {
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+}
+
+/** Message dictionaries for one viewer, with their flags (historical ones read + historical). */
+export async function formatMessages(
+  deps: AppDeps,
+  realmId: number,
+  items: Array<{ row: MessageRow; flags: number; extra?: Partial<MessageObject> }>,
+  opts: FormatOptions,
+): Promise<MessageObject[]> {
+  if (items.length === 0) return [];
+  const realm = await deps.accounts.getRealm(realmId);
+  const rows = items.map((i) => i.row);
+  const streams = new Map((await selectStreamsByIds(deps.pool, realmId, [...new Set(rows.filter((r) => r.streamId !== null).map((r) => r.streamId!))])).map((s) => [s.id, s]));
+  const participants = await selectDirectParticipants(deps.pool, realmId, [...new Set(rows.filter((r) => r.streamId === null).map((r) => r.recipientId))]);
+  const userIds = new Set<number>(rows.map((r) => r.senderId));
+  for (const ids of participants.values()) for (const id of ids) userIds.add(id);
+  const users = await getUsersByIds(deps, realmId, [...userIds]);
+  return items.map(({ row, flags, extra }) => ({
+    ...messageObject(row, {
+      sender: users.get(row.senderId),
+      streamName: row.streamId !== null ? streams.get(row.streamId)?.name : undefined,
+      participants: row.streamId === null ? (participants.get(row.recipientId) ?? []).map((id) => users.get(id)!).filter(Boolean) : undefined,
+      realmStr: realm.string_id,
+      applyMarkdown: opts.applyMarkdown,
+      clientGravatar: opts.clientGravatar,
+      flags,
+    }),
+    ...extra,
+  }));
+}

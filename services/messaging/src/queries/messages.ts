@@ -1,0 +1,158 @@
+import type { MessageObject, NarrowTerm } from "@chat/contracts";
+import { badRequest, type Identity } from "@chat/platform";
+import type { AppDeps } from "../deps";
+import { FLAG_BITS } from "../lib/flags";
+import { FLAGS_SQL, LARGER_THAN_MAX_MESSAGE_ID, narrowConditions, needsOwnRows, postProcess, rangePlan, type ResolvedTerm } from "../lib/narrow";
+import { MESSAGE_COLUMNS, toMessage, type MessageRow } from "../store/messages";
+import { accessMessages } from "./message-access";
+import { formatMessages } from "./message-format";
+import { resolveNarrow } from "./narrow";
+import { viewerOf, type Viewer } from "./streams";
+
+export interface GetMessagesRequest {
+  anchor?: string;
+  includeAnchor: boolean;
+  numBefore: number;
+  numAfter: number;
+  narrow: NarrowTerm[];
+  clientGravatar: boolean;
+  applyMarkdown: boolean;
+  useFirstUnreadAnchor: boolean;
+  messageIds?: number[];
+}
+
+export interface GetMessagesResult {
+  messages: MessageObject[];
+  anchor?: number;
+  found_anchor?: boolean;
+  found_oldest?: boolean;
+  found_newest?: boolean;
+  history_limited?: boolean;
+}
+
+const MAX_MESSAGES_PER_FETCH = 5000;
+
+type Anchor = { kind: "id"; id: number } | { kind: "newest" } | { kind: "oldest" } | { kind: "first_unread" };
+
+function parseAnchor(raw: string | undefined, useFirstUnread: boolean): Anchor {
+  if (raw === undefined) {
+    if (useFirstUnread) return { kind: "first_unread" };
+    throw badRequest("Missing 'anchor' argument.");
+  }
+  if (raw === "newest" || raw === "oldest" || raw === "first_unread") return { kind: raw };
+  if (/^-?\d+$/.test(raw)) return { kind: "id", id: Math.max(0, Math.min(Number(raw), LARGER_THAN_MAX_MESSAGE_ID)) };
+  throw badRequest("Invalid anchor");
+}
+
+/** GET /messages. */
+export async function getMessages(deps: AppDeps, who: Identity, req: GetMessagesRequest): Promise<GetMessagesResult> {
+  const viewer = viewerOf(who);
+  const terms = await resolveNarrow(deps, viewer, req.narrow);
+  if (req.messageIds !== undefined) return getByIds(deps, viewer, req, terms);
+  const anchorSpec = parseAnchor(req.anchor, req.useFirstUnreadAnchor);
+  if (req.numBefore + req.numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  if (!req.includeAnchor && req.numBefore > 0 && req.numAfter > 0) throw badRequest("The anchor can only be excluded at an end of the range");
+
+  const base = baseQuery(viewer, terms);
+  let anchor: number;
+  if (anchorSpec.kind === "id") anchor = anchorSpec.id;
+  else if (anchorSpec.kind === "oldest") anchor = 0;
+  else if (anchorSpec.kind === "newest") anchor = LARGER_THAN_MAX_MESSAGE_ID;
+  else {
+    const params = [...base.params];
+    const { rows } = await deps.pool.query(`SELECT min(m.id) AS id ${base.from} AND (${FLAGS_SQL} & ${FLAG_BITS.read}) = 0`, params);
+    anchor = rows[0].id === null ? LARGER_THAN_MAX_MESSAGE_ID : Number(rows[0].id);
+  }
+  const anchoredLeft = anchor === 0;
+  const anchoredRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
+  const numAfter = anchoredRight ? 0 : req.numAfter;
+  const plan = rangePlan(anchor, req.numBefore, numAfter, req.includeAnchor, anchoredLeft, anchoredRight);
+  const fetched: Array<MessageRow & { umFlags: number; extra: Partial<MessageObject> }> = [];
+  if (plan.beforeLimit !== undefined) fetched.push(...(await runRange(deps, base, "before", plan.beforeAnchor!, plan.beforeLimit)).reverse());
+  if (plan.afterLimit !== undefined) fetched.push(...(await runRange(deps, base, "after", plan.afterAnchor!, plan.afterLimit)));
+  const unique = [...new Map(fetched.map((r) => [r.id, r])).values()].sort((a, b) => a.id - b.id);
+  const done = postProcess(unique, req.numBefore, numAfter, anchor, anchoredLeft, anchoredRight);
+  const messages = await formatMessages(
+    deps,
+    viewer.realmId,
+    done.rows.map((r) => ({ row: r, flags: r.umFlags, extra: r.extra })),
+    { applyMarkdown: req.applyMarkdown, clientGravatar: req.clientGravatar },
+  );
+  return { messages, anchor, found_anchor: done.foundAnchor, found_oldest: done.foundOldest, found_newest: done.foundNewest, history_limited: false };
+}
+
+interface BaseQuery {
+  from: string;
+  params: unknown[];
+  select: string;
+}
+
+/**
+ * A narrow to one channel whose history the viewer may read searches all its messages; any
+ * other narrow searches only what the viewer received (Zulip's ok_to_include_history).
+ */
+function baseQuery(viewer: Viewer, terms: ResolvedTerm[]): BaseQuery {
+  const params: unknown[] = [viewer.userId, viewer.realmId];
+  const history = terms.some((t) => t.kind === "stream" && !t.negated && t.history) && !needsOwnRows(terms);
+  const conds = narrowConditions(terms, viewer.userId, params);
+  const search = terms.find((t) => t.kind === "search" && !t.negated) as { text: string } | undefined;
+  let select = `${MESSAGE_COLUMNS}, ${FLAGS_SQL} AS um_flags`;
+  if (search) {
+    params.push(search.text);
+    const q = `websearch_to_tsquery('english', $${params.length})`;
+    select += `, ts_headline('english', m.rendered_content, ${q}, 'HighlightAll=true, StartSel="<span class=""highlight"">", StopSel=</span>') AS match_content`;
+    select += `, ts_headline('english', replace(replace(replace(m.topic, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), ${q}, 'HighlightAll=true, StartSel="<span class=""highlight"">", StopSel=</span>') AS match_subject`;
+  }
+  const where = conds.length ? ` AND ${conds.join(" AND ")}` : "";
+  const from = history
+    ? `FROM messages m LEFT JOIN usermessages um ON um.message_id = m.id AND um.user_id = $1 WHERE m.realm_id = $2${where}`
+    : `FROM usermessages um JOIN messages m ON m.id = um.message_id WHERE um.user_id = $1 AND um.realm_id = $2${where}`;
+  return { from, params, select };
+}
+
+async function runRange(deps: AppDeps, base: BaseQuery, side: "before" | "after", anchor: number, limit: number) {
+  const params = [...base.params, anchor, limit];
+  const n = params.length;
+  const sql =
+    side === "before"
+      ? `SELECT ${base.select} ${base.from} AND m.id <= $${n - 1} ORDER BY m.id DESC LIMIT $${n}`
+      : `SELECT ${base.select} ${base.from} AND m.id >= $${n - 1} ORDER BY m.id ASC LIMIT $${n}`;
+  const { rows } = await deps.pool.query(sql, params);
+  return rows.map((r) => {
+    const extra: Partial<MessageObject> = {};
+    if (r.match_content !== undefined) {
+      extra.match_content = r.match_content;
+      extra.match_subject = r.match_subject;
+    }
+    return { ...toMessage(r), umFlags: r.um_flags as number, extra };
+  });
+}
+
+async function getByIds(deps: AppDeps, viewer: Viewer, req: GetMessagesRequest, terms: ResolvedTerm[]): Promise<GetMessagesResult> {
+  if (req.anchor !== undefined || req.numBefore > 0 || req.numAfter > 0) {
+    throw badRequest("Unsupported parameter combination: anchor, num_before, num_after, message_ids");
+  }
+  const base = baseQuery(viewer, terms);
+  const params = [...base.params, req.messageIds];
+  const { rows } = await deps.pool.query(`SELECT ${base.select} ${base.from} AND m.id = ANY($${params.length}::bigint[]) ORDER BY m.id`, params);
+  // Messages readable through channel history are included even without a narrow.
+  const found = new Set(rows.map((r) => Number(r.id)));
+  const accessed = await accessMessages(deps.pool, viewer, req.messageIds!.filter((id) => !found.has(id)));
+  const items = [
+    ...rows.map((r) => ({ row: toMessage(r), flags: r.um_flags as number })),
+    ...(terms.length === 0 ? [...accessed.values()].map((a) => ({ row: a.row, flags: a.flags ?? FLAG_BITS.read | FLAG_BITS.historical })) : []),
+  ].sort((a, b) => a.row.id - b.row.id);
+  return { messages: await formatMessages(deps, viewer.realmId, items, { applyMarkdown: req.applyMarkdown, clientGravatar: req.clientGravatar }) };
+}
+
+/** GET /messages/{id}. */
+export async function getMessageById(deps: AppDeps, who: Identity, id: number, applyMarkdown: boolean): Promise<{ message: MessageObject; raw_content: string }> {
+  const found = (await accessMessages(deps.pool, viewerOf(who), [id])).get(id);
+  if (!found) throw badRequest("Invalid message(s)");
+  const [message] = await formatMessages(deps, who.realmId, [{ row: found.row, flags: found.flags ?? FLAG_BITS.read | FLAG_BITS.historical }], {
+    applyMarkdown,
+    clientGravatar: false,
+  });
+  return { message, raw_content: found.row.content };
+}
+

@@ -1,0 +1,105 @@
+import type { Identity } from "@chat/platform";
+import type { AppDeps } from "../deps";
+import { FLAG_BITS } from "../lib/flags";
+import { selectMaxMessageId } from "../store/messages";
+import { selectDirectParticipants } from "../store/recipients";
+import { selectStreamsByIds } from "../store/streams";
+import { selectUserSubscriptions } from "../store/subscriptions";
+import { selectUserTopics } from "../store/user-topics";
+import { selectRecentDirectConversations, selectStarredIds, selectUnread } from "../store/usermessages";
+import { getRegisterDrafts } from "./drafts";
+import { viewerOf } from "./streams";
+import { gatherSubscriptions, visibleStreams } from "./subscriptions";
+
+export interface RegisterStateRequest {
+  fetchEventTypes: string[] | null;
+  includeSubscribers: boolean;
+}
+
+const MAX_UNREAD_MESSAGES = 50000;
+
+/** The register keys messaging owns, for the requested event types (null = all). */
+export async function getRegisterState(deps: AppDeps, who: Identity, req: RegisterStateRequest): Promise<Record<string, unknown>> {
+  const want = (t: string) => req.fetchEventTypes === null || req.fetchEventTypes.includes(t);
+  const viewer = viewerOf(who);
+  const state: Record<string, unknown> = {};
+  if (want("message")) state.max_message_id = await selectMaxMessageId(deps.pool, who.realmId, who.userId);
+  if (want("subscription")) Object.assign(state, await gatherSubscriptions(deps, viewer, req.includeSubscribers));
+  if (want("stream")) state.streams = await visibleStreams(deps, viewer);
+  if (want("message") && want("update_message_flags")) state.unread_msgs = await unreadMessages(deps, who);
+  if (want("starred_messages")) state.starred_messages = await selectStarredIds(deps.pool, who.realmId, who.userId);
+  if (want("drafts")) state.drafts = await getRegisterDrafts(deps, who);
+  if (want("user_topic")) state.user_topics = (await userTopics(deps, who)).map(({ streamName: _n, ...t }) => t);
+  else if (want("muted_topics")) {
+    state.muted_topics = (await userTopics(deps, who)).filter((t) => t.visibility_policy === 1).map((t) => [t.streamName, t.topic_name, t.last_updated]);
+  }
+  if (want("recent_private_conversations")) state.recent_private_conversations = await recentConversations(deps, who);
+  return state;
+}
+
+async function userTopics(deps: AppDeps, who: Identity) {
+  const rows = await selectUserTopics(deps.pool, who.realmId, who.userId);
+  const streams = new Map((await selectStreamsByIds(deps.pool, who.realmId, [...new Set(rows.map((r) => r.streamId))])).map((s) => [s.id, s.name]));
+  return rows.map((r) => ({
+    stream_id: r.streamId,
+    topic_name: r.topicName,
+    last_updated: Math.floor(r.lastUpdated.getTime() / 1000),
+    visibility_policy: r.visibilityPolicy,
+    streamName: streams.get(r.streamId) ?? "",
+  }));
+}
+
+async function recentConversations(deps: AppDeps, who: Identity) {
+  const rows = await selectRecentDirectConversations(deps.pool, who.realmId, who.userId, 1000);
+  return rows.map((r) => ({
+    max_message_id: r.maxId,
+    user_ids: r.key.split(",").map(Number).filter((id) => id !== who.userId),
+  }));
+}
+
+/** Zulip's unread_msgs: unread ids grouped by conversation, with mentions and a total. */
+async function unreadMessages(deps: AppDeps, who: Identity) {
+  const rows = await selectUnread(deps.pool, who.realmId, who.userId, MAX_UNREAD_MESSAGES);
+  const subs = new Map((await selectUserSubscriptions(deps.pool, who.realmId, who.userId)).map((s) => [s.streamId, s]));
+  const topics = await selectUserTopics(deps.pool, who.realmId, who.userId);
+  const policy = new Map(topics.map((t) => [`${t.streamId}:${t.topicName.toLowerCase()}`, t.visibilityPolicy]));
+  const participants = await selectDirectParticipants(deps.pool, who.realmId, [...new Set(rows.filter((r) => r.streamId === null).map((r) => r.recipientId))]);
+  const pms = new Map<number, number[]>();
+  const huddles = new Map<string, number[]>();
+  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
+  const mentions: number[] = [];
+  let count = 0;
+  for (const r of rows) {
+    let muted = false;
+    if (r.streamId === null) {
+      const people = participants.get(r.recipientId) ?? [];
+      if (people.length <= 2) {
+        const other = people.find((id) => id !== who.userId) ?? who.userId;
+        pms.set(other, [...(pms.get(other) ?? []), r.messageId]);
+      } else {
+        const key = people.join(",");
+        huddles.set(key, [...(huddles.get(key) ?? []), r.messageId]);
+      }
+    } else {
+      const key = `${r.streamId}:${r.topic.toLowerCase()}`;
+      const entry = streams.get(key) ?? { stream_id: r.streamId, topic: r.topic, unread_message_ids: [] };
+      entry.unread_message_ids.push(r.messageId);
+      streams.set(key, entry);
+      const topicPolicy = policy.get(key) ?? 0;
+      const streamMuted = Boolean(subs.get(r.streamId)?.isMuted);
+      muted = topicPolicy === 1 || (streamMuted && topicPolicy !== 2 && topicPolicy !== 3);
+    }
+    if (!muted) count += 1;
+    const direct = (r.flags & FLAG_BITS.mentioned) !== 0;
+    const wildcard = (r.flags & (FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned)) !== 0;
+    if (direct || (wildcard && !muted)) mentions.push(r.messageId);
+  }
+  return {
+    count,
+    pms: [...pms.entries()].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: ids })),
+    streams: [...streams.values()],
+    huddles: [...huddles.entries()].map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: ids })),
+    mentions,
+    old_unreads_missing: rows.length >= MAX_UNREAD_MESSAGES,
+  };
+}

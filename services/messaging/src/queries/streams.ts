@@ -1,0 +1,134 @@
+import { badRequest, streamDoesNotExist, type Identity, type Queryable } from "@chat/platform";
+import type { StreamObject } from "@chat/contracts";
+import type { AppDeps } from "../deps";
+import { streamObject, weeklyTraffic } from "../lib/format";
+import { isAdminRole, isGuestRole } from "../lib/permissions";
+import {
+  selectRealmStreams,
+  selectRecentTraffic,
+  selectStreamById,
+  selectStreamByName,
+  type StreamRow,
+} from "../store/streams";
+import { selectSubscription, selectUserSubscriptions, type SubscriptionRow } from "../store/subscriptions";
+
+export interface Viewer {
+  userId: number;
+  realmId: number;
+  role: number;
+}
+
+export const viewerOf = (who: Identity): Viewer => ({ userId: who.userId, realmId: who.realmId, role: who.role });
+
+/** Whether the viewer may know the channel exists (Zulip's metadata access). */
+export function canSeeStream(viewer: Viewer, stream: StreamRow, sub: SubscriptionRow | null | undefined): boolean {
+  if (sub?.active) return true;
+  if (stream.isWebPublic) return true;
+  if (!stream.inviteOnly) return !isGuestRole(viewer.role);
+  return isAdminRole(viewer.role);
+}
+
+/** Whether the viewer may read the channel's whole history (not only what they received). */
+export function canAccessHistory(viewer: Viewer, stream: StreamRow, sub: SubscriptionRow | null | undefined): boolean {
+  if (stream.isWebPublic) return true;
+  if (!stream.inviteOnly && !isGuestRole(viewer.role)) return true;
+  return Boolean(sub?.active) && stream.historyPublicToSubscribers;
+}
+
+/** Who may see a channel's subscriber list: anyone who can see a public channel; members of a private one (and admins). */
+export function canSeeSubscribers(viewer: Viewer, stream: StreamRow, sub: SubscriptionRow | null | undefined): boolean {
+  if (sub?.active) return true;
+  if (!stream.inviteOnly) return !isGuestRole(viewer.role) || stream.isWebPublic;
+  return isAdminRole(viewer.role);
+}
+
+export interface AccessedStream {
+  stream: StreamRow;
+  sub: SubscriptionRow | null;
+}
+
+/** A channel by id the viewer can see, else null (a hidden channel looks missing). */
+export async function findVisibleStreamById(db: Queryable, viewer: Viewer, id: number): Promise<AccessedStream | null> {
+  const stream = await selectStreamById(db, viewer.realmId, id);
+  if (!stream) return null;
+  const sub = await selectSubscription(db, viewer.realmId, viewer.userId, stream.id);
+  return canSeeStream(viewer, stream, sub) ? { stream, sub } : null;
+}
+
+export async function findVisibleStreamByName(db: Queryable, viewer: Viewer, name: string): Promise<AccessedStream | null> {
+  const stream = await selectStreamByName(db, viewer.realmId, name);
+  if (!stream) return null;
+  const sub = await selectSubscription(db, viewer.realmId, viewer.userId, stream.id);
+  return canSeeStream(viewer, stream, sub) ? { stream, sub } : null;
+}
+
+/** Zulip's access_stream_by_id: `Invalid channel ID` for missing or hidden channels. */
+export async function accessStreamById(db: Queryable, viewer: Viewer, id: number): Promise<AccessedStream> {
+  const found = await findVisibleStreamById(db, viewer, id);
+  if (!found) throw badRequest("Invalid channel ID");
+  return found;
+}
+
+export async function accessStreamByNameOrDoesNotExist(db: Queryable, viewer: Viewer, name: string): Promise<AccessedStream> {
+  const found = await findVisibleStreamByName(db, viewer, name);
+  if (!found) throw streamDoesNotExist({ name });
+  return found;
+}
+
+/** Traffic estimates for channel objects. */
+export async function trafficFor(deps: AppDeps, realmId: number, streams: StreamRow[]): Promise<Map<number, number | null>> {
+  const now = deps.clock.now();
+  const counts = await selectRecentTraffic(deps.pool, realmId, streams.map((s) => s.id), new Date(now.getTime() - 28 * 86_400_000));
+  return new Map(streams.map((s) => [s.id, weeklyTraffic(s, counts.get(s.id) ?? 0, now)]));
+}
+
+export async function toStreamObjects(deps: AppDeps, realmId: number, streams: StreamRow[]): Promise<StreamObject[]> {
+  const traffic = await trafficFor(deps, realmId, streams);
+  return streams.map((s) => streamObject(s, traffic.get(s.id) ?? null));
+}
+
+export interface StreamListOptions {
+  includePublic: boolean;
+  includeWebPublic: boolean;
+  includeSubscribed: boolean;
+  includeAllActive: boolean;
+  includeDefault: boolean;
+  includeOwnerSubscribed: boolean;
+}
+
+/** GET /streams: the channels the flags select, among those the viewer can see. */
+export async function getStreams(deps: AppDeps, viewer: Viewer, opts: StreamListOptions): Promise<StreamObject[]> {
+  if (opts.includeAllActive && !isAdminRole(viewer.role)) throw badRequest("User not authorized for this query");
+  const streams = await selectRealmStreams(deps.pool, viewer.realmId);
+  const subs = new Map((await selectUserSubscriptions(deps.pool, viewer.realmId, viewer.userId)).map((s) => [s.streamId, s]));
+  const guest = isGuestRole(viewer.role);
+  const chosen = streams.filter((s) => {
+    if (opts.includeAllActive) return true;
+    if (opts.includeSubscribed && subs.get(s.id)?.active) return true;
+    if (opts.includeWebPublic && s.isWebPublic) return true;
+    if (opts.includePublic && !guest && !s.inviteOnly) return true;
+    return false;
+  });
+  const objects = await toStreamObjects(deps, viewer.realmId, chosen);
+  if (opts.includeDefault) for (const o of objects) o.is_default = false;
+  return objects;
+}
+
+export async function getStreamById(deps: AppDeps, viewer: Viewer, id: number): Promise<StreamObject> {
+  const { stream } = await accessStreamById(deps.pool, viewer, id);
+  return (await toStreamObjects(deps, viewer.realmId, [stream]))[0];
+}
+
+/** GET /get_stream_id: hidden and missing channels give the same answer. */
+export async function getStreamId(deps: AppDeps, viewer: Viewer, name: string): Promise<number> {
+  const found = await findVisibleStreamByName(deps.pool, viewer, name);
+  if (!found) throw badRequest(`Invalid channel name '${name}'`);
+  return found.stream.id;
+}
+
+/** The existing channel by exact lookup, regardless of visibility (for creation conflicts). */
+export async function streamExists(db: Queryable, realmId: number, name: string): Promise<StreamRow | null> {
+  return selectStreamByName(db, realmId, name);
+}
+
+export { selectStreamById };

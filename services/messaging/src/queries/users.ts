@@ -1,0 +1,64 @@
+import type { AppDeps } from "../deps";
+import { doReplicateRealmUsers, doReplicateUsers } from "../actions/users";
+import {
+  isRealmReplicated,
+  selectActiveRealmUsers,
+  selectActiveUsersByNames,
+  selectUsersByEmails,
+  selectUsersByIds,
+  type UserRow,
+} from "../store/users";
+
+/**
+ * Users of a realm by id, from the replica; ids it does not know yet are read through from
+ * accounts (a user created a moment ago may not have reached the replica).
+ */
+export async function getUsersByIds(deps: AppDeps, realmId: number, ids: number[]): Promise<Map<number, UserRow>> {
+  const wanted = [...new Set(ids)];
+  const found = new Map((await selectUsersByIds(deps.pool, realmId, wanted)).map((u) => [u.id, u]));
+  const missing = wanted.filter((id) => !found.has(id));
+  if (missing.length > 0) {
+    const fetched = await deps.accounts.getUsers(realmId, { userIds: missing });
+    if (fetched.length > 0) {
+      await doReplicateUsers(deps.pool, fetched);
+      for (const u of await selectUsersByIds(deps.pool, realmId, fetched.map((f) => f.user_id))) found.set(u.id, u);
+    }
+  }
+  return found;
+}
+
+export async function getUser(deps: AppDeps, realmId: number, id: number): Promise<UserRow | undefined> {
+  return (await getUsersByIds(deps, realmId, [id])).get(id);
+}
+
+/** Users by API email (case-insensitive), keyed by the lower-cased email. */
+export async function getUsersByEmails(deps: AppDeps, realmId: number, emails: string[]): Promise<Map<string, UserRow>> {
+  const wanted = [...new Set(emails.map((e) => e.toLowerCase()))];
+  const found = new Map((await selectUsersByEmails(deps.pool, realmId, wanted)).map((u) => [u.email.toLowerCase(), u]));
+  const missing = wanted.filter((e) => !found.has(e));
+  if (missing.length > 0) {
+    const fetched = await deps.accounts.getUsers(realmId, { emails: missing });
+    if (fetched.length > 0) {
+      await doReplicateUsers(deps.pool, fetched);
+      for (const u of await selectUsersByEmails(deps.pool, realmId, missing)) found.set(u.email.toLowerCase(), u);
+    }
+  }
+  return found;
+}
+
+async function ensureRealmReplica(deps: AppDeps, realmId: number): Promise<void> {
+  if (!(await isRealmReplicated(deps.pool, realmId))) await doReplicateRealmUsers(deps, realmId);
+}
+
+/** Every active user of the realm (audiences of realm-wide events). */
+export async function getActiveRealmUsers(deps: AppDeps, realmId: number): Promise<UserRow[]> {
+  await ensureRealmReplica(deps, realmId);
+  return selectActiveRealmUsers(deps.pool, realmId);
+}
+
+/** Active users whose full name matches (mention lookup). */
+export async function getActiveUsersByNames(deps: AppDeps, realmId: number, lowerNames: string[]): Promise<UserRow[]> {
+  if (lowerNames.length === 0) return [];
+  await ensureRealmReplica(deps, realmId);
+  return selectActiveUsersByNames(deps.pool, realmId, lowerNames);
+}

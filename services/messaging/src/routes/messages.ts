@@ -1,0 +1,51 @@
+import { DeleteMessage, GetMessage, GetMessages, InternalSendMessage, RenderMessage, SendMessage } from "@chat/contracts";
+import { registerRoute } from "@chat/platform";
+import type { RoutePlugin } from "../deps";
+import { doDeleteMessage } from "../actions/message-delete";
+import { doSendMessage, type SendRequest } from "../actions/messages";
+import { renderMarkdown } from "../lib/markdown";
+import { buildMentionDirectory } from "../queries/mentions";
+import { getMessageById, getMessages } from "../queries/messages";
+import { viewerOf } from "../queries/streams";
+
+const sendRequest = (p: { type: string; to: string; content: string; topic?: string; queue_id?: string; local_id?: string; read_by_sender?: boolean }): SendRequest => ({
+  type: p.type,
+  to: p.to,
+  content: p.content,
+  topic: p.topic,
+  queueId: p.queue_id,
+  localId: p.local_id,
+  readBySender: p.read_by_sender,
+});
+
+export const messageRoutes: RoutePlugin = (app, deps) => {
+  registerRoute(app, SendMessage, ({ params, identity }) => doSendMessage(deps, identity, sendRequest(params)));
+
+  registerRoute(app, InternalSendMessage, ({ params, identity }) => doSendMessage(deps, identity, sendRequest(params), params.idempotency_key));
+
+  registerRoute(app, GetMessages, ({ params, identity }) =>
+    getMessages(deps, identity, {
+      anchor: params.anchor,
+      includeAnchor: params.include_anchor,
+      numBefore: params.num_before,
+      numAfter: params.num_after,
+      narrow: params.narrow,
+      clientGravatar: params.client_gravatar,
+      applyMarkdown: params.apply_markdown,
+      useFirstUnreadAnchor: params.use_first_unread_anchor,
+      messageIds: params.message_ids,
+    }),
+  );
+
+  registerRoute(app, GetMessage, ({ params, identity }) => getMessageById(deps, identity, params.message_id, params.apply_markdown));
+
+  registerRoute(app, DeleteMessage, async ({ params, identity }) => {
+    await doDeleteMessage(deps, identity, params.message_id);
+    return {};
+  });
+
+  registerRoute(app, RenderMessage, async ({ params, identity }) => {
+    const dir = await buildMentionDirectory(deps, viewerOf(identity), params.content);
+    return { rendered: renderMarkdown(params.content, dir).html };
+  });
+};

@@ -1,0 +1,34 @@
+import { GetSubscriptions, Subscribe, Unsubscribe, UpdateSubscriptionProperties } from "@chat/contracts";
+import { registerRoute } from "@chat/platform";
+import type { RoutePlugin } from "../deps";
+import { doUpdateSubscriptionProperties } from "../actions/subscription-properties";
+import { doAddSubscriptions, doRemoveSubscriptions } from "../actions/subscriptions";
+import { viewerOf } from "../queries/streams";
+import { getSubscriptions } from "../queries/subscriptions";
+
+export const subscriptionRoutes: RoutePlugin = (app, deps) => {
+  registerRoute(app, GetSubscriptions, async ({ params, identity }) => ({
+    subscriptions: await getSubscriptions(deps, viewerOf(identity), params.include_subscribers),
+  }));
+
+  registerRoute(app, Subscribe, ({ params, identity }) =>
+    doAddSubscriptions(deps, identity, {
+      streams: params.subscriptions,
+      principals: params.principals,
+      authorizationErrorsFatal: params.authorization_errors_fatal,
+      inviteOnly: params.invite_only,
+      isWebPublic: params.is_web_public,
+      historyPublicToSubscribers: params.history_public_to_subscribers,
+      streamPostPolicy: params.stream_post_policy,
+      messageRetentionDays: params.message_retention_days,
+      canRemoveSubscribersGroup: params.can_remove_subscribers_group,
+    }),
+  );
+
+  registerRoute(app, Unsubscribe, ({ params, identity }) => doRemoveSubscriptions(deps, identity, params.subscriptions, params.principals));
+
+  registerRoute(app, UpdateSubscriptionProperties, async ({ params, identity }) => {
+    await doUpdateSubscriptionProperties(deps, identity, params.subscription_data);
+    return {};
+  });
+};

@@ -1,0 +1,136 @@
+import type { Queryable } from "@chat/platform";
+
+export interface StreamRow {
+  id: number;
+  realmId: number;
+  name: string;
+  description: string;
+  renderedDescription: string;
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  historyPublicToSubscribers: boolean;
+  streamPostPolicy: number;
+  messageRetentionDays: number | null;
+  dateCreated: Date;
+  creatorId: number | null;
+  canRemoveSubscribersGroup: number;
+  firstMessageId: number | null;
+  recipientId: number;
+}
+
+const COLUMNS = `s.id, s.realm_id, s.name, s.description, s.rendered_description, s.invite_only, s.is_web_public,
+  s.history_public_to_subscribers, s.stream_post_policy, s.message_retention_days, s.date_created, s.creator_id,
+  s.can_remove_subscribers_group, s.first_message_id, r.id AS recipient_id`;
+const FROM = "streams s JOIN recipients r ON r.stream_id = s.id";
+
+export function toStream(r: any): StreamRow {
+  return {
+    id: Number(r.id),
+    realmId: Number(r.realm_id),
+    name: r.name,
+    description: r.description,
+    renderedDescription: r.rendered_description,
+    inviteOnly: r.invite_only,
+    isWebPublic: r.is_web_public,
+    historyPublicToSubscribers: r.history_public_to_subscribers,
+    streamPostPolicy: r.stream_post_policy,
+    messageRetentionDays: r.message_retention_days,
+    dateCreated: r.date_created,
+    creatorId: r.creator_id === null ? null : Number(r.creator_id),
+    canRemoveSubscribersGroup: Number(r.can_remove_subscribers_group),
+    firstMessageId: r.first_message_id === null ? null : Number(r.first_message_id),
+    recipientId: Number(r.recipient_id),
+  };
+}
+
+export async function selectStreamById(db: Queryable, realmId: number, id: number): Promise<StreamRow | null> {
+  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 AND s.id = $2`, [realmId, id]);
+  return rows[0] ? toStream(rows[0]) : null;
+}
+
+export async function selectStreamsByIds(db: Queryable, realmId: number, ids: number[]): Promise<StreamRow[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 AND s.id = ANY($2::bigint[])`, [realmId, ids]);
+  return rows.map(toStream);
+}
+
+export async function selectStreamByName(db: Queryable, realmId: number, name: string): Promise<StreamRow | null> {
+  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 AND lower(s.name) = lower($2)`, [realmId, name]);
+  return rows[0] ? toStream(rows[0]) : null;
+}
+
+export async function selectStreamsByNames(db: Queryable, realmId: number, lowerNames: string[]): Promise<StreamRow[]> {
+  if (lowerNames.length === 0) return [];
+  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 AND lower(s.name) = ANY($2::text[])`, [realmId, lowerNames]);
+  return rows.map(toStream);
+}
+
+export async function selectRealmStreams(db: Queryable, realmId: number): Promise<StreamRow[]> {
+  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 ORDER BY s.id`, [realmId]);
+  return rows.map(toStream);
+}
+
+export interface NewStream {
+  realmId: number;
+  name: string;
+  description: string;
+  renderedDescription: string;
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  historyPublicToSubscribers: boolean;
+  streamPostPolicy: number;
+  messageRetentionDays: number | null;
+  dateCreated: Date;
+  creatorId: number;
+  canRemoveSubscribersGroup: number;
+}
+
+/** Inserts a channel and its recipient row; null when the name is taken (concurrent create). */
+export async function insertStream(db: Queryable, s: NewStream): Promise<StreamRow | null> {
+  const { rows } = await db.query(
+    `INSERT INTO streams (realm_id, name, description, rendered_description, invite_only, is_web_public,
+       history_public_to_subscribers, stream_post_policy, message_retention_days, date_created, creator_id,
+       can_remove_subscribers_group)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+     ON CONFLICT DO NOTHING RETURNING id`,
+    [s.realmId, s.name, s.description, s.renderedDescription, s.inviteOnly, s.isWebPublic, s.historyPublicToSubscribers,
+      s.streamPostPolicy, s.messageRetentionDays, s.dateCreated, s.creatorId, s.canRemoveSubscribersGroup],
+  );
+  if (!rows[0]) return null;
+  const id = Number(rows[0].id);
+  await db.query("INSERT INTO recipients (realm_id, stream_id) VALUES ($1, $2)", [s.realmId, id]);
+  return selectStreamById(db, s.realmId, id);
+}
+
+export async function setFirstMessageIdIfUnset(db: Queryable, realmId: number, streamId: number, messageId: number): Promise<void> {
+  await db.query("UPDATE streams SET first_message_id = $3 WHERE realm_id = $1 AND id = $2 AND first_message_id IS NULL", [realmId, streamId, messageId]);
+}
+
+export async function recomputeFirstMessageId(db: Queryable, realmId: number, streamId: number): Promise<void> {
+  await db.query(
+    `UPDATE streams SET first_message_id = (SELECT min(id) FROM messages WHERE realm_id = $1 AND stream_id = $2)
+      WHERE realm_id = $1 AND id = $2`,
+    [realmId, streamId],
+  );
+}
+
+/** Messages per stream over the last 4 weeks, for `stream_weekly_traffic`. */
+export async function selectRecentTraffic(db: Queryable, realmId: number, streamIds: number[], since: Date): Promise<Map<number, number>> {
+  if (streamIds.length === 0) return new Map();
+  const { rows } = await db.query(
+    `SELECT stream_id, count(*)::int AS n FROM messages
+      WHERE realm_id = $1 AND stream_id = ANY($2::bigint[]) AND date_sent >= $3 GROUP BY stream_id`,
+    [realmId, streamIds, since],
+  );
+  return new Map(rows.map((r) => [Number(r.stream_id), r.n as number]));
+}
+
+export async function selectStreamTopics(db: Queryable, realmId: number, streamId: number, maxId?: number): Promise<Array<{ name: string; maxId: number }>> {
+  const { rows } = await db.query(
+    `SELECT DISTINCT ON (lower(topic)) topic, max(id) OVER (PARTITION BY lower(topic)) AS max_id
+       FROM messages WHERE realm_id = $1 AND stream_id = $2 AND ($3::bigint IS NULL OR id <= $3)
+      ORDER BY lower(topic), id DESC`,
+    [realmId, streamId, maxId ?? null],
+  );
+  return rows.map((r) => ({ name: r.topic, maxId: Number(r.max_id) })).sort((a, b) => b.maxId - a.maxId);
+}

@@ -1,0 +1,56 @@
+import type { Queryable } from "@chat/platform";
+
+export interface UserTopicRow {
+  userId: number;
+  streamId: number;
+  topicName: string;
+  visibilityPolicy: number;
+  lastUpdated: Date;
+}
+
+function toRow(r: any): UserTopicRow {
+  return {
+    userId: Number(r.user_id),
+    streamId: Number(r.stream_id),
+    topicName: r.topic_name,
+    visibilityPolicy: r.visibility_policy,
+    lastUpdated: r.last_updated,
+  };
+}
+
+export async function selectUserTopic(db: Queryable, realmId: number, userId: number, streamId: number, topic: string): Promise<UserTopicRow | null> {
+  const { rows } = await db.query(
+    "SELECT * FROM user_topics WHERE realm_id = $1 AND user_id = $2 AND stream_id = $3 AND lower(topic_name) = lower($4)",
+    [realmId, userId, streamId, topic],
+  );
+  return rows[0] ? toRow(rows[0]) : null;
+}
+
+/** Policies of several users for one topic. */
+export async function selectTopicPolicies(db: Queryable, realmId: number, streamId: number, topic: string): Promise<Map<number, number>> {
+  const { rows } = await db.query(
+    "SELECT user_id, visibility_policy FROM user_topics WHERE realm_id = $1 AND stream_id = $2 AND lower(topic_name) = lower($3)",
+    [realmId, streamId, topic],
+  );
+  return new Map(rows.map((r) => [Number(r.user_id), r.visibility_policy as number]));
+}
+
+export async function selectUserTopics(db: Queryable, realmId: number, userId: number): Promise<UserTopicRow[]> {
+  const { rows } = await db.query("SELECT * FROM user_topics WHERE realm_id = $1 AND user_id = $2 ORDER BY last_updated, stream_id", [realmId, userId]);
+  return rows.map(toRow);
+}
+
+/** Sets a policy; 0 (inherit) removes the row, as Zulip does. */
+export async function setUserTopic(db: Queryable, realmId: number, userId: number, streamId: number, topic: string, policy: number, at: Date): Promise<void> {
+  if (policy === 0) {
+    await db.query("DELETE FROM user_topics WHERE realm_id = $1 AND user_id = $2 AND stream_id = $3 AND lower(topic_name) = lower($4)", [realmId, userId, streamId, topic]);
+    return;
+  }
+  await db.query(
+    `INSERT INTO user_topics (realm_id, user_id, stream_id, topic_name, visibility_policy, last_updated)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (user_id, stream_id, lower(topic_name)) DO UPDATE SET visibility_policy = EXCLUDED.visibility_policy,
+       last_updated = EXCLUDED.last_updated`,
+    [realmId, userId, streamId, topic, policy, at],
+  );
+}

@@ -1,0 +1,98 @@
+import type { Queryable } from "@chat/platform";
+
+export async function insertUserMessages(db: Queryable, realmId: number, messageId: number, entries: Array<{ userId: number; flags: number }>): Promise<void> {
+  if (entries.length === 0) return;
+  await db.query(
+    `INSERT INTO usermessages (realm_id, user_id, message_id, flags)
+     SELECT $1, u, $2, f FROM unnest($3::bigint[], $4::int[]) AS x(u, f)`,
+    [realmId, messageId, entries.map((e) => e.userId), entries.map((e) => e.flags)],
+  );
+}
+
+/** A user's flag bits for these messages (only those they have a row for). */
+export async function selectUserFlags(db: Queryable, realmId: number, userId: number, messageIds: number[]): Promise<Map<number, number>> {
+  if (messageIds.length === 0) return new Map();
+  const { rows } = await db.query(
+    "SELECT message_id, flags FROM usermessages WHERE realm_id = $1 AND user_id = $2 AND message_id = ANY($3::bigint[])",
+    [realmId, userId, messageIds],
+  );
+  return new Map(rows.map((r) => [Number(r.message_id), r.flags as number]));
+}
+
+export async function selectUserFlagsForUpdate(db: Queryable, realmId: number, userId: number, messageIds: number[]): Promise<Map<number, number>> {
+  if (messageIds.length === 0) return new Map();
+  const { rows } = await db.query(
+    "SELECT message_id, flags FROM usermessages WHERE realm_id = $1 AND user_id = $2 AND message_id = ANY($3::bigint[]) FOR UPDATE",
+    [realmId, userId, messageIds],
+  );
+  return new Map(rows.map((r) => [Number(r.message_id), r.flags as number]));
+}
+
+/** Sets (`add`) or clears (`remove`) `bit` on the given rows; returns the ids that changed. */
+export async function updateFlagBit(db: Queryable, realmId: number, userId: number, messageIds: number[], bit: number, add: boolean): Promise<number[]> {
+  if (messageIds.length === 0) return [];
+  const { rows } = await db.query(
+    add
+      ? `UPDATE usermessages SET flags = flags | $4 WHERE realm_id = $1 AND user_id = $2 AND message_id = ANY($3::bigint[]) AND (flags & $4) = 0 RETURNING message_id`
+      : `UPDATE usermessages SET flags = flags & ~$4 WHERE realm_id = $1 AND user_id = $2 AND message_id = ANY($3::bigint[]) AND (flags & $4) <> 0 RETURNING message_id`,
+    [realmId, userId, messageIds, bit],
+  );
+  return rows.map((r) => Number(r.message_id)).sort((a, b) => a - b);
+}
+
+/** Users holding a row for the message (who must hear of its deletion). */
+export async function selectMessageUserIds(db: Queryable, realmId: number, messageId: number): Promise<number[]> {
+  const { rows } = await db.query("SELECT user_id FROM usermessages WHERE realm_id = $1 AND message_id = $2 ORDER BY user_id", [realmId, messageId]);
+  return rows.map((r) => Number(r.user_id));
+}
+
+export async function selectStarredIds(db: Queryable, realmId: number, userId: number): Promise<number[]> {
+  const { rows } = await db.query(
+    "SELECT message_id FROM usermessages WHERE realm_id = $1 AND user_id = $2 AND (flags & 2) <> 0 ORDER BY message_id",
+    [realmId, userId],
+  );
+  return rows.map((r) => Number(r.message_id));
+}
+
+export interface UnreadRow {
+  messageId: number;
+  flags: number;
+  senderId: number;
+  recipientId: number;
+  streamId: number | null;
+  topic: string;
+}
+
+/** The newest `limit` unread rows of a user, oldest first. */
+export async function selectUnread(db: Queryable, realmId: number, userId: number, limit: number): Promise<UnreadRow[]> {
+  const { rows } = await db.query(
+    `SELECT * FROM (
+       SELECT um.message_id, um.flags, m.sender_id, m.recipient_id, m.stream_id, m.topic
+         FROM usermessages um JOIN messages m ON m.id = um.message_id
+        WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & 1) = 0
+        ORDER BY um.message_id DESC LIMIT $3) x ORDER BY message_id`,
+    [realmId, userId, limit],
+  );
+  return rows.map((r) => ({
+    messageId: Number(r.message_id),
+    flags: r.flags,
+    senderId: Number(r.sender_id),
+    recipientId: Number(r.recipient_id),
+    streamId: r.stream_id === null ? null : Number(r.stream_id),
+    topic: r.topic,
+  }));
+}
+
+/** Direct conversations of a user with their newest message id. */
+export async function selectRecentDirectConversations(db: Queryable, realmId: number, userId: number, limit: number): Promise<Array<{ key: string; maxId: number }>> {
+  const { rows } = await db.query(
+    `SELECT r.user_ids_key, max(x.message_id) AS max_id FROM (
+        SELECT um.message_id FROM usermessages um
+         WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & 256) <> 0
+         ORDER BY um.message_id DESC LIMIT $3) x
+       JOIN messages m ON m.id = x.message_id JOIN recipients r ON r.id = m.recipient_id
+      GROUP BY r.user_ids_key ORDER BY max_id DESC`,
+    [realmId, userId, limit],
+  );
+  return rows.map((r) => ({ key: r.user_ids_key, maxId: Number(r.max_id) }));
+}
