@@ -65,6 +65,7 @@ export class AmqpClient {
   private connecting: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly opts: Required<AmqpClientOptions>;
+  private readonly connectedListeners = new Set<() => void>();
 
   constructor(
     private readonly url: string,
@@ -79,6 +80,22 @@ export class AmqpClient {
 
   get connected(): boolean {
     return this.conn !== null && this.confirm !== null;
+  }
+
+  /** Calls `listener` after every (re)connection; returns the unsubscribe function. */
+  onConnected(listener: () => void): () => void {
+    this.connectedListeners.add(listener);
+    return () => this.connectedListeners.delete(listener);
+  }
+
+  private notifyConnected(): void {
+    for (const l of this.connectedListeners) {
+      try {
+        l();
+      } catch (err) {
+        this.log.warn({ err: (err as Error).message }, "amqp connected listener failed");
+      }
+    }
   }
 
   /** Connects (retrying in the background if the broker is down); resolves after the first attempt. */
@@ -111,6 +128,7 @@ export class AmqpClient {
         this.runs = [];
         for (const spec of this.consumers) await this.setUpConsumer(spec);
         this.log.info("amqp connected");
+        this.notifyConnected();
       } catch (err) {
         this.log.warn({ err: (err as Error).message }, "amqp connect failed, retrying");
         await conn?.close().catch(() => {});
@@ -143,6 +161,8 @@ export class AmqpClient {
     });
     await confirm.assertExchange(this.exchange, "topic", { durable: true });
     this.confirm = confirm;
+    // A reopen on a live connection is a reconnection for publishers too (connect() notifies itself).
+    if (!this.connecting) this.notifyConnected();
   }
 
   private onClose(conn: amqp.ChannelModel): void {

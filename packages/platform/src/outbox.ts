@@ -63,6 +63,7 @@ export class OutboxRelay {
   private loop: Promise<void> | null = null;
   private listenLoop: Promise<void> | null = null;
   private stopListenWait: (() => void) | null = null;
+  private unsubscribe: (() => void) | null = null;
   private lastPrune = 0;
   private readonly batchSize: number;
   private readonly pollMs: number;
@@ -76,12 +77,15 @@ export class OutboxRelay {
     if (this.running) return;
     this.running = true;
     this.lastPrune = Date.now();
+    // After a broker outage, publish the backlog at once instead of at the end of a backoff.
+    this.unsubscribe = this.opts.amqp.onConnected(() => this.notified());
     this.listenLoop = this.listen();
     this.loop = this.run();
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    this.unsubscribe?.();
     this.wake?.();
     await this.loop;
     this.stopListenWait?.();

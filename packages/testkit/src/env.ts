@@ -1,6 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import amqp from "amqplib";
+import { Redis } from "ioredis";
 import pg from "pg";
 import { ensureDatabase, runMigrations } from "@chat/platform";
 import type { InfraUrls } from "./infra";
@@ -16,7 +19,15 @@ export interface TestEnv {
   databaseUrl: string;
   /** Runs the given services' migrations into this run's database. */
   migrate(...services: ServiceWithSchema[]): Promise<void>;
-  /** Drops the database. Redis keys and RabbitMQ queues expire by themselves. */
+  /**
+   * Creates `schema` with only the platform's tables (outbox, processed_events) plus the
+   * migrations in `dir`, if given: for tests of the platform itself or of a scratch schema.
+   */
+  migrateSchema(schema: string, dir?: string): Promise<string[]>;
+  /**
+   * Drops the database, deletes this run's Redis keys and its exchange. Queues carry
+   * `x-expires` and disappear by themselves once unused.
+   */
   cleanup(): Promise<void>;
 }
 
@@ -31,6 +42,9 @@ function infraFromEnv(): InfraUrls {
 export function migrationsDir(service: ServiceWithSchema): string {
   return path.join(REPO_ROOT, "services", service, "migrations");
 }
+
+/** A directory with no migrations, so only the platform's own run. */
+const NO_MIGRATIONS = path.join(REPO_ROOT, "packages", "testkit", "src", "no-migrations");
 
 export async function createTestEnv(): Promise<TestEnv> {
   const infra = infraFromEnv();
@@ -61,13 +75,64 @@ export async function createTestEnv(): Promise<TestEnv> {
         await runMigrations({ databaseUrl, schema: s, dir: migrationsDir(s) });
       }
     },
+    async migrateSchema(schema, dir) {
+      return runMigrations({ databaseUrl, schema, dir: dir && existsSync(dir) ? dir : NO_MIGRATIONS });
+    },
     async cleanup() {
-      const admin = new URL(databaseUrl);
-      admin.pathname = "/postgres";
-      const client = new pg.Client({ connectionString: admin.toString() });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS "chat_${id}" WITH (FORCE)`).catch(() => {});
-      await client.end();
+      await Promise.all([
+        dropDatabase(databaseUrl, `chat_${id}`),
+        deleteRedisKeys(infra.redisUrl, vars.REDIS_PREFIX),
+        deleteExchange(infra.amqpUrl, vars.AMQP_EXCHANGE),
+      ]);
     },
   };
+}
+
+async function dropDatabase(databaseUrl: string, name: string): Promise<void> {
+  const admin = new URL(databaseUrl);
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } catch {
+    // Best effort: a leftover test database is harmless.
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  redis.on("error", () => {});
+  try {
+    await redis.connect();
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== "0");
+  } catch {
+    // Best effort.
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function deleteExchange(url: string, exchange: string): Promise<void> {
+  try {
+    const conn = await amqp.connect(url);
+    conn.on("error", () => {});
+    try {
+      const ch = await conn.createChannel();
+      ch.on("error", () => {});
+      await ch.deleteExchange(exchange);
+    } finally {
+      await conn.close().catch(() => {});
+    }
+  } catch {
+    // Best effort.
+  }
 }

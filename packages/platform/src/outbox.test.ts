@@ -1,0 +1,231 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type pg from "pg";
+import { createTestEnv, startProxy, type TcpProxy, type TestEnv } from "@chat/testkit";
+import { AmqpClient } from "./amqp";
+import { createPool, withTx } from "./db";
+import { createMemoryLogger } from "./logger";
+import { emitEvent, OutboxRelay, type RelayOptions } from "./outbox";
+import { observeExchange, sleep, until, type Observer } from "./test-support";
+
+const SCHEMA = "relaytest";
+let env: TestEnv;
+let pool: pg.Pool;
+let proxy: TcpProxy;
+let amqpUrl: string;
+const { log, lines } = createMemoryLogger("relay-test", "debug");
+
+/** Per test: a fresh exchange, so observers see only this test's events. */
+let exchange: string;
+let observer: Observer;
+const toClose: Array<{ close(): Promise<unknown> } | { stop(): Promise<unknown> }> = [];
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  await env.migrateSchema(SCHEMA);
+  pool = createPool(env.databaseUrl, SCHEMA, 8);
+  amqpUrl = env.vars.AMQP_URL;
+  proxy = await startProxy(amqpUrl);
+});
+
+afterAll(async () => {
+  await pool.end();
+  await proxy.close();
+  await env.cleanup();
+});
+
+let testNo = 0;
+async function setUp(): Promise<void> {
+  exchange = `${env.vars.AMQP_EXCHANGE}.${++testNo}`;
+  await pool.query("DELETE FROM outbox");
+  observer = await observeExchange(amqpUrl, exchange);
+  toClose.push(observer);
+}
+
+afterEach(async () => {
+  proxy.unblock();
+  proxy.resume();
+  for (const c of toClose.splice(0).reverse()) await ("stop" in c ? c.stop() : c.close());
+  const ch = observer.channel;
+  await ch.deleteExchange(exchange).catch(() => {});
+});
+
+/** An AmqpClient whose connection runs through the proxy, so tests can cut it. */
+async function client(): Promise<AmqpClient> {
+  const c = new AmqpClient(proxy.url(amqpUrl), exchange, `${env.id}.`, log, 60_000, { reconnectMs: 150, confirmTimeoutMs: 1500 });
+  await c.start();
+  toClose.push(c);
+  return c;
+}
+
+function relay(amqp: AmqpClient, opts: Partial<RelayOptions> = {}): OutboxRelay {
+  const r = new OutboxRelay({ pool, databaseUrl: env.databaseUrl, schema: SCHEMA, amqp, log, pollMs: 100, ...opts });
+  toClose.push(r);
+  return r;
+}
+
+/** Commits `count` events, one transaction each, numbered from `from`. */
+async function commit(from: number, count: number, realmId = 1): Promise<void> {
+  for (let n = from; n < from + count; n++) {
+    await withTx(pool, (tx) => emitEvent(tx, { type: "test.thing.happened", realmId, payload: { n } }));
+  }
+}
+
+const numbers = (o: Observer) => o.received.map((e) => (e.payload as { n: number }).n);
+const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
+const unpublished = async () => Number((await pool.query("SELECT count(*) FROM outbox WHERE published_at IS NULL")).rows[0].count);
+
+describe("emitEvent", () => {
+  it("writes a full envelope inside the caller's transaction; nothing is visible before commit", async () => {
+    await setUp();
+    const amqp = await client();
+    const r = relay(amqp);
+    let envelopeId = "";
+    await withTx(pool, async (tx) => {
+      const env1 = await emitEvent(tx, { type: "test.thing.happened", realmId: 9, payload: { n: 1, nested: { a: [1, "x"] } } });
+      envelopeId = env1.id;
+      expect(env1).toMatchObject({ type: "test.thing.happened", version: 1, realm_id: 9 });
+      expect(await r.drain()).toBe(0); // uncommitted: invisible to the relay
+    });
+    await expect(
+      withTx(pool, async (tx) => {
+        await emitEvent(tx, { type: "test.thing.happened", realmId: 9, payload: { n: 2 } });
+        throw new Error("business rule failed");
+      }),
+    ).rejects.toThrow("business rule failed");
+    expect(await r.drain()).toBe(1);
+    const [got] = await observer.waitFor(1);
+    expect(got).toEqual({
+      id: envelopeId,
+      type: "test.thing.happened",
+      version: 1,
+      occurred_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      realm_id: 9,
+      payload: { n: 1, nested: { a: [1, "x"] } },
+    });
+    await sleep(200);
+    expect(numbers(observer)).toEqual([1]); // the rolled-back event never left
+  });
+});
+
+describe("OutboxRelay", () => {
+  it("publishes in commit order, in batches, each batch confirmed before it is marked sent", async () => {
+    await setUp();
+    const amqp = await client();
+    const sizes: number[] = [];
+    const publish = amqp.publishConfirmed.bind(amqp);
+    amqp.publishConfirmed = async (items) => {
+      sizes.push(items.length);
+      await publish(items);
+      // Marked only after the broker confirmed: the batch is still unpublished here.
+      expect(await unpublished()).toBeGreaterThanOrEqual(items.length);
+    };
+    await commit(1, 25);
+    expect(await relay(amqp, { batchSize: 10 }).drain()).toBe(25);
+    expect(sizes).toEqual([10, 10, 5]);
+    await observer.waitFor(25);
+    expect(numbers(observer)).toEqual(range(1, 25));
+    expect(await unpublished()).toBe(0);
+  });
+
+  it("keeps rows when the broker refuses a publish (no confirm), and sends them once it can", async () => {
+    await setUp();
+    const amqp = await client();
+    const r = relay(amqp);
+    await commit(1, 3);
+    // The exchange vanishes: the broker closes the publishing channel instead of confirming.
+    await observer.channel.deleteExchange(exchange);
+    await expect(r.drain()).rejects.toThrow();
+    expect(await unpublished()).toBe(3);
+    // The client reopens its channel (declaring the exchange again); the observer binds again.
+    await until(() => amqp.connected, 5000, () => "publish channel reopened");
+    await observer.rebind();
+    expect(await r.drain()).toBe(3);
+    await observer.waitFor(3);
+    expect(numbers(observer)).toEqual([1, 2, 3]);
+  });
+
+  it("wakes on NOTIFY at commit instead of waiting for the poll", async () => {
+    await setUp();
+    const amqp = await client();
+    relay(amqp, { pollMs: 60_000 }).start();
+    await sleep(300); // let the listener connect
+    const t0 = Date.now();
+    await commit(1, 1);
+    await observer.waitFor(1, 3000);
+    expect(Date.now() - t0).toBeLessThan(2000);
+  });
+
+  it("resumes after a RabbitMQ outage: events committed meanwhile arrive exactly once, in order", async () => {
+    await setUp();
+    const amqp = await client();
+    relay(amqp).start();
+    await commit(1, 3);
+    await observer.waitFor(3);
+
+    proxy.block(); // the connection is cut and new ones are refused
+    await until(() => !amqp.connected, 5000, () => "client notices the outage");
+    await commit(4, 17);
+    await sleep(600); // several relay rounds fail meanwhile
+    expect(await unpublished()).toBe(17);
+    expect(observer.received.length).toBe(3);
+
+    proxy.unblock();
+    await observer.waitFor(20, 15_000);
+    await sleep(300);
+    expect(numbers(observer)).toEqual(range(1, 20));
+    expect(await unpublished()).toBe(0);
+    expect(lines.some((l) => l.msg === "outbox relay: publish failed, will retry")).toBe(true);
+  });
+
+  it("delivers an event once when the connection drops between commit and publish", async () => {
+    await setUp();
+    const amqp = await client();
+    const r = relay(amqp);
+    await commit(1, 5);
+    proxy.cut(); // connection destroyed underneath, after commit and before the relay ran
+    await until(() => !amqp.connected, 5000);
+    await expect(r.drain()).rejects.toThrow(/not connected/);
+    await until(() => amqp.connected, 5000, () => "reconnected");
+    expect(await r.drain()).toBe(5);
+    await observer.waitFor(5);
+    await sleep(200);
+    expect(numbers(observer)).toEqual(range(1, 5));
+  });
+
+  it("two relays on one schema never reorder or duplicate (advisory lock)", async () => {
+    await setUp();
+    const a = relay(await client(), { batchSize: 3, pollMs: 5 });
+    const b = relay(await client(), { batchSize: 3, pollMs: 5 });
+    a.start();
+    b.start();
+    const writers = commit(1, 60);
+    // Both relays also drain by hand, as hard as they can, while rows keep arriving.
+    const hammer = async (r: OutboxRelay) => {
+      for (let i = 0; i < 40; i++) await r.drain().catch(() => 0);
+    };
+    await Promise.all([writers, hammer(a), hammer(b)]);
+    await observer.waitFor(60, 15_000);
+    await sleep(300);
+    expect(numbers(observer)).toEqual(range(1, 60));
+  });
+
+  it("prunes old published rows and old idempotency records from its run loop", async () => {
+    await setUp();
+    const amqp = await client();
+    await commit(1, 4);
+    const r = relay(amqp, { pruneEveryMs: 100, retentionHours: 24, processedRetentionHours: 48 });
+    await r.drain();
+    await commit(5, 1); // stays unpublished: never pruned
+    await pool.query("UPDATE outbox SET published_at = now() - interval '25 hours' WHERE (payload->>'n')::int <= 2");
+    await pool.query("UPDATE outbox SET published_at = NULL, occurred_at = now() - interval '30 days' WHERE (payload->>'n')::int = 5");
+    await pool.query("DELETE FROM processed_events");
+    await pool.query(
+      "INSERT INTO processed_events (consumer, event_id, processed_at) VALUES ('c', gen_random_uuid(), now() - interval '3 days'), ('c', gen_random_uuid(), now())",
+    );
+    r.start();
+    await until(async () => Number((await pool.query("SELECT count(*) FROM processed_events")).rows[0].count) === 1, 5000, () => "processed_events pruned");
+    const left = (await pool.query("SELECT (payload->>'n')::int AS n FROM outbox ORDER BY seq")).rows.map((x) => x.n);
+    expect(left).toEqual([3, 4, 5]);
+    await observer.waitFor(5);
+  });
+});
