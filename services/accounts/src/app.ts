@@ -2,6 +2,7 @@ import { createServer } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
 import type { AccountsDeps } from "./deps";
 import { internalRoutes } from "./routes/internal";
+import { linkifierRoutes } from "./routes/linkifiers";
 import { registerStateRoutes } from "./routes/register-state";
 import { serverRoutes } from "./routes/server";
 import { userGroupRoutes } from "./routes/user-groups";
@@ -15,6 +16,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   userRoutes,
   userGroupRoutes,
   userStatusRoutes,
+  linkifierRoutes,
   registerStateRoutes,
 ];
 

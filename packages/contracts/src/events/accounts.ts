@@ -104,3 +104,9 @@ export const AccountsUserSettingsUpdated = defineEvent(
   "accounts.user_settings.updated",
   z.object({ user_id: z.number().int(), property: z.string(), value: z.unknown() }).passthrough(),
 );
+
+/** The realm's linkifiers changed; `linkifiers` is the whole ordered list (messaging renders with it). */
+export const AccountsLinkifiersChanged = defineEvent(
+  "accounts.linkifiers.changed",
+  z.object({ linkifiers: z.array(Linkifier) }).passthrough(),
+);

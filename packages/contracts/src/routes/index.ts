@@ -11,6 +11,7 @@ import * as internal from "./internal";
 import * as scheduledMessages from "./scheduled-messages";
 import * as server from "./server";
 import * as users from "./users";
+import * as linkifiers from "./linkifiers";
 import * as userStatus from "./user-status";
 import * as userGroups from "./user-groups";
 
@@ -26,6 +27,7 @@ export * from "./internal";
 export * from "./scheduled-messages";
 export * from "./server";
 export * from "./users";
+export * from "./linkifiers";
 export * from "./user-status";
 export * from "./user-groups";
 

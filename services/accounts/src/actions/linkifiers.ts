@@ -1,0 +1,98 @@
+import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import { RE2JS } from "re2js";
+import type { AccountsDeps } from "../deps";
+import { ROLE } from "../lib/format";
+import { parseUrlTemplate } from "../lib/url-template";
+import { deleteLinkifier, insertLinkifier, listLinkifiers, patternTaken, setLinkifierPositions, updateLinkifier } from "../store/linkifiers";
+import { activeUserIds } from "../store/users";
+
+export function requireRealmAdmin(who: Identity): void {
+  if (who.role > ROLE.administrator) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+}
+
+const validationError = (field: string, msg: string) => badRequest(msg, { errors: { [field]: [msg] } });
+
+/**
+ * Patterns are RE2 syntax, compiled by a linear-time engine (re2js): no backreferences or
+ * lookaround, so no pattern can backtrack catastrophically when messages are rendered.
+ * Every template variable must be a named group of the pattern and vice versa.
+ */
+export function checkLinkifier(pattern: string, urlTemplate: string): void {
+  let groups: string[];
+  try {
+    groups = Object.keys(RE2JS.compile(pattern).namedGroups());
+  } catch (err) {
+    const detail = String((err as Error).message ?? err).replace(/^error parsing regexp:\s*/, "");
+    throw validationError("pattern", `Bad regular expression: ${detail}`);
+  }
+  if (!pattern) throw validationError("pattern", "This field cannot be blank.");
+  const vars = parseUrlTemplate(urlTemplate);
+  if (vars === null || !urlTemplate) throw validationError("url_template", "Invalid URL template.");
+  const missingInPattern = [...new Set(vars)].filter((v) => !groups.includes(v)).sort();
+  if (missingInPattern.length) throw validationError("__all__", `Group '${missingInPattern[0]}' in URL template is not present in linkifier pattern.`);
+  const missingInUrl = groups.filter((g) => !vars.includes(g)).sort();
+  if (missingInUrl.length) throw validationError("__all__", `Group '${missingInUrl[0]}' in linkifier pattern is not present in URL template.`);
+}
+
+/** Every change sends the whole ordered list to the organization (Zulip's realm_linkifiers). */
+async function notifyLinkifiers(tx: Queryable, realmId: number): Promise<void> {
+  const linkifiers = (await listLinkifiers(tx, realmId)).map((l) => ({ id: l.id, pattern: l.pattern, url_template: l.urlTemplate }));
+  const users = await activeUserIds(tx, realmId);
+  await emitEvent(tx, {
+    type: "accounts.linkifiers.changed",
+    realmId,
+    payload: { linkifiers, client: { event: { type: "realm_linkifiers", realm_linkifiers: linkifiers }, users } },
+  });
+}
+
+async function lockRealmLinkifiers(tx: Queryable, realmId: number) {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.linkifiers'), $1::int)", [realmId]);
+}
+
+const duplicate = () => validationError("__all__", "Linkifier with this Realm and Pattern already exists.");
+
+export async function doAddLinkifier(deps: AccountsDeps, who: Identity, pattern: string, urlTemplate: string): Promise<number> {
+  requireRealmAdmin(who);
+  checkLinkifier(pattern, urlTemplate);
+  return withTx(deps.pool, async (tx) => {
+    await lockRealmLinkifiers(tx, who.realmId);
+    if (await patternTaken(tx, who.realmId, pattern, null)) throw duplicate();
+    const row = await insertLinkifier(tx, who.realmId, pattern, urlTemplate);
+    await notifyLinkifiers(tx, who.realmId);
+    return row.id;
+  });
+}
+
+export async function doUpdateLinkifier(deps: AccountsDeps, who: Identity, id: number, pattern: string, urlTemplate: string): Promise<void> {
+  requireRealmAdmin(who);
+  await withTx(deps.pool, async (tx) => {
+    await lockRealmLinkifiers(tx, who.realmId);
+    if (!(await listLinkifiers(tx, who.realmId)).some((l) => l.id === id)) throw badRequest("Linkifier not found.");
+    checkLinkifier(pattern, urlTemplate);
+    if (await patternTaken(tx, who.realmId, pattern, id)) throw duplicate();
+    await updateLinkifier(tx, who.realmId, id, pattern, urlTemplate);
+    await notifyLinkifiers(tx, who.realmId);
+  });
+}
+
+export async function doRemoveLinkifier(deps: AccountsDeps, who: Identity, id: number): Promise<void> {
+  requireRealmAdmin(who);
+  await withTx(deps.pool, async (tx) => {
+    await lockRealmLinkifiers(tx, who.realmId);
+    if (!(await deleteLinkifier(tx, who.realmId, id))) throw badRequest("Linkifier not found.");
+    await notifyLinkifiers(tx, who.realmId);
+  });
+}
+
+export async function doReorderLinkifiers(deps: AccountsDeps, who: Identity, orderedIds: number[]): Promise<void> {
+  requireRealmAdmin(who);
+  await withTx(deps.pool, async (tx) => {
+    await lockRealmLinkifiers(tx, who.realmId);
+    const existing = new Set((await listLinkifiers(tx, who.realmId)).map((l) => l.id));
+    const given = new Set(orderedIds);
+    const same = given.size === orderedIds.length && given.size === existing.size && orderedIds.every((id) => existing.has(id));
+    if (!same) throw badRequest("The ordered list must enumerate all existing linkifiers exactly once");
+    await setLinkifierPositions(tx, who.realmId, orderedIds);
+    await notifyLinkifiers(tx, who.realmId);
+  });
+}
