@@ -1,0 +1,123 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { pipeline } from "node:stream/promises";
+import { DeleteAttachment, DownloadFile, GetAttachments, InternalCleanUpAttachments, UploadFile } from "@chat/contracts";
+import { ApiError, badRequest, INTERNAL_HEADERS, registerRoute, type Identity, type Logger, type Pool } from "@chat/platform";
+import {
+  FileReaper,
+  discardStagedUpload,
+  doCleanUpAttachments,
+  doCreateAttachment,
+  doDeleteAttachment,
+  storeUploadedFile,
+  tooLarge,
+  uploadUrl,
+  type AttachmentsDeps,
+  type StagedUpload,
+} from "../actions/attachments";
+import type { AppDeps, RoutePlugin } from "../deps";
+import { accessAttachmentForDownload, getAttachments } from "../queries/attachments";
+import { createStorage, FileTooLargeError, loadAttachmentsConfig, type FileStorage } from "../storage";
+
+export interface AttachmentsModule {
+  storage: FileStorage;
+  maxUploadBytes: number;
+  reaper: FileReaper;
+}
+
+/**
+ * Storage, limit and file reaper from the environment (UPLOADS_DIR or S3_*, MAX_FILE_UPLOAD_SIZE_MIB).
+ * main builds it once and hands it to `attachmentRoutes` and `attachmentHooks`.
+ */
+export async function createAttachmentsModule(deps: { pool: Pool; log: Logger }, env: Record<string, string | undefined> = process.env): Promise<AttachmentsModule> {
+  const config = loadAttachmentsConfig(env);
+  const storage = await createStorage(config);
+  return { storage, maxUploadBytes: Math.floor(config.MAX_FILE_UPLOAD_SIZE_MIB * 1024 * 1024), reaper: new FileReaper({ ...deps, storage }) };
+}
+
+/** Reads the one file of a multipart upload into storage; refuses zero, two, or too many bytes. */
+async function receiveSingleFile(req: FastifyRequest, deps: AttachmentsDeps, who: Identity): Promise<StagedUpload> {
+  if (!req.isMultipart()) throw badRequest("You must specify a file to upload");
+  let staged: StagedUpload | null = null;
+  let extraFiles = false;
+  try {
+    // Busboy stops a file at the limit and flags it truncated; the file count allows one extra
+    // so a second file can be named in the error instead of breaking the stream.
+    for await (const part of req.parts({ limits: { fileSize: deps.maxUploadBytes, files: 2 } })) {
+      if (part.type !== "file") continue;
+      if (staged) {
+        extraFiles = true;
+        part.file.resume();
+        continue;
+      }
+      staged = await storeUploadedFile(deps, who, { stream: part.file, filename: part.filename, mimetype: part.mimetype });
+      if (part.file.truncated) throw new FileTooLargeError(deps.maxUploadBytes);
+    }
+  } catch (err) {
+    if (staged) await discardStagedUpload(deps, staged);
+    const code = (err as { code?: string }).code;
+    if (err instanceof FileTooLargeError || code === "FST_REQ_FILE_TOO_LARGE") throw tooLarge(deps.maxUploadBytes);
+    if (code === "FST_FILES_LIMIT") throw badRequest("You may only upload one file at a time");
+    throw err;
+  }
+  if (extraFiles && staged) {
+    await discardStagedUpload(deps, staged);
+    throw badRequest("You may only upload one file at a time");
+  }
+  if (!staged) throw badRequest("You must specify a file to upload");
+  return staged;
+}
+
+/** Types a browser may show inline; anything else downloads, so an upload can never run as a page. */
+const INLINE_TYPES = /^(image\/(png|jpeg|gif|webp|avif|bmp)|audio\/[\w.+-]+|video\/[\w.+-]+|application\/pdf|text\/plain)$/i;
+
+async function sendFile(reply: FastifyReply, req: FastifyRequest, file: { stream: NodeJS.ReadableStream; size: number }, name: string, contentType: string) {
+  const disposition = INLINE_TYPES.test(contentType) ? "inline" : "attachment";
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    "content-type": contentType,
+    "content-length": String(file.size),
+    "content-disposition": `${disposition}; filename*=UTF-8''${encodeURIComponent(name)}`,
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'none'; sandbox",
+    "cache-control": "private, max-age=86400",
+    [INTERNAL_HEADERS.requestId]: req.id,
+  });
+  await pipeline(file.stream, reply.raw).catch((err) => req.log.warn({ err: (err as Error).message }, "download interrupted"));
+}
+
+/** Upload, download, list and delete attachments; plus the clean-up the scheduler calls. */
+export function attachmentRoutes(mod: AttachmentsModule): RoutePlugin {
+  return (app, appDeps: AppDeps) => {
+    const deps: AttachmentsDeps = { pool: appDeps.pool, clock: appDeps.clock, log: appDeps.log, storage: mod.storage, maxUploadBytes: mod.maxUploadBytes };
+
+    registerRoute(app, UploadFile, async ({ req, identity }) => {
+      const staged = await receiveSingleFile(req, deps, identity);
+      await doCreateAttachment(deps, identity, staged);
+      const url = uploadUrl(staged.pathId);
+      return { url, uri: url, filename: staged.fileName };
+    });
+
+    registerRoute(app, DownloadFile, async ({ params, identity, req, reply }) => {
+      const pathId = [params.dir, params.random, params.filename].join("/");
+      const row = await accessAttachmentForDownload(deps.pool, identity, params.realm_id_str, `${params.realm_id_str}/${pathId}`);
+      const file = await deps.storage.get(row.pathId);
+      if (!file) {
+        req.log.error({ pathId: row.pathId }, "attachment row without a stored file");
+        throw new ApiError("BAD_REQUEST", "File not found", { status: 404 });
+      }
+      await sendFile(reply, req, file, row.fileName, row.contentType);
+      return {};
+    });
+
+    registerRoute(app, GetAttachments, async ({ identity }) => getAttachments(deps.pool, identity));
+
+    registerRoute(app, DeleteAttachment, async ({ params, identity }) => {
+      await doDeleteAttachment(deps, identity, params.attachment_id, mod.reaper);
+      return {};
+    });
+
+    registerRoute(app, InternalCleanUpAttachments, async ({ params }) =>
+      doCleanUpAttachments(deps, mod.reaper, new Date(params.uploaded_before * 1000), params.limit),
+    );
+  };
+}
