@@ -10,7 +10,7 @@ import { createChannel } from "./lib/channels";
 import { CliError } from "./lib/clients";
 import { loadCliConfig, type CliConfig } from "./lib/config";
 import { createDemo, describeDemo } from "./lib/demo";
-import { migrateAll } from "./lib/migrate";
+import { migrateAll, waitForMigrations } from "./lib/migrate";
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -53,9 +53,16 @@ const program = new Command("chat").description("Administer a team chat server")
 program
   .command("migrate")
   .description("create the database if needed and apply every service's migrations")
+  .option("--wait [seconds]", "apply nothing: wait until the migrations are in (a pod's init step while the migration job runs)")
   .option("--json", "print the applied migrations as JSON")
   .action(
-    action(async (opts: { json?: boolean }) => {
+    action(async (opts: { json?: boolean; wait?: string | boolean }) => {
+      if (opts.wait !== undefined) {
+        const seconds = opts.wait === true ? 300 : intArg(String(opts.wait));
+        if (!(await waitForMigrations(cfg().DATABASE_URL, seconds, log))) throw new CliError(`migrations still pending after ${seconds} s`);
+        output(opts.json, { pending: {} }, ["migrations are up to date"]);
+        return;
+      }
       const applied = await migrateAll(cfg().DATABASE_URL, log);
       output(opts.json, { applied }, ["migrations are up to date"]);
     }),

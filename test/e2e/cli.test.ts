@@ -42,10 +42,15 @@ describe("pnpm chat migrate", () => {
     const name = `${url.pathname.slice(1)}_fresh`;
     url.pathname = `/${name}`;
     try {
+      // A pod's init step: waits (applying nothing) and gives up when the job never ran.
+      const waiting = await runChat({ vars: { ...stack.vars, DATABASE_URL: url.toString() }, baseUrl: stack.baseUrl }, ["migrate", "--wait", "1"]);
+      expect(waiting.code).toBe(1);
+      expect(waiting.stderr).toContain("migrations still pending after 1 s");
       const out = await chatJson(["migrate"], { DATABASE_URL: url.toString() });
       for (const s of ["accounts", "messaging", "scheduler"]) expect(out.applied[s].length, s).toBeGreaterThan(0);
       const again = await chatJson(["migrate"], { DATABASE_URL: url.toString() });
       for (const names of Object.values(again.applied)) expect(names).toEqual([]);
+      expect(await chatJson(["migrate", "--wait", "5"], { DATABASE_URL: url.toString() })).toEqual({ pending: {} });
     } finally {
       const admin = new URL(stack.env.databaseUrl);
       admin.pathname = "/postgres";
