@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { AccountsDeps } from "./deps";
 import { internalRoutes } from "./routes/internal";
 import { linkifierRoutes } from "./routes/linkifiers";
+import { pushRoutes } from "./routes/push";
 import { registerStateRoutes } from "./routes/register-state";
 import { serverRoutes } from "./routes/server";
 import { userGroupRoutes } from "./routes/user-groups";
@@ -17,6 +18,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   userGroupRoutes,
   userStatusRoutes,
   linkifierRoutes,
+  pushRoutes,
   registerStateRoutes,
 ];
 

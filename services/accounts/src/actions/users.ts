@@ -4,6 +4,7 @@ import { generateApiKey, hashApiKey, hashPassword } from "../lib/credentials";
 import { ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
 import { checkFullName, isValidEmail } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
+import { deleteAllTokens } from "../store/push-tokens";
 import { getRealm, lockRealm } from "../store/realms";
 import { addMembers, systemGroupIds } from "../store/user-groups";
 import { notifyMembersAdded } from "./user-groups";
@@ -152,6 +153,8 @@ export async function doResetApiKey(deps: AccountsDeps, realmId: number, email: 
 /** Marks a user inactive and tells services (replicas, auth caches) and the realm's clients. */
 async function deactivateInTx(tx: Queryable, user: UserRow): Promise<UserRow> {
   const updated = await setUserActive(tx, user.realmId, user.id, false);
+  // A deactivated account must not receive notifications on its devices.
+  await deleteAllTokens(tx, user.realmId, user.id);
   const audience = await activeUserIds(tx, user.realmId);
   await emitEvent(tx, {
     type: "accounts.user.deactivated",

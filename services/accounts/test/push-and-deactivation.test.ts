@@ -1,0 +1,99 @@
+import { RealmUserUpdateEvent } from "@chat/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectError, startAccounts, type Accounts, type Org } from "./helpers";
+
+let t: Accounts;
+let org: Org;
+let other: Org;
+
+beforeAll(async () => {
+  t = await startAccounts();
+  org = await t.createOrg();
+  other = await t.createOrg();
+});
+afterAll(() => t?.close());
+
+const HEX = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
+
+describe("push tokens", () => {
+  it("registers and removes GCM and APNs tokens; removing twice says the token is gone", async () => {
+    await t.ok(await t.call("POST", "/users/me/android_gcm_reg_id", { as: org.member.as, params: { token: "gcm-token-1" } }));
+    await t.ok(await t.call("POST", "/users/me/android_gcm_reg_id", { as: org.member.as, params: { token: "gcm-token-1" } }));
+    await t.ok(await t.call("POST", "/users/me/apns_device_token", { as: org.member.as, params: { token: HEX, appid: "org.zulip.Zulip" } }));
+    const { rows } = await t.pool.query("SELECT kind, token FROM push_device_tokens WHERE user_id = $1 ORDER BY kind", [org.member.user_id]);
+    expect(rows).toEqual([{ kind: 1, token: HEX }, { kind: 2, token: "gcm-token-1" }]);
+    await t.ok(await t.call("DELETE", "/users/me/android_gcm_reg_id", { as: org.member.as, params: { token: "gcm-token-1" } }));
+    expectError(await t.call("DELETE", "/users/me/android_gcm_reg_id", { as: org.member.as, params: { token: "gcm-token-1" } }), 400, "BAD_REQUEST", "Token does not exist");
+    await t.ok(await t.call("DELETE", "/users/me/apns_device_token", { as: org.member.as, params: { token: HEX } }));
+  });
+
+  it("refuses empty and over-long tokens, another user's token and bots (spec 4.18)", async () => {
+    const del = (as: any, token: string) => t.call("DELETE", "/users/me/android_gcm_reg_id", { as, params: { token } });
+    expectError(await del(org.member.as, ""), 400, "BAD_REQUEST", "Empty or invalid length token");
+    expectError(await del(org.member.as, "x".repeat(4097)), 400, "BAD_REQUEST", "Empty or invalid length token");
+    expectError(await t.call("DELETE", "/users/me/android_gcm_reg_id", { as: org.member.as }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'token' argument");
+    await t.ok(await t.call("POST", "/users/me/android_gcm_reg_id", { as: org.member2.as, params: { token: "theirs" } }));
+    await t.ok(await t.call("POST", "/users/me/android_gcm_reg_id", { as: other.member.as, params: { token: "other-org" } }));
+    expectError(await del(org.member.as, "theirs"), 400, "BAD_REQUEST", "Token does not exist");
+    expectError(await del(org.member.as, "other-org"), 400, "BAD_REQUEST", "Token does not exist");
+    await t.ok(await del(org.member2.as, "theirs"));
+    expectError(await t.call("POST", "/users/me/android_gcm_reg_id", { as: org.member.as, params: { token: "" } }), 400, "BAD_REQUEST", "Empty or invalid length token");
+    expectError(await t.call("POST", "/users/me/apns_device_token", { as: org.member.as, params: { token: "not hex!", appid: "org.zulip.Zulip" } }), 400, "BAD_REQUEST", "Invalid APNS token");
+    expectError(await t.call("POST", "/users/me/apns_device_token", { as: org.member.as, params: { token: HEX, appid: "bad app id" } }), 400, "BAD_REQUEST", "Invalid app ID");
+    expectError(await t.call("POST", "/users/me/apns_device_token", { as: org.member.as, params: { token: HEX } }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'appid' argument");
+    expectError(await t.call("POST", "/users/me/android_gcm_reg_id", { as: org.bot.as, params: { token: "bot" } }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
+  });
+});
+
+describe("DELETE /users/me", () => {
+  it("refuses the only user of an organization", async () => {
+    const r = await t.ok(await t.call("POST", "/internal/realms", { params: { name: "Solo", owner_email: "solo@x.test", owner_full_name: "Solo" } }));
+    const who = t.identity({ ...r.owner, realm_id: r.realm_id, role: 100 });
+    const res = await t.call("DELETE", "/users/me", { as: who });
+    expectError(res, 400, "CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only user.");
+    expect(res.body).toMatchObject({ is_last_owner: false, entity: "user" });
+  });
+
+  it("refuses the only owner while others remain; a second owner may leave", async () => {
+    const res = await t.call("DELETE", "/users/me", { as: org.owner.as });
+    expectError(res, 400, "CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only organization owner.");
+    expect(res.body).toMatchObject({ is_last_owner: true, entity: "organization owner" });
+    const second = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "owner2@x.test", full_name: "Second Owner", role: 100 } }));
+    await t.ok(await t.call("DELETE", "/users/me", { as: t.identity({ ...second, realm_id: org.realmId, role: 100 }) }));
+    expectError(await t.call("DELETE", "/users/me", { as: org.owner.as }), 400, "CANNOT_DEACTIVATE_LAST_USER");
+  });
+
+  it("deactivates the caller and their bots, revokes access, and tells the organization", async () => {
+    const u = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "quitter@x.test", full_name: "Quitter" } }));
+    const bot = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "quitter-bot@x.test", full_name: "Q Bot", bot_type: 1, bot_owner_id: u.user_id } }));
+    const who = t.identity({ ...u, realm_id: org.realmId, role: 400 });
+    await t.ok(await t.call("POST", "/users/me/android_gcm_reg_id", { as: who, params: { token: "quitter-phone" } }));
+    await t.markOutbox();
+    await t.ok(await t.call("DELETE", "/users/me", { as: who }));
+
+    const events = await t.outbox();
+    expect(events.map((e) => e.type)).toEqual(["accounts.user.deactivated", "accounts.user.deactivated"]);
+    expect(events.map((e) => e.payload.user.user_id)).toEqual([u.user_id, bot.user_id]);
+    expect(events.every((e) => e.payload.user.is_active === false)).toBe(true);
+    const notice = events[0].payload.client;
+    expect(RealmUserUpdateEvent.parse(notice.event)).toEqual({ type: "realm_user", op: "update", person: { user_id: u.user_id, is_active: false } });
+    expect(notice.users).toContain(org.guest.user_id);
+    expect(notice.users).not.toContain(u.user_id);
+    expect(notice.users).not.toContain(other.owner.user_id);
+
+    for (const [email, key] of [["quitter@x.test", u.api_key], ["quitter-bot@x.test", bot.api_key]]) {
+      expectError(await t.call("POST", "/internal/authenticate", { params: { email, api_key: key } }), 401, "UNAUTHORIZED", "Account is deactivated");
+    }
+    const { rows } = await t.pool.query("SELECT count(*)::int AS n FROM push_device_tokens WHERE user_id = $1", [u.user_id]);
+    expect(rows[0].n).toBe(0);
+    const { members } = await t.ok(await t.call("GET", "/users", { as: org.member.as }));
+    expect(members.find((m: any) => m.user_id === u.user_id).is_active).toBe(false);
+    const state = await t.ok(await t.call("POST", "/internal/register_state/accounts", { as: org.member.as, params: { fetch_event_types: ["realm_user"] } }));
+    expect(state.realm_non_active_users.map((m: any) => m.user_id)).toEqual(expect.arrayContaining([u.user_id, bot.user_id]));
+    expect(state.realm_users.map((m: any) => m.user_id)).not.toContain(u.user_id);
+    // Deactivated users drop out of group membership answers.
+    const sys = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.system_groups;
+    const m = await t.ok(await t.call("GET", "/internal/user_groups/is_member", { params: { realm_id: org.realmId, group_id: sys["role:members"], user_id: u.user_id } }));
+    expect(m.is_member).toBe(false);
+  });
+});
