@@ -106,7 +106,8 @@ export const GetMessages = route({
   },
   response: success({
     messages: z.array(MessageObject),
-    anchor: z.number().int().optional(),
+    /** Newest = 10000000000000000, beyond the safe-integer range zod checks for ints. */
+    anchor: z.number().optional(),
     found_anchor: z.boolean().optional(),
     found_oldest: z.boolean().optional(),
     found_newest: z.boolean().optional(),

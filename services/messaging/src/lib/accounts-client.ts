@@ -1,9 +1,12 @@
 import {
+  GetUserGroups,
+  GetUsers,
   InternalGetRealm,
   InternalGetUsers,
   InternalUserGroupIsMember,
   InternalUserGroupMembers,
   type InternalRealm,
+  type UserObject,
   type UserSummary,
 } from "@chat/contracts";
 import { ApiError, type Clock, type InternalClient } from "@chat/platform";
@@ -43,9 +46,39 @@ export class AccountsClient {
     return res.users.filter((u) => u.realm_id === realmId);
   }
 
-  /** Every user of a realm (accounts answers all of them when neither ids nor emails are given). */
+  /**
+   * Every user of a realm. The internal lookup is asked first (with neither ids nor emails);
+   * if it lists nobody, the public user list is read on behalf of the realm's notification bot.
+   */
   async getAllUsers(realmId: number): Promise<UserSummary[]> {
-    return this.getUsers(realmId, {});
+    const listed = await this.getUsers(realmId, {});
+    if (listed.length > 0) return listed;
+    const realm = await this.getRealm(realmId);
+    const identity = { userId: realm.notification_bot_id, realmId, role: 400 as const, isBot: true, email: "", client: "internal" };
+    const res = await this.http.call<{ members: UserObject[] }>(GetUsers.method, GetUsers.path, { identity, params: { client_gravatar: true } });
+    return res.members.map((m) => ({
+      user_id: m.user_id,
+      realm_id: realmId,
+      email: m.email,
+      delivery_email: m.delivery_email ?? m.email,
+      full_name: m.full_name,
+      role: m.role,
+      is_active: m.is_active,
+      is_bot: m.is_bot,
+      bot_type: m.bot_type,
+      bot_owner_id: m.bot_owner_id ?? null,
+      date_joined: m.date_joined,
+      timezone: m.timezone,
+    }));
+  }
+
+  /** The realm's user groups by name and id (group mentions), read like a member would. */
+  async getUserGroups(realmId: number): Promise<Array<{ id: number; name: string }>> {
+    const realm = await this.getRealm(realmId);
+    // Read on behalf of the notification bot presented as a member: GET /user_groups refuses bots.
+    const identity = { userId: realm.notification_bot_id, realmId, role: 400 as const, isBot: false, email: "", client: "internal" };
+    const res = await this.http.call<{ user_groups: Array<{ id: number; name: string }> }>(GetUserGroups.method, GetUserGroups.path, { identity });
+    return res.user_groups.map((g) => ({ id: g.id, name: g.name }));
   }
 
   async isGroupMember(realmId: number, groupId: number, userId: number): Promise<boolean> {

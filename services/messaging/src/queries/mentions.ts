@@ -21,6 +21,13 @@ export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, conte
       if (u.isActive) dir.usersById.set(u.id, { id: u.id, fullName: u.fullName });
     }
   }
+  if (scan.groupNames.length > 0) {
+    const wanted = new Set(scan.groupNames);
+    for (const g of await deps.accounts.getUserGroups(viewer.realmId)) {
+      // System groups (role:...) cannot be mentioned.
+      if (wanted.has(g.name.toLowerCase()) && !g.name.startsWith("role:")) dir.groupsByName.set(g.name.toLowerCase(), g);
+    }
+  }
   if (scan.streamNames.length > 0) {
     const streams = await selectStreamsByNames(deps.pool, viewer.realmId, scan.streamNames);
     const subs = new Map((await selectUserSubscriptions(deps.pool, viewer.realmId, viewer.userId)).map((s) => [s.streamId, s]));
