@@ -15,6 +15,11 @@ import * as push from "./push";
 import * as linkifiers from "./linkifiers";
 import * as userStatus from "./user-status";
 import * as userGroups from "./user-groups";
+import * as settings from "./settings";
+import * as alertWords from "./alert-words";
+import * as profile from "./profile";
+import * as bots from "./bots";
+import * as customProfileFields from "./custom-profile-fields";
 
 export * from "./drafts";
 export * from "./events";
@@ -32,6 +37,11 @@ export * from "./push";
 export * from "./linkifiers";
 export * from "./user-status";
 export * from "./user-groups";
+export * from "./settings";
+export * from "./alert-words";
+export * from "./profile";
+export * from "./bots";
+export * from "./custom-profile-fields";
 
 const isRoute = (v: unknown): v is RouteDef =>
   typeof v === "object" && v !== null && "method" in v && "path" in v && "service" in v && "params" in v;
@@ -40,7 +50,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, events, users, userGroups, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, events, users, userGroups, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics, settings, alertWords, profile, bots, customProfileFields].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));

@@ -1,0 +1,113 @@
+import { z } from "zod";
+import { p } from "../params";
+import { empty, route, success } from "../route";
+
+/** Bot types: 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded. */
+export const BOT_TYPES = [1, 2, 3, 4] as const;
+
+/**
+ * A bot as its owner (or an administrator) sees it in GET /bots. Unlike Zulip there is no
+ * `api_key`: keys are stored only as hashes; POST /bots/{id}/api_key/regenerate issues a new one.
+ */
+export const BotObject = z.strictObject({
+  user_id: z.number().int(),
+  username: z.string(),
+  full_name: z.string(),
+  avatar_url: z.string(),
+  default_sending_stream: z.string().nullable(),
+  default_events_register_stream: z.string().nullable(),
+  default_all_public_streams: z.boolean(),
+  owner_id: z.number().int().nullable(),
+  bot_type: z.number().int(),
+  is_active: z.boolean(),
+  services: z.array(z.unknown()),
+});
+export type BotObject = z.infer<typeof BotObject>;
+
+/**
+ * Create a bot owned by the caller. Its email is `<short_name>-bot@<realm bot domain>`; the API
+ * key is returned once, here.
+ */
+export const CreateBot = route({
+  method: "POST",
+  path: "/bots",
+  service: "accounts",
+  auth: "user",
+  params: {
+    full_name: p.str().required(),
+    short_name: p.str().required(),
+    bot_type: p.int().default(1),
+    payload_url: p.json(z.string()),
+    interface_type: p.int(),
+    service_name: p.str(),
+    config_data: p.json(z.record(z.string(), z.string())),
+  },
+  response: success({
+    user_id: z.number().int(),
+    api_key: z.string(),
+    avatar_url: z.string(),
+    default_sending_stream: z.string().nullable(),
+    default_events_register_stream: z.string().nullable(),
+    default_all_public_streams: z.boolean(),
+  }),
+});
+
+/** The caller's bots (every bot of the organization for administrators), active and not. */
+export const GetBots = route({
+  method: "GET",
+  path: "/bots",
+  service: "accounts",
+  auth: "user",
+  params: {},
+  response: success({ bots: z.array(BotObject) }),
+});
+
+/** Same list under the caller's own path. */
+export const GetOwnBots = route({
+  method: "GET",
+  path: "/users/me/bots",
+  service: "accounts",
+  auth: "user",
+  params: {},
+  response: success({ bots: z.array(BotObject) }),
+});
+
+/** Owner or administrator edits a bot: full name, owner (must be an active human of the organization), role (administrators). */
+export const UpdateBot = route({
+  method: "PATCH",
+  path: "/bots/{bot_id}",
+  service: "accounts",
+  auth: "user",
+  params: {
+    bot_id: p.int().path(),
+    full_name: p.str(),
+    bot_owner_id: p.int(),
+    role: p.int(),
+  },
+  response: success({
+    full_name: z.string(),
+    avatar_url: z.string(),
+    default_sending_stream: z.string().nullable(),
+    default_events_register_stream: z.string().nullable(),
+    default_all_public_streams: z.boolean(),
+    bot_owner: z.string().optional(),
+  }),
+});
+
+export const DeactivateBot = route({
+  method: "DELETE",
+  path: "/bots/{bot_id}",
+  service: "accounts",
+  auth: "user",
+  params: { bot_id: p.int().path() },
+  response: empty,
+});
+
+export const RegenerateBotApiKey = route({
+  method: "POST",
+  path: "/bots/{bot_id}/api_key/regenerate",
+  service: "accounts",
+  auth: "user",
+  params: { bot_id: p.int().path() },
+  response: success({ api_key: z.string() }),
+});
