@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectError, startMessaging, type Messaging, type Org } from "./helpers";
+
+let m: Messaging;
+let org: Org;
+let other: Org;
+let general: number;
+let secret: number;
+const ids: Record<string, number> = {};
+
+const fetch = async (who: Org["member"], params: Record<string, unknown>) => m.ok(await m.call("GET", "/messages", who, params));
+const idsOf = (res: { messages: Array<{ id: number }> }) => res.messages.map((x) => x.id);
+
+beforeAll(async () => {
+  m = await startMessaging();
+  org = await m.createOrg();
+  other = await m.createOrg();
+  general = await m.createStream(org.owner, "general", [org.owner, org.member, org.member2]);
+  secret = await m.createStream(org.owner, "secret", [org.owner, org.member], { invite_only: true });
+  await m.createStream(other.owner, "general", [other.owner]);
+  ids.g1 = await m.send(org.owner, { type: "stream", to: "general", topic: "lunch", content: "pizza today?" });
+  ids.g2 = await m.send(org.member, { type: "stream", to: "general", topic: "lunch", content: "sushi please, see https://example.com" });
+  ids.g3 = await m.send(org.member2, { type: "stream", to: "general", topic: "Deploys", content: "deploying the **rocket** service" });
+  ids.dm1 = await m.send(org.member, { type: "direct", to: JSON.stringify([org.member2.user_id]), content: "psst" });
+  ids.s1 = await m.send(org.owner, { type: "stream", to: "secret", topic: "plans", content: "the rocket launch" });
+  ids.g4 = await m.send(org.owner, { type: "stream", to: "general", topic: "lunch", content: "@**Mel Member** pizza it is" });
+  ids.gdm = await m.send(org.member2, { type: "direct", to: JSON.stringify([org.member.user_id, org.owner.user_id]), content: "group chat" });
+  await m.send(other.owner, { type: "stream", to: "general", topic: "lunch", content: "other org pizza" });
+});
+afterAll(async () => m?.close());
+
+describe("GET /messages anchors", () => {
+  it("newest with num_before returns the latest, found_newest", async () => {
+    const res = await fetch(org.member, { anchor: "newest", num_before: 3, num_after: 0 });
+    expect(idsOf(res)).toEqual([ids.s1, ids.g4, ids.gdm]);
+    expect(res).toMatchObject({ found_newest: true, found_oldest: false, found_anchor: false, history_limited: false, anchor: 10000000000000000 });
+  });
+
+  it("oldest with num_after, found_oldest", async () => {
+    const res = await fetch(org.member, { anchor: "oldest", num_after: 2 });
+    expect(idsOf(res)).toEqual([ids.g1, ids.g2]);
+    expect(res).toMatchObject({ found_oldest: true, found_newest: false, anchor: 0 });
+  });
+
+  it("an id anchor with both sides, include_anchor", async () => {
+    const res = await fetch(org.member, { anchor: String(ids.g3), num_before: 1, num_after: 1 });
+    expect(idsOf(res)).toEqual([ids.g2, ids.g3, ids.dm1]);
+    expect(res).toMatchObject({ found_anchor: true, anchor: ids.g3 });
+    const excl = await fetch(org.member, { anchor: String(ids.g3), num_before: 0, num_after: 2, include_anchor: false });
+    expect(idsOf(excl)).toEqual([ids.dm1, ids.s1]);
+    expect(excl.found_anchor).toBe(false);
+  });
+
+  it("first_unread anchors at the first unread message", async () => {
+    // member sent g2 and dm1 from an API client: unread for them too; the first unread is g1.
+    const res = await fetch(org.member, { anchor: "first_unread", num_before: 0, num_after: 1 });
+    expect(res.anchor).toBe(ids.g1);
+    await m.ok(await m.call("POST", "/messages/flags", org.member2, { messages: JSON.stringify([ids.g1, ids.g2, ids.g3, ids.dm1, ids.g4, ids.gdm]), op: "add", flag: "read" }));
+    const none = await fetch(org.member2, { anchor: "first_unread", num_before: 2, num_after: 2 });
+    expect(none.anchor).toBe(10000000000000000);
+    expect(idsOf(none)).toEqual([ids.g4, ids.gdm]);
+  });
+
+  it("flags are the viewer's own", async () => {
+    const res = await fetch(org.member, { anchor: String(ids.g4), num_before: 0, num_after: 0 });
+    expect(res.messages[0].flags).toEqual(["mentioned"]);
+    const owner = await fetch(org.owner, { anchor: String(ids.g4), num_before: 0, num_after: 0 });
+    expect(owner.messages[0].flags).toEqual([]);
+  });
+
+  it("refuses bad anchors and sizes", async () => {
+    expectError(await m.call("GET", "/messages", org.member, { num_before: 1 }), 400, "BAD_REQUEST", "Missing 'anchor' argument.");
+    expectError(await m.call("GET", "/messages", org.member, { anchor: "middle", num_before: 1 }), 400, "BAD_REQUEST", "Invalid anchor");
+    expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: 4000, num_after: 1001 }), 400, "BAD_REQUEST", "Too many messages requested (maximum 5000).");
+    expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: -1 }), 400, "BAD_REQUEST");
+    expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: "ten" }), 400, "BAD_REQUEST", /num_before is not/);
+    expectError(
+      await m.call("GET", "/messages", org.member, { anchor: String(ids.g3), num_before: 1, num_after: 1, include_anchor: false }),
+      400,
+      "BAD_REQUEST",
+      "The anchor can only be excluded at an end of the range",
+    );
+    const negative = await fetch(org.member, { anchor: "-5", num_after: 1 });
+    expect(negative.anchor).toBe(0);
+  });
+});
+
+describe("GET /messages narrows", () => {
+  it("channel by name and id, topic case-insensitively, legacy pairs", async () => {
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [{ operator: "channel", operand: "general" }] }))).toEqual([ids.g1, ids.g2, ids.g3, ids.g4]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["stream", general], ["topic", "LUNCH"]] }))).toEqual([ids.g1, ids.g2, ids.g4]);
+    expect(
+      idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [{ operator: "stream", operand: "general" }, { operator: "topic", operand: "lunch", negated: true }] })),
+    ).toEqual([ids.g3]);
+  });
+
+  it("sender, dm (ids, emails, pm-with), dm-including, is:dm", async () => {
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["sender", org.member2.email]] }))).toEqual([ids.g3, ids.gdm]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [{ operator: "sender", operand: org.owner.user_id }] }))).toEqual([ids.g1, ids.s1, ids.g4]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["dm", org.member2.email]] }))).toEqual([ids.dm1]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [{ operator: "dm", operand: [org.member2.user_id] }] }))).toEqual([ids.dm1]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["pm-with", `${org.member2.email},${org.owner.email}`]] }))).toEqual([ids.gdm]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [{ operator: "dm-including", operand: org.member2.user_id }] }))).toEqual([ids.dm1, ids.gdm]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["is", "dm"]] }))).toEqual([ids.dm1, ids.gdm]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["is", "private"]] }))).toEqual([ids.dm1, ids.gdm]);
+    // A conversation that never happened matches nothing.
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["dm", org.admin.email]] }))).toEqual([]);
+  });
+
+  it("is:starred, is:unread, is:mentioned, id, has:link", async () => {
+    await m.ok(await m.call("POST", "/messages/flags", org.member, { messages: JSON.stringify([ids.g3]), op: "add", flag: "starred" }));
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["is", "starred"]] }))).toEqual([ids.g3]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["is", "mentioned"]] }))).toEqual([ids.g4]);
+    expect(idsOf(await fetch(org.member2, { anchor: "oldest", num_after: 10, narrow: [["is", "unread"]] }))).toEqual([]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["id", ids.g2]] }))).toEqual([ids.g2]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["has", "link"]] }))).toEqual([ids.g2]);
+  });
+
+  it("search uses full-text and highlights matches", async () => {
+    const res = await fetch(org.member, { anchor: "newest", num_before: 10, narrow: [["search", "rocket"]] });
+    expect(idsOf(res)).toEqual([ids.g3, ids.s1]);
+    expect(res.messages[0].match_content).toContain('<span class="highlight">rocket</span>');
+    expect(res.messages[0].match_subject).toBe("Deploys");
+    expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 10, narrow: [["search", "pizzas"]] }))).toEqual([ids.g1, ids.g4]);
+    // member2 is not in the private channel: its message stays out of their search.
+    expect(idsOf(await fetch(org.member2, { anchor: "newest", num_before: 10, narrow: [["search", "rocket"]] }))).toEqual([ids.g3]);
+  });
+
+  it("a public channel's history is readable by a non-subscriber (historical, read)", async () => {
+    const res = await fetch(org.admin, { anchor: "oldest", num_after: 10, narrow: [["channel", "general"]] });
+    expect(idsOf(res)).toEqual([ids.g1, ids.g2, ids.g3, ids.g4]);
+    expect(res.messages[0].flags).toEqual(["read", "historical"]);
+    // Without a channel narrow only received messages appear.
+    expect(idsOf(await fetch(org.admin, { anchor: "oldest", num_after: 10 }))).toEqual([]);
+  });
+
+  it("a private channel or another organization's channel is an unknown channel", async () => {
+    for (const operand of ["secret", secret, "no-such-channel"]) {
+      expectError(await m.call("GET", "/messages", org.member2, { anchor: "newest", narrow: [["channel", operand]] }), 400, "BAD_NARROW", /Invalid narrow operator: unknown channel/);
+    }
+    expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: [["sender", other.owner.email]] }), 400, "BAD_NARROW", /unknown user/);
+    expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: [["is", "nonsense"]] }), 400, "BAD_NARROW", "Invalid narrow operator: unknown 'is' operand nonsense");
+    expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: [["color", "red"]] }), 400, "BAD_NARROW", "Invalid narrow operator: unknown operator");
+    expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: "[[" }), 400, "BAD_REQUEST", "narrow is not valid JSON");
+    expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: JSON.stringify({ a: 1 }) }), 400, "BAD_REQUEST");
+  });
+
+  it("apply_markdown=false returns the Markdown; client_gravatar=false gives avatar URLs", async () => {
+    const res = await fetch(org.member, { anchor: String(ids.g3), apply_markdown: false, client_gravatar: false });
+    expect(res.messages[0]).toMatchObject({ content: "deploying the **rocket** service", content_type: "text/x-markdown" });
+    expect(res.messages[0].avatar_url).toMatch(/^https:\/\/secure\.gravatar\.com\/avatar\//);
+  });
+
+  it("message_ids fetches exactly those the viewer may read", async () => {
+    const res = await fetch(org.member2, { message_ids: JSON.stringify([ids.g1, ids.s1, ids.dm1]) });
+    expect(idsOf(res)).toEqual([ids.g1, ids.dm1]);
+    expect(res.anchor).toBeUndefined();
+  });
+});
+
+describe("GET /messages/{id}", () => {
+  it("returns the message with flags and raw_content", async () => {
+    const res = await m.ok(await m.call("GET", `/messages/${ids.g3}`, org.member));
+    expect(res.raw_content).toBe("deploying the **rocket** service");
+    expect(res.message).toMatchObject({ id: ids.g3, content: "<p>deploying the <strong>rocket</strong> service</p>", flags: ["starred"] });
+  });
+
+  it("inaccessible, missing and other-organization messages are all `Invalid message(s)`", async () => {
+    for (const id of [ids.s1, 999999]) expectError(await m.call("GET", `/messages/${id}`, org.member2), 400, "BAD_REQUEST", "Invalid message(s)");
+    expectError(await m.call("GET", `/messages/${ids.g1}`, other.owner), 400, "BAD_REQUEST", "Invalid message(s)");
+    expectError(await m.call("GET", `/messages/${ids.dm1}`, org.owner), 400, "BAD_REQUEST", "Invalid message(s)");
+    expect((await m.call("GET", "/messages/abc", org.member)).status).toBe(404);
+  });
+});
+
+
