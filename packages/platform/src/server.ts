@@ -45,6 +45,8 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     formFields?: Record<string, unknown>;
+    /** Overrides the metrics route label (the gateway names the contract route behind its wildcard). */
+    metricsRoute?: string;
   }
 }
 
@@ -150,7 +152,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   const metrics = createMetrics(opts.name);
   app.addHook("onResponse", async (req, reply) => {
     // Unmatched URLs share one label so random paths cannot blow up the series count.
-    metrics.observe(req.method, req.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
+    metrics.observe(req.method, req.metricsRoute ?? req.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
   });
 
   app.setErrorHandler((err, req, reply) => {
