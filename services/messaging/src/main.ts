@@ -1,8 +1,10 @@
 import { fileURLToPath } from "node:url";
 import { AmqpClient, ConfigError, createLogger, ensureDatabase, OutboxRelay, runMigrations, runService } from "@chat/platform";
-import { buildApp, createDeps } from "./app";
+import { attachmentHooks } from "./actions/attachments";
+import { buildApp, createDeps, ROUTE_PLUGINS } from "./app";
 import { loadMessagingConfig, type MessagingConfig } from "./config";
 import { consumeAccountsEvents } from "./consumers/accounts";
+import { attachmentRoutes, createAttachmentsModule } from "./routes/attachments";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
 
@@ -22,9 +24,14 @@ async function main(): Promise<void> {
   await ensureDatabase(config.DATABASE_URL);
   await runMigrations({ databaseUrl: config.DATABASE_URL, schema: "messaging", dir: MIGRATIONS_DIR, log });
   const deps = createDeps(config, log);
+  // Uploads: storage from UPLOADS_DIR / S3_*; sends claim them, deletions release them.
+  const attachments = await createAttachmentsModule(deps);
+  deps.hooks = attachmentHooks(attachments.reaper);
   const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
   const app = buildApp(deps, {
+    plugins: [...ROUTE_PLUGINS, attachmentRoutes(attachments)],
     readiness: {
+      storage: () => attachments.storage.check(),
       rabbitmq: async () => {
         if (!amqp.connected) throw new Error("not connected");
       },
@@ -41,7 +48,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     log,
     graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
-    stop: [() => relay.stop(), () => amqp.close(), () => deps.pool.end()],
+    stop: [async () => attachments.reaper.stop(), () => relay.stop(), () => amqp.close(), () => deps.pool.end()],
   });
   log.info({ port: config.PORT }, "messaging listening");
 }

@@ -289,3 +289,25 @@ async function emitMessageEvent(
   });
   await emitEvent(tx, { type: "messaging.message.sent", realmId: row.realmId, payload });
 }
+
+/**
+ * The scheduler's dry run of a send (`POST /internal/messages/check`): every check doSendMessage
+ * makes before storing (addressee, access, posting policy, wildcard policy), nothing stored.
+ * Returns the normalized content and topic and the rendering a scheduled message keeps.
+ */
+export async function checkMessage(deps: AppDeps, who: Identity, req: SendRequest): Promise<{ content: string; topic: string | null; rendered_content: string }> {
+  const kind = messageKind(req.type);
+  const content = normalizeBody(req.content);
+  const now = deps.clock.now();
+  const realm = await deps.accounts.getRealm(who.realmId);
+  const sender = await getUser(deps, who.realmId, who.userId);
+  if (!sender || !sender.isActive) throw badRequest("Account is deactivated");
+  const plan = kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now) : await planDirectMessage(deps, who, sender, req);
+  const rendered = renderMarkdown(content, await buildMentionDirectory(deps, viewerOf(who), content));
+  if (plan.accessed) {
+    const participants = new Set(await selectTopicParticipants(deps.pool, who.realmId, plan.accessed.stream.id, plan.topic));
+    participants.add(sender.id);
+    checkWildcardPolicy(plan, rendered, participants.size, sender, realm, now);
+  }
+  return { content, topic: plan.kind === "stream" ? plan.topic : null, rendered_content: rendered.html };
+}

@@ -1,8 +1,8 @@
-import { DeleteMessage, GetMessage, GetMessages, InternalSendMessage, RenderMessage, SendMessage } from "@chat/contracts";
+import { DeleteMessage, GetMessage, GetMessages, InternalCheckMessage, InternalSendMessage, RenderMessage, SendMessage } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
 import { doDeleteMessage } from "../actions/message-delete";
-import { doSendMessage, type SendRequest } from "../actions/messages";
+import { checkMessage, doSendMessage, type SendRequest } from "../actions/messages";
 import { renderMarkdown } from "../lib/markdown";
 import { buildMentionDirectory } from "../queries/mentions";
 import { getMessageById, getMessages } from "../queries/messages";
@@ -22,6 +22,9 @@ export const messageRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, SendMessage, ({ params, identity }) => doSendMessage(deps, identity, sendRequest(params)));
 
   registerRoute(app, InternalSendMessage, ({ params, identity }) => doSendMessage(deps, identity, sendRequest(params), params.idempotency_key));
+
+  // The scheduler validates and renders a message it will send later.
+  registerRoute(app, InternalCheckMessage, ({ params, identity }) => checkMessage(deps, identity, sendRequest(params)));
 
   registerRoute(app, GetMessages, ({ params, identity }) =>
     getMessages(deps, identity, {
