@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { expectError, startMessaging, type Messaging, type Org } from "./helpers";
+
+let m: Messaging;
+let org: Org;
+let other: Org;
+let general: number;
+let g1: number;
+let g2: number;
+let s1: number;
+let dm: number;
+let foreign: number;
+
+beforeAll(async () => {
+  m = await startMessaging();
+  org = await m.createOrg();
+  other = await m.createOrg();
+  general = await m.createStream(org.owner, "general", [org.owner, org.member, org.member2]);
+  await m.createStream(org.owner, "secret", [org.owner], { invite_only: true });
+  await m.createStream(other.owner, "theirs", [other.owner]);
+  g1 = await m.send(org.owner, { type: "stream", to: "general", topic: "t", content: "one @**Mel Member**" });
+  g2 = await m.send(org.owner, { type: "stream", to: "general", topic: "t", content: "two" });
+  s1 = await m.send(org.owner, { type: "stream", to: "secret", topic: "t", content: "hidden" });
+  dm = await m.send(org.member2, { type: "direct", to: JSON.stringify([org.member.user_id]), content: "hi" });
+  foreign = await m.send(other.owner, { type: "stream", to: "theirs", topic: "t", content: "x" });
+});
+afterAll(async () => m?.close());
+beforeEach(async () => {
+  await m.outbox();
+});
+
+const flags = (who: Org["member"], params: Record<string, unknown>) => m.call("POST", "/messages/flags", who, params);
+
+describe("POST /messages/flags", () => {
+  it("marks read and reports only the ids that changed, with an update_message_flags event", async () => {
+    const res = await m.ok(await flags(org.member, { messages: JSON.stringify([g1, g2]), op: "add", flag: "read" }));
+    expect(res.messages).toEqual([g1, g2]);
+    const again = await m.ok(await flags(org.member, { messages: JSON.stringify([g1, g2, dm]), op: "add", flag: "read" }));
+    expect(again.messages).toEqual([dm]);
+    const events = await m.clientEvents();
+    expect(events.map((e) => e.type)).toEqual(["messaging.message_flags.updated", "messaging.message_flags.updated"]);
+    expect(events[0].event).toEqual({ type: "update_message_flags", op: "add", operation: "add", flag: "read", messages: [g1, g2], all: false });
+    expect(events[0].users).toEqual([org.member.user_id]);
+  });
+
+  it("marking unread carries message_details", async () => {
+    const res = await m.ok(await flags(org.member, { messages: JSON.stringify([g1, dm]), op: "remove", flag: "read" }));
+    expect(res.messages).toEqual([g1, dm]);
+    const [ev] = await m.clientEvents();
+    expect(ev.event.message_details).toEqual({
+      [String(g1)]: { type: "stream", stream_id: general, topic: "t", unmuted_stream_msg: true, mentioned: true },
+      [String(dm)]: { type: "private", user_ids: [org.member2.user_id] },
+    });
+  });
+
+  it("stars and unstars; starring a public message one never received adds it to one's history", async () => {
+    expect((await m.ok(await flags(org.member, { messages: JSON.stringify([g2]), op: "add", flag: "starred" }))).messages).toEqual([g2]);
+    expect((await m.ok(await flags(org.member, { messages: JSON.stringify([g2]), op: "remove", flag: "starred" }))).messages).toEqual([g2]);
+    expect((await m.ok(await flags(org.admin, { messages: JSON.stringify([g1]), op: "add", flag: "starred" }))).messages).toEqual([g1]);
+    const res = await m.ok(await m.call("GET", `/messages/${g1}`, org.admin));
+    expect(res.message.flags).toEqual(["read", "starred", "historical"]);
+    await m.ok(await flags(org.member, { messages: JSON.stringify([g1]), op: "add", flag: "collapsed" }));
+    expect((await m.ok(await m.call("GET", `/messages/${g1}`, org.member))).message.flags).toContain("collapsed");
+  });
+
+  it("refuses invalid flags, non-editable flags, bad operations and inaccessible messages, changing nothing", async () => {
+    const before = await m.deps.pool.query("SELECT sum(flags)::int AS s FROM usermessages");
+    expectError(await flags(org.member, { messages: JSON.stringify([g1]), op: "add", flag: "shiny" }), 400, "BAD_REQUEST", "Invalid flag: 'shiny'");
+    for (const flag of ["mentioned", "wildcard_mentioned", "stream_wildcard_mentioned", "topic_wildcard_mentioned", "has_alert_word", "historical"]) {
+      expectError(await flags(org.member, { messages: JSON.stringify([g1]), op: "add", flag }), 400, "BAD_REQUEST", `Flag not editable: '${flag}'`);
+    }
+    expectError(await flags(org.member, { messages: JSON.stringify([g1]), op: "toggle", flag: "read" }), 400, "BAD_REQUEST", "Invalid message flag operation: 'toggle'");
+    for (const id of [s1, foreign, 999999]) {
+      expectError(await flags(org.member, { messages: JSON.stringify([g1, id]), op: "add", flag: "starred" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    }
+    expectError(await flags(org.member, { op: "add", flag: "read" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'messages' argument");
+    expectError(await flags(org.member, { messages: "[1,", op: "add", flag: "read" }), 400, "BAD_REQUEST", "messages is not valid JSON");
+    expectError(await flags(org.member, { messages: '["a"]', op: "add", flag: "read" }), 400, "BAD_REQUEST");
+    expectError(await flags(org.member, { messages: JSON.stringify([g1]), flag: "read" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'op' argument");
+    const after = await m.deps.pool.query("SELECT sum(flags)::int AS s FROM usermessages");
+    expect(after.rows[0].s).toBe(before.rows[0].s);
+    expect(await m.clientEvents()).toEqual([]);
+  });
+});
+
+describe("DELETE /messages/{id}", () => {
+  it("a member may not delete, even their own message", async () => {
+    const own = await m.send(org.member, { type: "stream", to: "general", topic: "t", content: "mine" });
+    await m.outbox();
+    expectError(await m.call("DELETE", `/messages/${own}`, org.member), 400, "BAD_REQUEST", "You don't have permission to delete this message");
+    expectError(await m.call("DELETE", `/messages/${own}`, org.moderator), 400, "BAD_REQUEST", "You don't have permission to delete this message");
+    expect((await m.ok(await m.call("GET", `/messages/${own}`, org.member))).message.id).toBe(own);
+    expect(await m.clientEvents()).toEqual([]);
+  });
+
+  it("an administrator deletes it for everyone who had it", async () => {
+    const id = await m.send(org.member, { type: "stream", to: "general", topic: "oops", content: "delete me" });
+    await m.outbox();
+    await m.ok(await m.call("DELETE", `/messages/${id}`, org.admin));
+    const [ev] = await m.clientEvents();
+    expect(ev.type).toBe("messaging.message.deleted");
+    expect(ev.event).toEqual({ type: "delete_message", message_type: "stream", message_id: id, stream_id: general, topic: "oops" });
+    expect([...ev.users].sort((a: number, b: number) => a - b)).toEqual([org.owner, org.member, org.member2].map((u) => u.user_id).sort((a, b) => a - b));
+    expectError(await m.call("GET", `/messages/${id}`, org.member), 400, "BAD_REQUEST", "Invalid message(s)");
+    expectError(await m.call("DELETE", `/messages/${id}`, org.admin), 400, "BAD_REQUEST", "Invalid message(s)");
+  });
+
+  it("direct messages: only those who can read it; first_message_id follows deletions", async () => {
+    expectError(await m.call("DELETE", `/messages/${dm}`, org.admin), 400, "BAD_REQUEST", "Invalid message(s)");
+    const first = await m.createStream(org.owner, "fresh", [org.owner]);
+    const a = await m.send(org.owner, { type: "stream", to: "fresh", topic: "t", content: "a" });
+    const b = await m.send(org.owner, { type: "stream", to: "fresh", topic: "t", content: "b" });
+    await m.ok(await m.call("DELETE", `/messages/${a}`, org.owner));
+    const stream = await m.ok(await m.call("GET", `/streams/${first}`, org.owner));
+    expect(stream.stream.first_message_id).toBe(b);
+    const dmByOwner = await m.send(org.owner, { type: "direct", to: JSON.stringify([org.member.user_id]), content: "x" });
+    await m.outbox();
+    await m.ok(await m.call("DELETE", `/messages/${dmByOwner}`, org.owner));
+    const [ev] = await m.clientEvents();
+    expect(ev.event).toEqual({ type: "delete_message", message_type: "private", message_id: dmByOwner });
+  });
+
+  it("another organization's message is invalid", async () => {
+    expectError(await m.call("DELETE", `/messages/${foreign}`, org.owner), 400, "BAD_REQUEST", "Invalid message(s)");
+    expect((await m.ok(await m.call("GET", `/messages/${foreign}`, other.owner))).message.id).toBe(foreign);
+  });
+});
