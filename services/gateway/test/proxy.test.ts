@@ -308,6 +308,9 @@ describe("operations endpoints", () => {
     const metrics = await call(gw.url, "GET", "/metrics");
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain("http_requests_total");
+    // Proxied requests are counted per contract route, with the upstream's status.
+    expect(metrics.text).toMatch(/http_requests_total\{[^}]*route="\/api\/v1\/users\/:user_id"[^}]*status="200"/);
+    expect(metrics.text).toMatch(/http_requests_total\{[^}]*route="\/api\/v1\/scheduled"[^}]*status="503"/);
   });
 
   it("is not ready when accounts does not answer", async () => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { ServiceName } from "@chat/contracts";
+import { fastifyPath, type ServiceName } from "@chat/contracts";
 import { identityHeaders, INTERNAL_HEADERS } from "@chat/platform";
 import type { Gate } from "../gate";
 import type { UpstreamProxy } from "../proxy";
@@ -30,6 +30,8 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
     if (match.kind === "method_not_allowed") {
       return reply.status(405).header("Allow", match.allowed.join(", ")).send({ result: "error", msg: "Method Not Allowed", allowed_methods: match.allowed });
     }
+    // One metrics series per contract route, not one for the whole wildcard.
+    req.metricsRoute = fastifyPath(match.route);
     const admission = await deps.gate.admit(req, match.route);
     const internal = admission.identity
       ? identityHeaders(admission.identity, deps.internalToken)
