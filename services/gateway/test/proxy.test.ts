@@ -127,6 +127,11 @@ describe("routing by the contract table", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ service: "messaging", url: "/api/v1/user_uploads/2/photo.png?x=1" });
     expect((await call(gw.url, "GET", "/user_uploads/2/photo.png")).status).toBe(401);
+    // Long file names are common: the whole path must reach the router, not just 100 characters.
+    const long = `/user_uploads/2/${"a".repeat(300)}.png`;
+    const res2 = await call(gw.url, "GET", long, { headers: { authorization: IAGO } });
+    expect(res2.status).toBe(200);
+    expect(res2.body.url).toBe(`/api/v1${long}`);
   });
 
   it("serves the contracts' own table by default (routes added later need no gateway change)", async () => {
