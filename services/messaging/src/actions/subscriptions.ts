@@ -87,6 +87,7 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
   if (unauthorized.length > 0 && req.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${unauthorized[0]}).`);
   const toCreate = [...wanted.entries()].filter(([lower]) => !existing.some((s) => s.name.toLowerCase() === lower)).map(([, v]) => v);
   if (toCreate.length > 0) checkCanCreate(req, caller, realm, now);
+  if (toCreate.length > 0 && req.canRemoveSubscribersGroup !== undefined) await checkGroup(deps, realm, req.canRemoveSubscribersGroup);
   const settings = toCreate.length > 0 ? newStreamSettings(req, caller, realm) : null;
 
   const result = await withTx(deps.pool, async (tx) => {
@@ -121,6 +122,14 @@ function checkCanCreate(req: SubscribeRequest, caller: UserRow, realm: InternalR
   if (!passesCommonPolicy(policy, caller, s.waiting_period_threshold, now)) throw badRequest("Insufficient permission");
 }
 
+/** A channel's permission group must be one of the organization's groups (not `role:internet`). */
+async function checkGroup(deps: AppDeps, realm: InternalRealm, groupId: number): Promise<void> {
+  if (realm.system_groups["role:internet"] === groupId) throw badRequest("Invalid user group");
+  if (Object.values(realm.system_groups).includes(groupId)) return;
+  const groups = await deps.accounts.getUserGroups(realm.id);
+  if (!groups.some((g) => g.id === groupId)) throw badRequest("Invalid user group");
+}
+
 function newStreamSettings(req: SubscribeRequest, caller: UserRow, realm: InternalRealm) {
   let retention: number | null = null;
   if (req.messageRetentionDays !== "realm_default") {
@@ -129,13 +138,7 @@ function newStreamSettings(req: SubscribeRequest, caller: UserRow, realm: Intern
     else if (req.messageRetentionDays < 1) throw badRequest(`Bad value for 'message_retention_days': ${req.messageRetentionDays}`);
     else retention = req.messageRetentionDays;
   }
-  const adminsGroup = realm.system_groups["role:administrators"];
-  let group = adminsGroup;
-  if (req.canRemoveSubscribersGroup !== undefined) {
-    const allowed = Object.entries(realm.system_groups).filter(([name]) => name !== "role:internet").map(([, id]) => id);
-    if (!allowed.includes(req.canRemoveSubscribersGroup)) throw badRequest("Invalid user group");
-    group = req.canRemoveSubscribersGroup;
-  }
+  const group = req.canRemoveSubscribersGroup ?? realm.system_groups["role:administrators"];
   const inviteOnly = req.inviteOnly && !req.isWebPublic;
   return {
     inviteOnly,
