@@ -2,6 +2,7 @@ import { createServer } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
 import type { AccountsDeps } from "./deps";
 import { internalRoutes } from "./routes/internal";
+import { inviteRoutes } from "./routes/invites";
 import { linkifierRoutes } from "./routes/linkifiers";
 import { pushRoutes } from "./routes/push";
 import { registerStateRoutes } from "./routes/register-state";
@@ -19,6 +20,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   userStatusRoutes,
   linkifierRoutes,
   pushRoutes,
+  inviteRoutes,
   registerStateRoutes,
 ];
 

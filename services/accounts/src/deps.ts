@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Clock, Logger } from "@chat/platform";
 import type { AccountsConfig } from "./config";
+import type { MessagingClient } from "./lib/messaging-client";
 
 /** What actions, queries and routes need; built once in main.ts (or a test). */
 export interface AccountsDeps {
@@ -8,4 +9,6 @@ export interface AccountsDeps {
   config: AccountsConfig;
   clock: Clock;
   log: Logger;
+  /** Calls into messaging (invitations); tests may point it at a stand-in peer. */
+  messaging?: MessagingClient;
 }

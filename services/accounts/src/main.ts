@@ -2,6 +2,9 @@ import { fileURLToPath } from "node:url";
 import { AmqpClient, ConfigError, createLogger, createPool, ensureDatabase, OutboxRelay, runMigrations, runService, systemClock } from "@chat/platform";
 import { buildApp } from "./app";
 import { loadAccountsConfig, type AccountsConfig } from "./config";
+import type { AccountsDeps } from "./deps";
+import { MessagingClient } from "./lib/messaging-client";
+import { doCleanupExpiredInvites } from "./actions/invites";
 import { consumeInviteAccepted } from "./consumers/invites";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
@@ -23,13 +26,16 @@ async function main(): Promise<void> {
   await runMigrations({ databaseUrl: config.DATABASE_URL, schema: "accounts", dir: MIGRATIONS_DIR, log });
   const pool = createPool(config.DATABASE_URL, "accounts", config.DATABASE_POOL_SIZE);
   const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
-  const deps = { pool, config, clock: systemClock, log };
+  const deps: AccountsDeps = { pool, config, clock: systemClock, log, messaging: new MessagingClient(config.MESSAGING_URL, config.INTERNAL_TOKEN) };
   const app = buildApp(deps, { readiness: { rabbitmq: async () => { if (!amqp.connected) throw new Error("not connected"); } } });
 
   await amqp.start();
   const relay = new OutboxRelay({ pool, databaseUrl: config.DATABASE_URL, schema: "accounts", amqp, log });
   relay.start();
   await consumeInviteAccepted(amqp, deps);
+  // Expired invitations cannot be used; this removes them (hourly, idempotent across replicas).
+  const cleanup = setInterval(() => void doCleanupExpiredInvites(deps).catch((err) => log.warn({ err }, "invite clean-up failed")), 3_600_000);
+  cleanup.unref();
 
   await runService({
     app,

@@ -110,3 +110,6 @@ export const AccountsLinkifiersChanged = defineEvent(
   "accounts.linkifiers.changed",
   z.object({ linkifiers: z.array(Linkifier) }).passthrough(),
 );
+
+/** Pending invitations changed; `client` carries `invites_changed` for administrators and the referrer. */
+export const AccountsInvitesChanged = defineEvent("accounts.invites.changed", z.object({}).passthrough());

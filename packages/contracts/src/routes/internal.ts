@@ -209,3 +209,31 @@ export const InternalUserGroupMembers = route({
   params: { realm_id: p.int().required(), group_id: p.int().required() },
   response: success({ user_ids: z.array(z.number().int()) }),
 });
+
+/**
+ * Accepts a pending, unexpired invitation (the admin CLI or a sign-up front end): creates the
+ * account with the invitation's role; channels and the referrer's notice follow asynchronously.
+ */
+export const InternalAcceptInvite = route({
+  method: "POST",
+  path: "/internal/invites/accept",
+  service: "accounts",
+  auth: "internal",
+  params: {
+    realm_id: p.int().required(),
+    email: p.str().required(),
+    full_name: p.str().required(),
+    password: p.str(),
+  },
+  response: success({ user_id: z.number().int(), email: z.string(), api_key: z.string(), role: z.number().int() }),
+});
+
+/** Deletes invitations that expired (the scheduler's periodic clean-up may call it). */
+export const InternalCleanupInvites = route({
+  method: "POST",
+  path: "/internal/invites/cleanup",
+  service: "accounts",
+  auth: "internal",
+  params: {},
+  response: success({ deleted: z.number().int() }),
+});

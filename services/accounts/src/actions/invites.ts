@@ -1,0 +1,251 @@
+import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { AccountsDeps } from "../deps";
+import { hashApiKey, randomToken } from "../lib/credentials";
+import { ROLE, VALID_ROLES } from "../lib/format";
+import { MessagingClient } from "../lib/messaging-client";
+import { POLICY, policyAllows } from "../lib/policy";
+import { isValidEmail } from "../lib/validate";
+import { checkGroupsApiCaller } from "../queries/user-groups";
+import {
+  countInvitesSince,
+  deleteExpiredInvites,
+  getPendingInvite,
+  insertInvite,
+  INVITE_STATUS,
+  lockUsableInviteForEmail,
+  revokeOtherInvitesForEmail,
+  setInviteStatus,
+} from "../store/invites";
+import { getRealm, type RealmRow } from "../store/realms";
+import { getUser, getUsersByEmails, type UserRow } from "../store/users";
+import { createUserInTx } from "./users";
+
+export function messagingOf(deps: AccountsDeps): MessagingClient {
+  deps.messaging ??= new MessagingClient(deps.config.MESSAGING_URL, deps.config.INTERNAL_TOKEN);
+  return deps.messaging;
+}
+
+function invitationFailed(msg: string, errors: Array<[string, string, boolean]>, extra: { sent: boolean; daily?: boolean }) {
+  return new ApiError("INVITATION_FAILED", msg, {
+    extra: { errors, sent_invitations: extra.sent, license_limit_reached: false, daily_limit_reached: extra.daily ?? false },
+  });
+}
+
+/** Invitation lists changed: administrators and the referrer refresh theirs. */
+async function notifyInvitesChanged(tx: Queryable, realmId: number, referrerId: number): Promise<void> {
+  const { rows } = await tx.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND role <= 200 AND NOT is_bot", [realmId]);
+  const users = [...new Set([...rows.map((r) => Number(r.id)), referrerId])];
+  await emitEvent(tx, { type: "accounts.invites.changed", realmId, payload: { client: { event: { type: "invites_changed" }, users } } });
+}
+
+export function parseInviteeEmails(raw: string): string[] {
+  return [...new Set(raw.split(/[,\n]/).map((e) => e.trim()).filter(Boolean))];
+}
+
+export interface SendInvitesInput {
+  inviteeEmails: string;
+  expiresInMinutes: number | null | undefined;
+  inviteAs: number;
+  streamIds: number[];
+  includeRealmDefaultSubscriptions: boolean;
+  notifyReferrerOnJoin: boolean;
+}
+
+/** Who may invite, and to which role and channels (spec 4.6 and section 5). */
+async function checkInvitePermissions(deps: AccountsDeps, who: Identity, me: UserRow, realm: RealmRow, p: SendInvitesInput): Promise<void> {
+  checkGroupsApiCaller(who);
+  const now = deps.clock.now();
+  if (realm.inviteToRealmPolicy === POLICY.nobody || !policyAllows(realm.inviteToRealmPolicy, me, realm, now)) {
+    throw badRequest("Insufficient permission");
+  }
+  if (!VALID_ROLES.includes(p.inviteAs)) throw badRequest("Must be invited as an valid type of user");
+  // Only roles at least as restricted as the caller's own.
+  if (p.inviteAs < me.role) throw badRequest("Insufficient permission");
+  if (p.streamIds.length && !policyAllows(realm.inviteToStreamPolicy, me, realm, now)) {
+    throw badRequest("You do not have permission to subscribe other users to channels.");
+  }
+  if (p.streamIds.length) {
+    const accessible = new Set((await messagingOf(deps).accessibleStreams(who)).map((s) => s.stream_id));
+    for (const id of p.streamIds) {
+      if (!accessible.has(id)) throw badRequest(`Invalid channel ID ${id}. No invites were sent.`);
+    }
+  }
+}
+
+/** POST /invites: all-or-nothing for invalid addresses; existing accounts are skipped and reported. */
+export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendInvitesInput): Promise<void> {
+  const [me, realm] = await Promise.all([getUser(deps.pool, who.realmId, who.userId), getRealm(deps.pool, who.realmId)]);
+  if (!me || !realm) throw badRequest("No such user");
+  const emails = parseInviteeEmails(p.inviteeEmails);
+  if (!emails.length) throw badRequest("You must specify at least one email address.");
+  if (p.expiresInMinutes !== undefined && p.expiresInMinutes !== null && p.expiresInMinutes <= 0) {
+    throw badRequest("Invalid invite_expires_in_minutes");
+  }
+  await checkInvitePermissions(deps, who, me, realm, p);
+  const now = deps.clock.now();
+  const minutes = p.expiresInMinutes === undefined ? deps.config.INVITATION_VALIDITY_MINUTES : p.expiresInMinutes;
+  const expiresAt = minutes === null ? null : new Date(now.getTime() + minutes * 60_000);
+
+  const skipped = await withTx(deps.pool, async (tx) => {
+    // Serializes a realm's invitations so the daily limit holds under concurrency.
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.invites'), $1::int)", [who.realmId]);
+    const limit = realm.maxInvitesPerDay ?? deps.config.INVITES_DAILY_LIMIT;
+    const sentToday = await countInvitesSince(tx, who.realmId, new Date(now.getTime() - 86_400_000));
+    if (sentToday + emails.length > limit) {
+      throw invitationFailed(
+        "To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.",
+        [],
+        { sent: false, daily: true },
+      );
+    }
+    const invalid: Array<[string, string, boolean]> = emails.filter((e) => !isValidEmail(e)).map((e) => [e, "Invalid address.", false]);
+    const valid = emails.filter((e) => isValidEmail(e));
+    const existing = new Map((await getUsersByEmails(tx, who.realmId, valid)).map((u) => [u.email.toLowerCase(), u]));
+    const skipped: Array<[string, string, boolean]> = [];
+    const toInvite: string[] = [];
+    for (const e of valid) {
+      const u = existing.get(e.toLowerCase());
+      if (!u) toInvite.push(e);
+      else skipped.push([e, u.isActive ? "Already has an account." : "Account has been deactivated.", !u.isActive]);
+    }
+    if (invalid.length) {
+      throw invitationFailed("Some emails did not validate, so we didn't send any invitations.", [...invalid, ...skipped], { sent: false });
+    }
+    if (!toInvite.length) throw invitationFailed("We weren't able to invite anyone.", skipped, { sent: false });
+    for (const email of toInvite) {
+      await insertInvite(tx, {
+        realmId: who.realmId,
+        email,
+        referrerId: who.userId,
+        invitedAs: p.inviteAs,
+        streamIds: [...new Set(p.streamIds)],
+        includeRealmDefaultSubscriptions: p.includeRealmDefaultSubscriptions,
+        notifyReferrerOnJoin: p.notifyReferrerOnJoin,
+        // The link key would travel by email; only its hash is kept.
+        keyHash: hashApiKey(randomToken()),
+        invitedAt: now,
+        expiresAt,
+      });
+    }
+    await notifyInvitesChanged(tx, who.realmId, who.userId);
+    return skipped;
+  });
+  // The other addresses were invited (committed above); the error reports the skipped ones.
+  if (skipped.length) {
+    throw invitationFailed(
+      "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
+      skipped,
+      { sent: true },
+    );
+  }
+}
+
+/** DELETE /invites/{id}: the referrer, or an administrator (an owner for owner invitations). */
+export async function doRevokeInvite(deps: AccountsDeps, who: Identity, inviteId: number): Promise<void> {
+  checkGroupsApiCaller(who);
+  await withTx(deps.pool, async (tx) => {
+    const invite = await getPendingInvite(tx, who.realmId, inviteId, deps.clock.now());
+    if (!invite) throw badRequest("No such invitation");
+    if (invite.referrerId !== who.userId) {
+      if (invite.invitedAs === ROLE.owner && who.role !== ROLE.owner) throw badRequest("Must be an organization owner");
+      if (who.role > ROLE.administrator) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    }
+    await setInviteStatus(tx, who.realmId, invite.id, INVITE_STATUS.revoked);
+    await notifyInvitesChanged(tx, who.realmId, invite.referrerId);
+  });
+}
+
+/**
+ * Creates the invitee's account with the invitation's role. The invitation's channels and the
+ * referrer's notice are done by this service's own consumer of `accounts.invite.accepted`, so
+ * they are retried until messaging has done them.
+ */
+export async function doAcceptInvite(deps: AccountsDeps, p: { realmId: number; email: string; fullName: string; password?: string }) {
+  return withTx(deps.pool, async (tx) => {
+    const realm = await getRealm(tx, p.realmId);
+    if (!realm || realm.deactivated) throw badRequest("The confirmation link has expired or been deactivated.");
+    const invite = await lockUsableInviteForEmail(tx, p.realmId, p.email.trim(), deps.clock.now());
+    if (!invite) throw badRequest("The confirmation link has expired or been deactivated.");
+    const { user, apiKey } = await createUserInTx(tx, deps, {
+      realmId: p.realmId,
+      email: invite.email,
+      fullName: p.fullName,
+      role: invite.invitedAs,
+      password: p.password ?? null,
+    });
+    await setInviteStatus(tx, p.realmId, invite.id, INVITE_STATUS.accepted, user.id);
+    await revokeOtherInvitesForEmail(tx, p.realmId, invite.email, invite.id);
+    await emitEvent(tx, {
+      type: "accounts.invite.accepted",
+      realmId: p.realmId,
+      payload: {
+        invite_id: invite.id,
+        user_id: user.id,
+        referrer_id: invite.referrerId,
+        stream_ids: invite.streamIds,
+        include_realm_default_subscriptions: invite.includeRealmDefaultSubscriptions,
+        notify_referrer_on_join: invite.notifyReferrerOnJoin,
+      },
+    });
+    await notifyInvitesChanged(tx, p.realmId, invite.referrerId);
+    return { user, apiKey };
+  });
+}
+
+export async function doCleanupExpiredInvites(deps: AccountsDeps): Promise<number> {
+  return withTx(deps.pool, (tx) => deleteExpiredInvites(tx, deps.clock.now()));
+}
+
+const identityOf = (u: UserRow): Identity => ({
+  userId: u.id,
+  realmId: u.realmId,
+  role: u.role as Identity["role"],
+  isBot: u.isBot,
+  email: u.email,
+  client: "internal",
+});
+
+export interface InviteAccepted {
+  invite_id: number;
+  user_id: number;
+  referrer_id: number;
+  stream_ids: number[];
+  include_realm_default_subscriptions: boolean;
+  notify_referrer_on_join: boolean;
+}
+
+/**
+ * Consumer side of an accepted invitation: subscribe the new user (as the referrer, who was
+ * allowed to invite to those channels; an active owner if the referrer left) and have the
+ * notification bot tell the referrer. Both calls are idempotent, so a retry repeats nothing.
+ */
+export async function doCompleteInviteAcceptance(deps: AccountsDeps, realmId: number, e: InviteAccepted): Promise<void> {
+  const messaging = messagingOf(deps);
+  const [newUser, referrer, realm] = await Promise.all([
+    getUser(deps.pool, realmId, e.user_id),
+    getUser(deps.pool, realmId, e.referrer_id),
+    getRealm(deps.pool, realmId),
+  ]);
+  if (!newUser || !newUser.isActive || !realm) return;
+  let actor = referrer && referrer.isActive ? referrer : null;
+  if (!actor) {
+    const { rows } = await deps.pool.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND role = 100 AND NOT is_bot ORDER BY id LIMIT 1", [realmId]);
+    actor = rows[0] ? await getUser(deps.pool, realmId, rows[0].id) : null;
+  }
+  if (actor && (e.stream_ids.length || e.include_realm_default_subscriptions)) {
+    const as = identityOf(actor);
+    const wanted = new Set(e.stream_ids);
+    const streams = (await messaging.accessibleStreams(as)).filter((s) => wanted.has(s.stream_id));
+    if (e.include_realm_default_subscriptions) {
+      for (const s of await messaging.defaultStreams(as)) if (!streams.some((x) => x.stream_id === s.stream_id)) streams.push(s);
+    }
+    await messaging.subscribe(as, streams.map((s) => s.name), newUser.id);
+  }
+  if (e.notify_referrer_on_join && referrer && referrer.isActive && realm.notificationBotId) {
+    const bot = await getUser(deps.pool, realmId, realm.notificationBotId);
+    if (bot) {
+      const content = `@_**${newUser.fullName}|${newUser.id}** accepted your invitation to join ${realm.name}!`;
+      await messaging.sendDirect(identityOf(bot), [referrer.id], content, `invite-accepted:${e.invite_id}`);
+    }
+  }
+}

@@ -1,0 +1,248 @@
+import type { RealmUserUpdatePersonEvent } from "@chat/contracts";
+import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { AccountsDeps } from "../deps";
+import { avatarUrl, MAX_AVATAR_BYTES, sniffImageType } from "../lib/avatar";
+import { randomToken } from "../lib/credentials";
+import { ROLE, userSummary, VALID_ROLES } from "../lib/format";
+import { checkFullName } from "../lib/validate";
+import { getRealm, lockRealm } from "../store/realms";
+import { addMembers, removeMembers, systemGroupIds } from "../store/user-groups";
+import { activeBotsOwnedBy, activeUserIds, countActiveOwners, setUserActive } from "../store/users";
+import {
+  deleteAvatarImage,
+  directRoleGroup,
+  getProfileUser,
+  setAvatar,
+  setBillingAdmin,
+  setFullName,
+  setRole,
+  upsertAvatarImage,
+  type ProfileUser,
+} from "../store/profile";
+import { systemGroupForRole } from "./users";
+import { applyProfileDataInTx } from "./custom-profile-fields";
+
+type Person = RealmUserUpdatePersonEvent["person"];
+
+/**
+ * Emits one `realm_user` / update: the client event (`person` form) to every user who can access
+ * the changed user (everyone active in the organization: we do not restrict user access), inside
+ * `accounts.user.updated` with the user's new summary for the services' replicas.
+ */
+export async function notifyRealmUserUpdate(tx: Queryable, realmId: number, userId: number, person: Person, users?: number[]): Promise<void> {
+  const user = await getProfileUser(tx, realmId, userId);
+  if (!user) return;
+  const audience = users ?? (await activeUserIds(tx, realmId));
+  await emitEvent(tx, {
+    type: "accounts.user.updated",
+    realmId,
+    payload: {
+      user: userSummary(user),
+      ...(audience.length ? { client: { event: { type: "realm_user", op: "update", person }, users: audience } } : {}),
+    },
+  });
+}
+
+/**
+ * The user an administrator acts on (Zulip's `access_user_by_id`): another organization's or a
+ * system bot answers "No such user"; bots only where allowed; deactivated users only where
+ * allowed; then the caller must be an administrator ("Insufficient permission").
+ */
+async function accessUserForAdmin(
+  tx: Queryable,
+  who: Identity,
+  userId: number,
+  opts: { allowBots: boolean; allowDeactivated: boolean },
+): Promise<ProfileUser> {
+  const user = await getProfileUser(tx, who.realmId, userId, { lock: true });
+  if (!user || user.isSystemBot || (user.isBot && !opts.allowBots)) throw badRequest("No such user");
+  if (!user.isActive && !opts.allowDeactivated) throw badRequest("User is deactivated");
+  if (who.role > ROLE.administrator) throw badRequest("Insufficient permission");
+  return user;
+}
+
+async function accessSelf(tx: Queryable, who: Identity): Promise<ProfileUser> {
+  const user = await getProfileUser(tx, who.realmId, who.userId, { lock: true });
+  if (!user) throw badRequest("No such user");
+  return user;
+}
+
+export const requireAdmin = (who: Identity) => {
+  if (who.role > ROLE.administrator) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+};
+export const requireOwner = (who: Identity) => {
+  if (who.role !== ROLE.owner) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+};
+
+export async function changeFullNameInTx(tx: Queryable, user: ProfileUser, rawName: string): Promise<void> {
+  const name = checkFullName(rawName);
+  if (name === user.fullName) return;
+  await setFullName(tx, user.realmId, user.id, name);
+  await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, full_name: name });
+}
+
+/**
+ * Changes a role: the user moves to the new role's system group (user_group events, since group
+ * membership is client state too), then `realm_user` update with `role`.
+ */
+export async function changeRoleInTx(tx: Queryable, user: ProfileUser, role: number): Promise<void> {
+  if (role === user.role) return;
+  await setRole(tx, user.realmId, user.id, role);
+  const realm = await getRealm(tx, user.realmId);
+  const groups = await systemGroupIds(tx, user.realmId);
+  const target = groups[systemGroupForRole(role, realm?.waitingPeriodThreshold ?? 0)];
+  const current = await directRoleGroup(tx, user.realmId, user.id);
+  if (target && current?.id !== target) {
+    if (current) {
+      await removeMembers(tx, user.realmId, current.id, [user.id]);
+      await notifyGroupMembers(tx, user.realmId, current.id, "remove_members", [user.id]);
+    }
+    await addMembers(tx, user.realmId, target, [user.id]);
+    await notifyGroupMembers(tx, user.realmId, target, "add_members", [user.id]);
+  }
+  await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, role });
+}
+
+async function notifyGroupMembers(tx: Queryable, realmId: number, groupId: number, op: "add_members" | "remove_members", userIds: number[]) {
+  const users = await activeUserIds(tx, realmId);
+  await emitEvent(tx, {
+    type: "accounts.user_group.members_changed",
+    realmId,
+    payload: { group_id: groupId, op, user_ids: userIds, client: { event: { type: "user_group", op, group_id: groupId, user_ids: userIds }, users } },
+  });
+}
+
+export interface UpdateUserInput {
+  fullName?: string;
+  role?: number;
+  isBillingAdmin?: boolean;
+  profileData?: Array<{ id: number; value: string | number[] | null }>;
+}
+
+/**
+ * PATCH /users/{user_id} by an administrator. Role rules as Zulip: only owners grant or remove
+ * the owner role, and the last owner keeps it. All checks run before any change is written.
+ */
+export async function doUpdateUserByAdmin(deps: AccountsDeps, who: Identity, userId: number, p: UpdateUserInput): Promise<void> {
+  requireAdmin(who);
+  if (p.role !== undefined && !VALID_ROLES.includes(p.role)) throw badRequest("Invalid role");
+  if (p.isBillingAdmin !== undefined) requireOwner(who);
+  if (p.fullName !== undefined) checkFullName(p.fullName);
+  await withTx(deps.pool, async (tx) => {
+    // The realm lock makes the last-owner check safe against a concurrent change.
+    if (p.role !== undefined) await lockRealm(tx, who.realmId);
+    const user = await accessUserForAdmin(tx, who, userId, { allowBots: true, allowDeactivated: true });
+    if (p.role !== undefined && p.role !== user.role) {
+      if ((p.role === ROLE.owner || user.role === ROLE.owner) && who.role !== ROLE.owner) {
+        throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+      }
+      if (user.role === ROLE.owner && user.isActive && !user.isBot && (await countActiveOwners(tx, who.realmId)) <= 1) {
+        throw badRequest("The owner permission cannot be removed from the only organization owner.");
+      }
+    }
+    if (p.fullName !== undefined) await changeFullNameInTx(tx, user, p.fullName);
+    if (p.role !== undefined) await changeRoleInTx(tx, user, p.role);
+    if (p.isBillingAdmin !== undefined && p.isBillingAdmin !== user.isBillingAdmin) {
+      await setBillingAdmin(tx, user.realmId, user.id, p.isBillingAdmin);
+      await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, is_billing_admin: p.isBillingAdmin });
+    }
+    if (p.profileData !== undefined) {
+      if (user.isBot) throw badRequest("Bots cannot have custom profile fields");
+      await applyProfileDataInTx(tx, deps, user, p.profileData, { emptyRemoves: true });
+    }
+  });
+}
+
+/** Marks a user inactive (their bots too) and tells replicas, auth caches and clients. */
+async function deactivateInTx(tx: Queryable, user: ProfileUser): Promise<void> {
+  const updated = await setUserActive(tx, user.realmId, user.id, false);
+  const audience = await activeUserIds(tx, user.realmId);
+  await emitEvent(tx, {
+    type: "accounts.user.deactivated",
+    realmId: user.realmId,
+    payload: {
+      user: userSummary(updated),
+      client: { event: { type: "realm_user", op: "update", person: { user_id: user.id, is_active: false } }, users: audience },
+    },
+  });
+}
+
+/** DELETE /users/{user_id}: administrators deactivate a user; never the last owner. */
+export async function doDeactivateUserByAdmin(deps: AccountsDeps, who: Identity, userId: number): Promise<void> {
+  await withTx(deps.pool, async (tx) => {
+    await lockRealm(tx, who.realmId);
+    const user = await accessUserForAdmin(tx, who, userId, { allowBots: false, allowDeactivated: false });
+    if (user.role === ROLE.owner && who.role !== ROLE.owner) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+    if (user.role === ROLE.owner && (await countActiveOwners(tx, who.realmId)) <= 1) {
+      throw badRequest("Cannot deactivate the only organization owner");
+    }
+    await deactivateInTx(tx, user);
+    for (const bot of await activeBotsOwnedBy(tx, who.realmId, user.id)) {
+      const b = await getProfileUser(tx, who.realmId, bot.id);
+      if (b) await deactivateInTx(tx, b);
+    }
+  });
+}
+
+/** Deactivates a bot (by its owner or an administrator). */
+export async function deactivateBotInTx(tx: Queryable, bot: ProfileUser): Promise<void> {
+  await deactivateInTx(tx, bot);
+}
+
+/** POST /users/{user_id}/reactivate (administrators; bots included, as Zulip allows). */
+export async function doReactivateUser(deps: AccountsDeps, who: Identity, userId: number): Promise<void> {
+  requireAdmin(who);
+  await withTx(deps.pool, async (tx) => {
+    const user = await accessUserForAdmin(tx, who, userId, { allowBots: true, allowDeactivated: true });
+    if (user.isActive) throw badRequest("User is already active");
+    if (user.isBot && user.botOwnerId !== null) {
+      const owner = await getProfileUser(tx, who.realmId, user.botOwnerId);
+      if (!owner?.isActive) throw badRequest("Cannot reactivate a bot whose owner is deactivated.");
+    }
+    await setUserActive(tx, user.realmId, user.id, true);
+    await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, is_active: true });
+  });
+}
+
+/** The avatar fields of a `realm_user` update (full URLs: clients apply client_gravatar themselves). */
+async function notifyAvatar(tx: Queryable, realmId: number, userId: number): Promise<string> {
+  const u = await getProfileUser(tx, realmId, userId);
+  if (!u) throw badRequest("No such user");
+  const url = avatarUrl(u, { clientGravatar: false })!;
+  await notifyRealmUserUpdate(tx, realmId, userId, {
+    user_id: userId,
+    avatar_url: url,
+    avatar_source: u.avatarSource,
+    avatar_url_medium: avatarUrl(u, { clientGravatar: false, medium: true })!,
+    avatar_version: u.avatarVersion,
+  });
+  return url;
+}
+
+/** POST /users/me/avatar: one image file replaces the avatar; the version bumps. */
+export async function doUploadOwnAvatar(deps: AccountsDeps, who: Identity, files: Array<{ data: Buffer; truncated: boolean }>): Promise<string> {
+  if (files.length !== 1) throw badRequest("You must upload exactly one avatar.");
+  const [file] = files;
+  if (file.truncated || file.data.length > MAX_AVATAR_BYTES) {
+    throw badRequest(`Uploaded file is larger than the allowed limit of ${MAX_AVATAR_BYTES / (1024 * 1024)} MiB`);
+  }
+  const type = sniffImageType(file.data);
+  if (!type) throw new ApiError("BAD_REQUEST", "Could not decode image; did you upload an image file?");
+  return withTx(deps.pool, async (tx) => {
+    const user = await accessSelf(tx, who);
+    const token = randomToken(18).replace(/[^A-Za-z0-9]/g, "x");
+    await upsertAvatarImage(tx, user.realmId, user.id, token, type, file.data);
+    await setAvatar(tx, user.realmId, user.id, "U", token);
+    return notifyAvatar(tx, user.realmId, user.id);
+  });
+}
+
+/** DELETE /users/me/avatar: back to Gravatar; the version bumps so caches refresh. */
+export async function doDeleteOwnAvatar(deps: AccountsDeps, who: Identity): Promise<string> {
+  return withTx(deps.pool, async (tx) => {
+    const user = await accessSelf(tx, who);
+    await deleteAvatarImage(tx, user.realmId, user.id);
+    await setAvatar(tx, user.realmId, user.id, "G", null);
+    return notifyAvatar(tx, user.realmId, user.id);
+  });
+}

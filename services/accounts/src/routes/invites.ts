@@ -1,0 +1,34 @@
+import { GetInvites, InternalAcceptInvite, InternalCleanupInvites, RevokeInvite, SendInvites } from "@chat/contracts";
+import { registerRoute } from "@chat/platform";
+import type { FastifyInstance } from "fastify";
+import { doAcceptInvite, doCleanupExpiredInvites, doRevokeInvite, doSendInvites } from "../actions/invites";
+import type { AccountsDeps } from "../deps";
+import { getInvites } from "../queries/invites";
+
+export function inviteRoutes(app: FastifyInstance, deps: AccountsDeps): void {
+  registerRoute(app, SendInvites, async ({ identity, params }) => {
+    await doSendInvites(deps, identity, {
+      inviteeEmails: params.invitee_emails,
+      expiresInMinutes: params.invite_expires_in_minutes,
+      inviteAs: params.invite_as,
+      streamIds: params.stream_ids,
+      includeRealmDefaultSubscriptions: params.include_realm_default_subscriptions,
+      notifyReferrerOnJoin: params.notify_referrer_on_join,
+    });
+    return {};
+  });
+
+  registerRoute(app, GetInvites, async ({ identity }) => ({ invites: await getInvites(deps, identity) }));
+
+  registerRoute(app, RevokeInvite, async ({ identity, params }) => {
+    await doRevokeInvite(deps, identity, params.invite_id);
+    return {};
+  });
+
+  registerRoute(app, InternalAcceptInvite, async ({ params }) => {
+    const { user, apiKey } = await doAcceptInvite(deps, { realmId: params.realm_id, email: params.email, fullName: params.full_name, password: params.password });
+    return { user_id: user.id, email: user.email, api_key: apiKey, role: user.role };
+  });
+
+  registerRoute(app, InternalCleanupInvites, async () => ({ deleted: await doCleanupExpiredInvites(deps) }));
+}

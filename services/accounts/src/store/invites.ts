@@ -1,0 +1,102 @@
+import type { Queryable } from "@chat/platform";
+
+export const INVITE_STATUS = { pending: 0, accepted: 1, revoked: 2 } as const;
+
+export interface InviteRow {
+  id: number;
+  realmId: number;
+  email: string;
+  referrerId: number;
+  invitedAs: number;
+  streamIds: number[];
+  includeRealmDefaultSubscriptions: boolean;
+  notifyReferrerOnJoin: boolean;
+  invitedAt: Date;
+  expiresAt: Date | null;
+  status: number;
+}
+
+const toInvite = (r: any): InviteRow => ({
+  id: r.id,
+  realmId: r.realm_id,
+  email: r.email,
+  referrerId: r.referrer_id,
+  invitedAs: r.invited_as,
+  streamIds: (r.stream_ids ?? []).map(Number),
+  includeRealmDefaultSubscriptions: r.include_realm_default_subscriptions,
+  notifyReferrerOnJoin: r.notify_referrer_on_join,
+  invitedAt: r.invited_at,
+  expiresAt: r.expires_at,
+  status: r.status,
+});
+
+export interface NewInvite {
+  realmId: number;
+  email: string;
+  referrerId: number;
+  invitedAs: number;
+  streamIds: number[];
+  includeRealmDefaultSubscriptions: boolean;
+  notifyReferrerOnJoin: boolean;
+  keyHash: string;
+  invitedAt: Date;
+  expiresAt: Date | null;
+}
+
+export async function insertInvite(db: Queryable, i: NewInvite): Promise<InviteRow> {
+  const { rows } = await db.query(
+    `INSERT INTO invites (realm_id, email, referrer_id, invited_as, stream_ids, include_realm_default_subscriptions,
+                          notify_referrer_on_join, key_hash, invited_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    [i.realmId, i.email, i.referrerId, i.invitedAs, i.streamIds, i.includeRealmDefaultSubscriptions, i.notifyReferrerOnJoin, i.keyHash, i.invitedAt, i.expiresAt],
+  );
+  return toInvite(rows[0]);
+}
+
+/** Invitations sent by the realm since `since` (the daily limit counts every one). */
+export async function countInvitesSince(db: Queryable, realmId: number, since: Date): Promise<number> {
+  const { rows } = await db.query("SELECT count(*)::int AS n FROM invites WHERE realm_id = $1 AND invited_at > $2", [realmId, since]);
+  return rows[0].n;
+}
+
+/** Pending, unexpired invitations; optionally only those one user sent. */
+export async function listPendingInvites(db: Queryable, realmId: number, now: Date, referrerId: number | null): Promise<InviteRow[]> {
+  const { rows } = await db.query(
+    `SELECT * FROM invites WHERE realm_id = $1 AND status = 0 AND (expires_at IS NULL OR expires_at > $2)
+       AND ($3::bigint IS NULL OR referrer_id = $3) ORDER BY id`,
+    [realmId, now, referrerId],
+  );
+  return rows.map(toInvite);
+}
+
+export async function getPendingInvite(db: Queryable, realmId: number, id: number, now: Date): Promise<InviteRow | null> {
+  const { rows } = await db.query(
+    "SELECT * FROM invites WHERE realm_id = $1 AND id = $2 AND status = 0 AND (expires_at IS NULL OR expires_at > $3)",
+    [realmId, id, now],
+  );
+  return rows[0] ? toInvite(rows[0]) : null;
+}
+
+/** The newest usable invitation for an email, locked for acceptance. */
+export async function lockUsableInviteForEmail(db: Queryable, realmId: number, email: string, now: Date): Promise<InviteRow | null> {
+  const { rows } = await db.query(
+    `SELECT * FROM invites WHERE realm_id = $1 AND lower(email) = lower($2) AND status = 0
+        AND (expires_at IS NULL OR expires_at > $3) ORDER BY invited_at DESC, id DESC LIMIT 1 FOR UPDATE`,
+    [realmId, email, now],
+  );
+  return rows[0] ? toInvite(rows[0]) : null;
+}
+
+export async function setInviteStatus(db: Queryable, realmId: number, id: number, status: number, acceptedUserId: number | null = null): Promise<void> {
+  await db.query("UPDATE invites SET status = $3, accepted_user_id = $4 WHERE realm_id = $1 AND id = $2", [realmId, id, status, acceptedUserId]);
+}
+
+/** Once an email has an account, its other pending invitations are void. */
+export async function revokeOtherInvitesForEmail(db: Queryable, realmId: number, email: string, keepId: number): Promise<void> {
+  await db.query("UPDATE invites SET status = 2 WHERE realm_id = $1 AND lower(email) = lower($2) AND status = 0 AND id <> $3", [realmId, email, keepId]);
+}
+
+export async function deleteExpiredInvites(db: Queryable, now: Date): Promise<number> {
+  const { rowCount } = await db.query("DELETE FROM invites WHERE status = 0 AND expires_at IS NOT NULL AND expires_at <= $1", [now]);
+  return rowCount ?? 0;
+}

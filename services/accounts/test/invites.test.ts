@@ -1,0 +1,221 @@
+import { AccountsInviteAccepted } from "@chat/contracts";
+import { AmqpClient, createLogger, OutboxRelay } from "@chat/platform";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consumeInviteAccepted } from "../src/consumers/invites";
+import { startFakeMessaging } from "./fake-messaging";
+import { expectError, startAccounts, type Accounts, type Org } from "./helpers";
+
+let t: Accounts;
+let org: Org;
+let other: Org;
+let messaging: Awaited<ReturnType<typeof startFakeMessaging>>;
+
+beforeAll(async () => {
+  messaging = await startFakeMessaging();
+  t = await startAccounts({ MESSAGING_URL: messaging.url, INVITES_DAILY_LIMIT: "20" });
+  org = await t.createOrg();
+  other = await t.createOrg();
+  const pub = { stream_id: 11, name: "general", is_default: true };
+  const priv = { stream_id: 12, name: "secret" };
+  for (const u of [org.owner, org.admin, org.member]) messaging.visible.set(u.user_id, [pub, priv]);
+  for (const u of [org.moderator, org.member2, org.guest]) messaging.visible.set(u.user_id, [pub]);
+});
+afterAll(async () => {
+  await t?.close();
+  await messaging?.close();
+});
+
+const invite = (as: any, params: Record<string, unknown>) => t.call("POST", "/invites", { as, params: { stream_ids: [], ...params } });
+const pending = async (as = org.admin.as) => (await t.ok(await t.call("GET", "/invites", { as }))).invites as any[];
+
+describe("POST /invites", () => {
+  it("invites comma and newline separated addresses with Zulip's defaults and emits invites_changed", async () => {
+    await t.markOutbox();
+    await t.ok(await invite(org.member.as, { invitee_emails: "a1@new.test, a2@new.test\na3@new.test,,", stream_ids: [11, 12] }));
+    const mine = (await pending(org.member.as)).filter((i) => i.email.startsWith("a"));
+    expect(mine.map((i) => i.email)).toEqual(["a1@new.test", "a2@new.test", "a3@new.test"]);
+    const now = Math.floor(t.clock.now().getTime() / 1000);
+    expect(mine[0]).toMatchObject({ invited_by_user_id: org.member.user_id, invited_as: 400, notify_referrer_on_join: true, is_multiuse: false, invited: now });
+    expect(mine[0].expiry_date).toBe(now + 14400 * 60);
+    const events = await t.outbox();
+    expect(events.map((e) => e.type)).toEqual(["accounts.invites.changed"]);
+    expect(events[0].payload.client.event).toEqual({ type: "invites_changed" });
+    expect(events[0].payload.client.users.sort()).toEqual([org.owner.user_id, org.admin.user_id, org.member.user_id].sort());
+  });
+
+  it("honours invite_expires_in_minutes (null never expires) and invite_as", async () => {
+    await t.ok(await invite(org.admin.as, { invitee_emails: "never@new.test", invite_expires_in_minutes: null, invite_as: 200, notify_referrer_on_join: false }));
+    await t.ok(await invite(org.admin.as, { invitee_emails: "soon@new.test", invite_expires_in_minutes: 30 }));
+    const all = await pending();
+    expect(all.find((i) => i.email === "never@new.test")).toMatchObject({ expiry_date: null, invited_as: 200, notify_referrer_on_join: false });
+    expect(all.find((i) => i.email === "soon@new.test").expiry_date).toBe(Math.floor(t.clock.now().getTime() / 1000) + 1800);
+  });
+
+  it("only roles at least as restricted as the caller's own", async () => {
+    expectError(await invite(org.member.as, { invitee_emails: "x@new.test", invite_as: 300 }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await invite(org.moderator.as, { invitee_emails: "x@new.test", invite_as: 200 }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await invite(org.admin.as, { invitee_emails: "x@new.test", invite_as: 100 }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await invite(org.admin.as, { invitee_emails: "x@new.test", invite_as: 500 }), 400, "BAD_REQUEST", "Must be invited as an valid type of user");
+    await t.ok(await invite(org.moderator.as, { invitee_emails: "mod-invitee@new.test", invite_as: 300 }));
+    await t.ok(await invite(org.owner.as, { invitee_emails: "owner-invitee@new.test", invite_as: 100 }));
+  });
+
+  it("refuses guests and bots, empty address lists, and follows the realm's invite policy", async () => {
+    expectError(await invite(org.guest.as, { invitee_emails: "x@new.test" }), 400, "BAD_REQUEST", "Not allowed for guest users");
+    expectError(await invite(org.bot.as, { invitee_emails: "x@new.test" }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
+    expectError(await invite(org.member.as, { invitee_emails: " , \n" }), 400, "BAD_REQUEST", "You must specify at least one email address.");
+    expectError(await t.call("POST", "/invites", { as: org.member.as, params: { invitee_emails: "x@new.test" } }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'stream_ids' argument");
+    await t.pool.query("UPDATE realms SET invite_to_realm_policy = 2 WHERE id = $1", [org.realmId]);
+    expectError(await invite(org.moderator.as, { invitee_emails: "x@new.test" }), 400, "BAD_REQUEST", "Insufficient permission");
+    await t.ok(await invite(org.admin.as, { invitee_emails: "policy-ok@new.test" }));
+    await t.pool.query("UPDATE realms SET invite_to_realm_policy = 6 WHERE id = $1", [org.realmId]);
+    expectError(await invite(org.owner.as, { invitee_emails: "x@new.test" }), 400, "BAD_REQUEST", "Insufficient permission");
+    await t.pool.query("UPDATE realms SET invite_to_realm_policy = 1 WHERE id = $1", [org.realmId]);
+  });
+
+  it("validates every channel id, sending nothing when one is invalid or inaccessible", async () => {
+    await t.markOutbox();
+    const before = (await pending()).length;
+    expectError(await invite(org.member2.as, { invitee_emails: "c1@new.test", stream_ids: [11, 12] }), 400, "BAD_REQUEST", "Invalid channel ID 12. No invites were sent.");
+    expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [11, 999] }), 400, "BAD_REQUEST", "Invalid channel ID 999. No invites were sent.");
+    expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: "[1," }), 400, "BAD_REQUEST");
+    // May invite but not subscribe others: a non-empty list is refused, an empty one works.
+    await t.pool.query("UPDATE realms SET invite_to_stream_policy = 2 WHERE id = $1", [org.realmId]);
+    expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [11] }), 400, "BAD_REQUEST", "You do not have permission to subscribe other users to channels.");
+    await t.ok(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [], include_realm_default_subscriptions: true }));
+    await t.pool.query("UPDATE realms SET invite_to_stream_policy = 1 WHERE id = $1", [org.realmId]);
+    expect((await pending()).length).toBe(before + 1);
+    expect((await t.outbox()).length).toBe(1);
+  });
+
+  it("reports existing accounts with INVITATION_FAILED and still invites the others", async () => {
+    const res = await invite(org.admin.as, { invitee_emails: `${org.member.email.toUpperCase()}, fresh1@new.test` });
+    expectError(res, 400, "INVITATION_FAILED", "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!");
+    expect(res.body).toMatchObject({
+      errors: [[org.member.email.toUpperCase(), "Already has an account.", false]],
+      sent_invitations: true,
+      daily_limit_reached: false,
+      license_limit_reached: false,
+    });
+    expect((await pending()).some((i) => i.email === "fresh1@new.test")).toBe(true);
+
+    const all = await invite(org.admin.as, { invitee_emails: org.member2.email });
+    expectError(all, 400, "INVITATION_FAILED", "We weren't able to invite anyone.");
+    expect(all.body.sent_invitations).toBe(false);
+
+    const gone = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "left@x.test", full_name: "Left" } }));
+    await t.ok(await t.call("DELETE", "/users/me", { as: t.identity({ ...gone, realm_id: org.realmId, role: 400 }) }));
+    const deact = await invite(org.admin.as, { invitee_emails: "left@x.test, fresh2@new.test" });
+    expect(deact.body.errors).toEqual([["left@x.test", "Account has been deactivated.", true]]);
+
+    const bad = await invite(org.admin.as, { invitee_emails: "not-an-email, fresh3@new.test" });
+    expectError(bad, 400, "INVITATION_FAILED", "Some emails did not validate, so we didn't send any invitations.");
+    expect(bad.body).toMatchObject({ errors: [["not-an-email", "Invalid address.", false]], sent_invitations: false });
+    expect((await pending()).some((i) => i.email === "fresh3@new.test")).toBe(false);
+  });
+
+  it("enforces the daily limit per organization", async () => {
+    const r = await t.ok(await t.call("POST", "/internal/realms", { params: { name: "Busy", owner_email: "o@busy.test", owner_full_name: "O" } }));
+    const owner = t.identity({ ...r.owner, realm_id: r.realm_id, role: 100 });
+    const emails = Array.from({ length: 20 }, (_, i) => `d${i}@busy.test`);
+    await t.ok(await invite(owner, { invitee_emails: emails.slice(0, 19).join(",") }));
+    const res = await invite(owner, { invitee_emails: "x1@busy.test, x2@busy.test" });
+    expectError(res, 400, "INVITATION_FAILED");
+    expect(res.body).toMatchObject({ daily_limit_reached: true, sent_invitations: false, errors: [] });
+    await t.ok(await invite(owner, { invitee_emails: "last@busy.test" }));
+    // A day later the limit is free again.
+    t.clock.advance(86_400_000 + 1000);
+    await t.ok(await invite(owner, { invitee_emails: "next-day@busy.test" }));
+  });
+});
+
+describe("GET /invites and DELETE /invites/{id}", () => {
+  it("members see their own invitations, administrators all; another organization sees none", async () => {
+    const mine = await pending(org.member.as);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.every((i) => i.invited_by_user_id === org.member.user_id)).toBe(true);
+    expect((await pending(org.admin.as)).length).toBeGreaterThan(mine.length);
+    expect(await pending(other.owner.as)).toEqual([]);
+    expectError(await t.call("GET", "/invites", { as: org.guest.as }), 400, "BAD_REQUEST", "Not allowed for guest users");
+  });
+
+  it("revokes: the referrer or an administrator; owner invitations need an owner", async () => {
+    await t.ok(await invite(org.member.as, { invitee_emails: "rev1@new.test" }));
+    await t.ok(await invite(org.member2.as, { invitee_emails: "rev2@new.test" }));
+    const all = await pending();
+    const rev1 = all.find((i) => i.email === "rev1@new.test").id;
+    const rev2 = all.find((i) => i.email === "rev2@new.test").id;
+    const ownerInvite = all.find((i) => i.email === "owner-invitee@new.test").id;
+    expectError(await t.call("DELETE", `/invites/${rev2}`, { as: org.member.as }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    expectError(await t.call("DELETE", `/invites/${rev1}`, { as: other.owner.as }), 400, "BAD_REQUEST", "No such invitation");
+    expectError(await t.call("DELETE", `/invites/${ownerInvite}`, { as: org.admin.as }), 400, "BAD_REQUEST", "Must be an organization owner");
+    await t.markOutbox();
+    await t.ok(await t.call("DELETE", `/invites/${rev1}`, { as: org.member.as }));
+    await t.ok(await t.call("DELETE", `/invites/${rev2}`, { as: org.admin.as }));
+    expect((await t.outbox()).map((e) => e.type)).toEqual(["accounts.invites.changed", "accounts.invites.changed"]);
+    expectError(await t.call("DELETE", `/invites/${rev1}`, { as: org.member.as }), 400, "BAD_REQUEST", "No such invitation");
+    expectError(await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "rev1@new.test", full_name: "R" } }), 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
+  });
+});
+
+describe("accepting an invitation", () => {
+  it("creates the account with the invited role; channels and the referrer's notice follow through the broker", async () => {
+    await t.ok(await invite(org.member.as, { invitee_emails: "joiner@new.test", stream_ids: [12], include_realm_default_subscriptions: true }));
+    await t.markOutbox();
+    const acc = await t.ok(await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "Joiner@new.test", full_name: "Jo Iner", password: "jo-pass" } }));
+    expect(acc).toMatchObject({ email: "joiner@new.test", role: 400 });
+    await t.ok(await t.call("POST", "/internal/authenticate", { params: { email: "joiner@new.test", api_key: acc.api_key } }));
+    const events = await t.outbox();
+    const accepted = events.find((e) => e.type === "accounts.invite.accepted")!;
+    expect(AccountsInviteAccepted.parse(accepted.payload)).toMatchObject({
+      user_id: acc.user_id,
+      referrer_id: org.member.user_id,
+      stream_ids: [12],
+      include_realm_default_subscriptions: true,
+      notify_referrer_on_join: true,
+    });
+    expect((await pending(org.member.as)).some((i) => i.email === "joiner@new.test")).toBe(false);
+
+    // Relay + consumer for real: the work reaches messaging even after a failed first attempt.
+    const log = createLogger("accounts-test", "silent");
+    const amqp = new AmqpClient(t.config.AMQP_URL, t.config.AMQP_EXCHANGE, t.config.AMQP_QUEUE_PREFIX, log, t.config.AMQP_QUEUE_EXPIRES_MS);
+    await amqp.start();
+    messaging.calls.length = 0;
+    messaging.failNext(1);
+    await consumeInviteAccepted(amqp, t.deps);
+    const relay = new OutboxRelay({ pool: t.pool, databaseUrl: t.env.databaseUrl, schema: "accounts", amqp, log });
+    await relay.drain();
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!messaging.calls.some((c) => c.path.endsWith("/internal/messages/send")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const sub = messaging.calls.find((c) => c.path === "/api/v1/users/me/subscriptions" && c.method === "POST")!;
+      expect(sub.userId).toBe(org.member.user_id);
+      expect(JSON.parse(sub.params.subscriptions)).toEqual([{ name: "secret" }, { name: "general" }]);
+      expect(JSON.parse(sub.params.principals)).toEqual([acc.user_id]);
+      const dm = messaging.calls.find((c) => c.path === "/api/v1/internal/messages/send")!;
+      const botId = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.notification_bot_id;
+      expect(dm.userId).toBe(botId);
+      expect(JSON.parse(dm.params.to)).toEqual([org.member.user_id]);
+      expect(dm.params.content).toBe(`@_**Jo Iner|${acc.user_id}** accepted your invitation to join ${(await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.name}!`);
+      expect(dm.params.idempotency_key).toBe(`invite-accepted:${accepted.payload.invite_id}`);
+    } finally {
+      await amqp.close();
+    }
+  });
+
+  it("uses the invitation's role; a used, expired or unknown invitation cannot be used", async () => {
+    const acc = await t.ok(await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "mod-invitee@new.test", full_name: "Mo" } }));
+    expect(acc.role).toBe(300);
+    const again = await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "mod-invitee@new.test", full_name: "Mo" } });
+    expectError(again, 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
+    expectError(await t.call("POST", "/internal/invites/accept", { params: { realm_id: other.realmId, email: "a1@new.test", full_name: "A" } }), 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
+    await t.ok(await invite(org.admin.as, { invitee_emails: "late@new.test", invite_expires_in_minutes: 10 }));
+    t.clock.advance(11 * 60_000);
+    expectError(await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "late@new.test", full_name: "L" } }), 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
+    expect((await pending()).some((i) => i.email === "late@new.test")).toBe(false);
+    const { deleted } = await t.ok(await t.call("POST", "/internal/invites/cleanup"));
+    expect(deleted).toBeGreaterThanOrEqual(1);
+    const { rows } = await t.pool.query("SELECT count(*)::int AS n FROM invites WHERE email = 'late@new.test'");
+    expect(rows[0].n).toBe(0);
+  });
+});
