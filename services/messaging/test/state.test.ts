@@ -1,0 +1,162 @@
+import { AccountsUserCreated } from "@chat/contracts";
+import { AmqpClient, createLogger, emitEvent, OutboxRelay, withTx } from "@chat/platform";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consumeAccountsEvents } from "../src/consumers/accounts";
+import { expectError, startMessaging, type Messaging, type Org } from "./helpers";
+
+let m: Messaging;
+let org: Org;
+let general: number;
+let secret: number;
+
+beforeAll(async () => {
+  m = await startMessaging();
+  org = await m.createOrg();
+  general = await m.createStream(org.owner, "general", [org.owner, org.member, org.member2]);
+  secret = await m.createStream(org.owner, "secret", [org.owner, org.member], { invite_only: true });
+});
+afterAll(async () => m?.close());
+
+const state = async (who: Org["member"], params: Record<string, unknown> = {}) => m.ok(await m.call("POST", "/internal/register_state/messaging", who, params));
+
+describe("register state", () => {
+  it("returns only the keys of the requested event types", async () => {
+    const s = await state(org.member, { fetch_event_types: JSON.stringify(["message"]) });
+    expect(Object.keys(s).sort()).toEqual(["max_message_id", "msg", "result"]);
+    const all = await state(org.member);
+    for (const key of ["subscriptions", "unsubscribed", "never_subscribed", "streams", "max_message_id", "unread_msgs", "starred_messages", "drafts", "user_topics", "recent_private_conversations"]) {
+      expect(all, key).toHaveProperty(key);
+    }
+    expect(all).not.toHaveProperty("muted_topics");
+  });
+
+  it("subscriptions, never_subscribed and streams follow visibility", async () => {
+    const member2 = await state(org.member2, { fetch_event_types: JSON.stringify(["subscription", "stream"]) });
+    expect(member2.subscriptions.map((s: any) => s.name)).toEqual(["general"]);
+    expect(member2.never_subscribed).toEqual([]);
+    expect(member2.streams.map((s: any) => s.name)).toEqual(["general"]);
+    const admin = await state(org.admin, { fetch_event_types: JSON.stringify(["subscription", "stream"]), include_subscribers: true });
+    expect(admin.never_subscribed.map((s: any) => s.name)).toEqual(["general", "secret"]);
+    expect(admin.never_subscribed.find((s: any) => s.name === "secret").subscribers).toEqual([org.owner.user_id, org.member.user_id].sort((a, b) => a - b));
+    expect(admin.streams.map((s: any) => s.stream_id).sort()).toEqual([general, secret].sort());
+    await m.ok(await m.call("DELETE", "/users/me/subscriptions", org.member2, { subscriptions: JSON.stringify(["general"]) }));
+    const after = await state(org.member2, { fetch_event_types: JSON.stringify(["subscription"]) });
+    expect(after.subscriptions).toEqual([]);
+    expect(after.unsubscribed.map((s: any) => s.name)).toEqual(["general"]);
+    await m.ok(await m.call("POST", "/users/me/subscriptions", org.member2, { subscriptions: JSON.stringify([{ name: "general" }]) }));
+  });
+
+  it("unread_msgs groups unread messages by conversation and counts mentions", async () => {
+    const a = await m.send(org.owner, { type: "stream", to: "general", topic: "Lunch", content: "@**Mel Member** food?" });
+    const b = await m.send(org.owner, { type: "stream", to: "general", topic: "lunch", content: "now" });
+    const c = await m.send(org.member2, { type: "direct", to: JSON.stringify([org.member.user_id]), content: "hi" });
+    const d = await m.send(org.member2, { type: "direct", to: JSON.stringify([org.member.user_id, org.owner.user_id]), content: "all of us" });
+    const s = await state(org.member, { fetch_event_types: JSON.stringify(["message", "update_message_flags"]) });
+    expect(s.max_message_id).toBe(d);
+    expect(s.unread_msgs).toEqual({
+      count: 4,
+      pms: [{ other_user_id: org.member2.user_id, sender_id: org.member2.user_id, unread_message_ids: [c] }],
+      streams: [{ stream_id: general, topic: "Lunch", unread_message_ids: [a, b] }],
+      huddles: [{ user_ids_string: [org.owner, org.member, org.member2].map((u) => u.user_id).sort((x, y) => x - y).join(","), unread_message_ids: [d] }],
+      mentions: [a],
+      old_unreads_missing: false,
+    });
+    // A muted channel's messages stay listed but do not count, except in topics the user follows
+    // (being mentioned in "Lunch" made member follow it).
+    await m.send(org.owner, { type: "stream", to: "general", topic: "other", content: "meh" });
+    await m.ok(await m.call("POST", "/users/me/subscriptions/properties", org.member, { subscription_data: JSON.stringify([{ stream_id: general, property: "is_muted", value: true }]) }));
+    const muted = (await state(org.member, { fetch_event_types: JSON.stringify(["message", "update_message_flags"]) })).unread_msgs;
+    expect(muted.count).toBe(4);
+    expect(muted.streams).toHaveLength(2);
+    await m.ok(await m.call("POST", "/users/me/subscriptions/properties", org.member, { subscription_data: JSON.stringify([{ stream_id: general, property: "is_muted", value: false }]) }));
+    const rpc = (await state(org.member, { fetch_event_types: JSON.stringify(["recent_private_conversations"]) })).recent_private_conversations;
+    expect(rpc).toEqual([
+      { max_message_id: d, user_ids: [org.owner.user_id, org.member2.user_id].sort((x, y) => x - y) },
+      { max_message_id: c, user_ids: [org.member2.user_id] },
+    ]);
+  });
+
+  it("starred_messages, drafts newest first, user_topics and legacy muted_topics", async () => {
+    const id = await m.send(org.owner, { type: "stream", to: "general", topic: "star", content: "shine" });
+    await m.ok(await m.call("POST", "/messages/flags", org.member, { messages: JSON.stringify([id]), op: "add", flag: "starred" }));
+    await m.ok(await m.call("POST", "/drafts", org.member, { drafts: JSON.stringify([{ type: "", to: [], topic: "", content: "old", timestamp: 100 }, { type: "", to: [], topic: "", content: "new", timestamp: 200 }]) }));
+    await m.ok(await m.call("POST", "/user_topics", org.member, { stream_id: general, topic: "noise", visibility_policy: 1 }));
+    const s = await state(org.member, { fetch_event_types: JSON.stringify(["starred_messages", "drafts", "user_topic"]) });
+    expect(s.starred_messages).toEqual([id]);
+    expect(s.drafts.map((d: any) => d.content)).toEqual(["new", "old"]);
+    expect(s.user_topics).toContainEqual(expect.objectContaining({ stream_id: general, topic_name: "noise", visibility_policy: 1 }));
+    const legacy = await state(org.member, { fetch_event_types: JSON.stringify(["muted_topics"]) });
+    expect(legacy.muted_topics).toEqual([["general", "noise", expect.any(Number)]]);
+  });
+});
+
+describe("POST /user_topics", () => {
+  it("sets and clears a policy with user_topic events", async () => {
+    await m.outbox();
+    await m.ok(await m.call("POST", "/user_topics", org.member, { stream_id: general, topic: "weekly", visibility_policy: 3 }));
+    await m.ok(await m.call("POST", "/user_topics", org.member, { stream_id: general, topic: "weekly", visibility_policy: 0 }));
+    const events = await m.clientEvents();
+    expect(events.map((e) => e.event.visibility_policy)).toEqual([3, 0]);
+    expect(events[0].event).toMatchObject({ type: "user_topic", stream_id: general, topic_name: "weekly" });
+    const s = await state(org.member, { fetch_event_types: JSON.stringify(["user_topic"]) });
+    expect(s.user_topics.find((t: any) => t.topic_name === "weekly")).toBeUndefined();
+  });
+
+  it("refuses hidden channels and bad values", async () => {
+    expectError(await m.call("POST", "/user_topics", org.member2, { stream_id: secret, topic: "t", visibility_policy: 1 }), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await m.call("POST", "/user_topics", org.member, { stream_id: general, topic: "t", visibility_policy: 7 }), 400, "BAD_REQUEST");
+    expectError(await m.call("POST", "/user_topics", org.member, { stream_id: general, visibility_policy: 1 }), 400, "REQUEST_VARIABLE_MISSING");
+  });
+});
+
+describe("users replica", () => {
+  it("follows accounts' user events through RabbitMQ, once per event", async () => {
+    const log = createLogger("test", "silent");
+    const vars = m.env.vars;
+    const amqp = new AmqpClient(vars.AMQP_URL, vars.AMQP_EXCHANGE, vars.AMQP_QUEUE_PREFIX, log, 120000);
+    await amqp.start();
+    try {
+      await consumeAccountsEvents(amqp, m.deps);
+      const relay = new OutboxRelay({ pool: m.deps.pool, databaseUrl: m.env.databaseUrl, schema: "messaging", amqp, log });
+      const user = {
+        user_id: 900001,
+        realm_id: org.realmId,
+        email: "replica@example.test",
+        delivery_email: "replica@example.test",
+        full_name: "Rita Replica",
+        role: 400,
+        is_active: true,
+        is_bot: false,
+        bot_type: null,
+        bot_owner_id: null,
+        date_joined: new Date().toISOString(),
+        timezone: "",
+      };
+      // Publish as accounts would (through an outbox and its relay); the same envelope twice.
+      await m.outbox();
+      await withTx(m.deps.pool, async (tx) => {
+        await emitEvent(tx, { type: "accounts.user.created", realmId: org.realmId, payload: AccountsUserCreated.parse({ user }) });
+      });
+      const { rows } = await m.deps.pool.query("SELECT id, payload FROM outbox ORDER BY seq DESC LIMIT 1");
+      await m.deps.pool.query("INSERT INTO outbox (id, type, version, realm_id, payload) VALUES (gen_random_uuid(), 'accounts.user.updated', 1, $1, $2)", [
+        org.realmId,
+        { user: { ...user, full_name: "Rita Renamed" } },
+      ]);
+      await relay.drain();
+      await relay.drain();
+      const deadline = Date.now() + 5000;
+      let name = "";
+      while (Date.now() < deadline) {
+        const r = await m.deps.pool.query("SELECT full_name FROM users WHERE user_id = $1", [user.user_id]);
+        name = r.rows[0]?.full_name ?? "";
+        if (name === "Rita Renamed") break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      expect(name).toBe("Rita Renamed");
+      const processed = await m.deps.pool.query("SELECT count(*)::int AS n FROM processed_events WHERE event_id = $1", [rows[0].id]);
+      expect(processed.rows[0].n).toBe(1);
+    } finally {
+      await amqp.close();
+    }
+  });
+});
