@@ -148,7 +148,7 @@ export async function doUpdateUserByAdmin(deps: AccountsDeps, who: Identity, use
     }
     if (p.profileData !== undefined) {
       if (user.isBot) throw badRequest("Bots cannot have custom profile fields");
-      await applyProfileDataInTx(tx, deps, user, p.profileData, { emptyRemoves: true });
+      await applyProfileDataInTx(tx, user, p.profileData);
     }
   });
 }

@@ -1,0 +1,209 @@
+import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { AccountsDeps } from "../deps";
+import { hashPassword, verifyPassword } from "../lib/credentials";
+import {
+  canSeeDeliveryEmail,
+  EMAIL_VISIBILITY,
+  LANGUAGES,
+  legacyGroupOf,
+  OWN_ONLY_SETTINGS,
+  settingProblem,
+  type SettingValue,
+} from "../lib/user-settings";
+import { effectiveRealmDefaults, effectiveSettings } from "../queries/settings";
+import { getRealm, lockRealm } from "../store/realms";
+import { getProfileUser, setApiEmail, setPasswordHash, setTimezone, type ProfileUser } from "../store/profile";
+import {
+  getRealmDefaultsRow,
+  lockRealmDefaultsRow,
+  lockUserSettingsRow,
+  saveRealmDefaultsRow,
+  saveUserSettingsRow,
+  setRealmRetention,
+} from "../store/settings";
+import { activeUserIds, listRealmUsers, setPresenceEnabled, type UserRow } from "../store/users";
+import { changeFullNameInTx, notifyRealmUserUpdate, requireAdmin, requireOwner } from "./profile";
+
+/** Zulip's minimum password length (register's `password_min_length`). */
+const PASSWORD_MIN_LENGTH = 6;
+
+export interface SettingsInput {
+  fullName?: string;
+  oldPassword?: string;
+  newPassword?: string;
+  /** Setting name -> new value, only the ones the request carried. */
+  settings: Record<string, SettingValue>;
+}
+
+function checkSettingValues(settings: Record<string, SettingValue>) {
+  for (const [name, value] of Object.entries(settings)) {
+    const problem = settingProblem(name, value);
+    if (problem) throw badRequest(problem);
+  }
+}
+
+/**
+ * PATCH /settings. Everything is validated first; then, in one transaction, the full name, the
+ * password and each setting whose value actually changes, each with Zulip's events.
+ */
+export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: SettingsInput): Promise<void> {
+  checkSettingValues(p.settings);
+  let passwordHash: string | undefined;
+  if (p.newPassword !== undefined) passwordHash = await checkNewPassword(deps, who, p.oldPassword ?? "", p.newPassword);
+  await withTx(deps.pool, async (tx) => {
+    const user = await getProfileUser(tx, who.realmId, who.userId, { lock: true });
+    if (!user) throw badRequest("No such user");
+    if (p.fullName !== undefined) await changeFullNameInTx(tx, user, p.fullName);
+    if (passwordHash) await setPasswordHash(tx, user.realmId, user.id, passwordHash);
+    const row = await lockUserSettingsRow(tx, user.realmId, user.id);
+    const current = effectiveSettings(row, user);
+    for (const [name, value] of Object.entries(p.settings)) {
+      if (current[name] === value) continue;
+      if (name === "timezone") await setTimezone(tx, user.realmId, user.id, value as string);
+      else if (name === "presence_enabled") await setPresenceEnabled(tx, user.realmId, user.id, value as boolean);
+      else row[name] = value;
+      await notifySettingChanged(tx, user, name, value);
+      if (name === "timezone") {
+        await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, email: user.email, timezone: value as string });
+      }
+      if (name === "email_address_visibility") await changeEmailVisibilityInTx(tx, user, current[name] as number, value as number);
+      current[name] = value;
+    }
+    await saveUserSettingsRow(tx, user.realmId, user.id, row);
+  });
+}
+
+/** Verifies the old password and hashes the new one (outside the transaction: scrypt is slow). */
+async function checkNewPassword(deps: AccountsDeps, who: Identity, oldPassword: string, newPassword: string): Promise<string> {
+  const user = await getProfileUser(deps.pool, who.realmId, who.userId);
+  if (!user?.passwordHash || !(await verifyPassword(oldPassword, user.passwordHash))) throw badRequest("Wrong password!");
+  if ([...newPassword].length < PASSWORD_MIN_LENGTH) throw badRequest("New password is too weak!");
+  return hashPassword(newPassword, deps.config.PASSWORD_SCRYPT_COST);
+}
+
+/** `user_settings` update to the user's clients, plus the legacy event where Zulip had one. */
+async function notifySettingChanged(tx: Queryable, user: UserRow, name: string, value: SettingValue): Promise<void> {
+  const languageName = name === "default_language" ? { language_name: LANGUAGES[value as string] } : {};
+  const users = [user.id];
+  await emitEvent(tx, {
+    type: "accounts.user_settings.updated",
+    realmId: user.realmId,
+    payload: {
+      user_id: user.id,
+      property: name,
+      value,
+      client: { event: { type: "user_settings", op: "update", property: name, value, ...languageName }, users },
+    },
+  });
+  const legacy = legacyGroupOf(name);
+  if (legacy === "display") {
+    await emitEvent(tx, {
+      type: "accounts.display_settings.updated",
+      realmId: user.realmId,
+      payload: {
+        user_id: user.id,
+        client: { event: { type: "update_display_settings", user: user.email, setting_name: name, setting: value, ...languageName }, users },
+      },
+    });
+  } else if (legacy === "notification") {
+    await emitEvent(tx, {
+      type: "accounts.global_notifications.updated",
+      realmId: user.realmId,
+      payload: {
+        user_id: user.id,
+        client: { event: { type: "update_global_notifications", user: user.email, notification_name: name, setting: value }, users },
+      },
+    });
+  }
+}
+
+/** The API email of a user whose real address is not public to everyone. */
+export function dummyEmail(userId: number, realmStringId: string): string {
+  return `user${userId}@${realmStringId}.invalid`;
+}
+
+/**
+ * A new email visibility: users who gain or lose sight of the delivery email get it (or null);
+ * crossing "everyone" also switches the API email between the real and a dummy address.
+ */
+async function changeEmailVisibilityInTx(tx: Queryable, user: ProfileUser, before: number, after: number): Promise<void> {
+  if (!user.isActive) return;
+  const viewers = (await listRealmUsers(tx, user.realmId)).filter((u) => u.isActive);
+  const gained = viewers.filter((v) => !canSeeDeliveryEmail(v, user.id, before) && canSeeDeliveryEmail(v, user.id, after)).map((v) => v.id);
+  const lost = viewers.filter((v) => canSeeDeliveryEmail(v, user.id, before) && !canSeeDeliveryEmail(v, user.id, after)).map((v) => v.id);
+  if (gained.length) await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, delivery_email: user.deliveryEmail }, gained);
+  if (lost.length) await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, delivery_email: null }, lost);
+  if ((before === EMAIL_VISIBILITY.everyone) === (after === EMAIL_VISIBILITY.everyone) || user.isBot) return;
+  const realm = await getRealm(tx, user.realmId);
+  const email = after === EMAIL_VISIBILITY.everyone ? user.deliveryEmail : dummyEmail(user.id, realm!.stringId);
+  await setApiEmail(tx, user.realmId, user.id, email);
+  await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, new_email: email });
+}
+
+/**
+ * Called when a user is created: their settings start as the organization's defaults (stored,
+ * so later changes of the defaults do not affect them). Returns the row as it now is.
+ */
+export async function applyRealmDefaultsToNewUser(tx: Queryable, user: UserRow): Promise<UserRow> {
+  const defaults = await getRealmDefaultsRow(tx, user.realmId);
+  const { presence_enabled: presence, ...stored } = defaults;
+  if (Object.keys(stored).length) await saveUserSettingsRow(tx, user.realmId, user.id, stored);
+  if (presence === false) await setPresenceEnabled(tx, user.realmId, user.id, false);
+  const visibility = stored.email_address_visibility;
+  if (!user.isBot && visibility !== undefined && visibility !== EMAIL_VISIBILITY.everyone) {
+    const realm = await getRealm(tx, user.realmId);
+    await setApiEmail(tx, user.realmId, user.id, dummyEmail(user.id, realm!.stringId));
+  }
+  return (await getProfileUser(tx, user.realmId, user.id)) ?? user;
+}
+
+/** PATCH /realm/user_settings_defaults (administrators): one event per changed default. */
+export async function doUpdateRealmUserSettingsDefaults(deps: AccountsDeps, who: Identity, changes: Record<string, SettingValue>): Promise<void> {
+  requireAdmin(who);
+  checkSettingValues(changes);
+  await withTx(deps.pool, async (tx) => {
+    const row = await lockRealmDefaultsRow(tx, who.realmId);
+    const current = effectiveRealmDefaults(row);
+    const users = await activeUserIds(tx, who.realmId);
+    for (const [name, value] of Object.entries(changes)) {
+      if (OWN_ONLY_SETTINGS.has(name) || current[name] === value) continue;
+      row[name] = value;
+      current[name] = value;
+      await emitEvent(tx, {
+        type: "accounts.realm_user_settings_defaults.updated",
+        realmId: who.realmId,
+        payload: { property: name, value, client: { event: { type: "realm_user_settings_defaults", op: "update", property: name, value }, users } },
+      });
+    }
+    await saveRealmDefaultsRow(tx, who.realmId, row);
+  });
+}
+
+/**
+ * PATCH /realm, message retention: owners only. `"unlimited"` keeps messages forever (stored as
+ * null, announced as -1); otherwise a positive number of days.
+ */
+export async function doUpdateRealmRetention(deps: AccountsDeps, who: Identity, raw: number | string): Promise<void> {
+  requireAdmin(who);
+  requireOwner(who);
+  let days: number | null;
+  if (raw === "unlimited") days = null;
+  else if (typeof raw === "number" && raw > 0) days = raw;
+  else throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'message_retention_days': ${raw}`);
+  await withTx(deps.pool, async (tx) => {
+    const realm = await lockRealm(tx, who.realmId);
+    if (!realm || realm.messageRetentionDays === days) return;
+    await setRealmRetention(tx, who.realmId, days);
+    const users = await activeUserIds(tx, who.realmId);
+    await emitEvent(tx, {
+      type: "accounts.realm.updated",
+      realmId: who.realmId,
+      payload: {
+        realm_id: who.realmId,
+        property: "message_retention_days",
+        value: days,
+        client: { event: { type: "realm", op: "update", property: "message_retention_days", value: days ?? -1 }, users },
+      },
+    });
+  });
+}
