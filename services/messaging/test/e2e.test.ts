@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoClient, runDemo, startStack, type DemoOutput, type DemoOrg, type Stack } from "@chat/testkit";
+
+/**
+ * The flows of the messaging issue end to end: real processes, the gateway, HTTP Basic auth
+ * with the demo organization's credentials.
+ */
+
+let stack: Stack;
+let demo: DemoOutput;
+let org: DemoOrg;
+type Who = keyof DemoOrg["users"];
+const as = (who: Who) => demoClient(demo, org.users[who]);
+
+async function ok<T = any>(p: Promise<{ status: number; body: any }>): Promise<T> {
+  const res = await p;
+  expect(res.body, JSON.stringify(res.body)).toMatchObject({ result: "success" });
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+async function fails(p: Promise<{ status: number; body: any }>, status: number, code: string, msg?: string) {
+  const res = await p;
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.body.code).toBe(code);
+  if (msg) expect(res.body.msg).toBe(msg);
+}
+
+beforeAll(async () => {
+  stack = await startStack();
+  demo = await runDemo(stack);
+  org = demo.orgs[0];
+}, 180_000);
+afterAll(async () => stack?.stop());
+
+describe("messaging through the gateway", () => {
+  it("sends to a channel by name and by id, and reads it back with narrows", async () => {
+    const pub = org.channels.public;
+    const a = await ok(as("member").post("/messages", { type: "stream", to: pub.name, topic: "e2e", content: "by name" }));
+    const b = await ok(as("member").post("/messages", { type: "channel", to: pub.stream_id, subject: "e2e", content: "by **id**" }));
+    const res = await ok(as("owner").get("/messages", { anchor: "newest", num_before: 10, narrow: [{ operator: "channel", operand: pub.stream_id }, { operator: "topic", operand: "e2e" }] }));
+    expect(res.messages.map((x: any) => x.id)).toEqual([a.id, b.id]);
+    expect(res.messages[1].content).toBe("<p>by <strong>id</strong></p>");
+    expect(res.found_newest).toBe(true);
+    const search = await ok(as("member2").get("/messages", { anchor: "newest", num_before: 10, narrow: [["search", "name"]] }));
+    expect(search.messages.map((x: any) => x.id)).toContain(a.id);
+  });
+
+  it("direct and group direct messages by ids and by emails", async () => {
+    const { member, member2, admin } = org.users;
+    const byIds = await ok(as("member").post("/messages", { type: "direct", to: [member2.user_id], content: "dm ids" }));
+    const byEmails = await ok(as("member").post("/messages", { type: "private", to: [member2.email], content: "dm emails" }));
+    const group = await ok(as("member").post("/messages", { type: "direct", to: [member2.user_id, admin.user_id], content: "group ids" }));
+    const groupEmails = await ok(as("member").post("/messages", { type: "direct", to: `${member2.email},${admin.email}`, content: "group emails" }));
+    const dms = await ok(as("member2").get("/messages", { anchor: "newest", num_before: 10, narrow: [["dm", member.email]] }));
+    expect(dms.messages.map((x: any) => x.id)).toEqual([byIds.id, byEmails.id]);
+    const groupRes = await ok(as("admin").get("/messages", { anchor: "newest", num_before: 10, narrow: [{ operator: "dm", operand: [member.user_id, member2.user_id] }] }));
+    expect(groupRes.messages.map((x: any) => x.id)).toEqual([group.id, groupEmails.id]);
+    await fails(as("member").post("/messages", { type: "direct", to: ["nobody@nowhere.invalid"], content: "x" }), 400, "BAD_REQUEST", "Invalid email 'nobody@nowhere.invalid'");
+  });
+
+  it("a private channel is invisible to a non-subscriber", async () => {
+    const priv = org.channels.private;
+    await fails(as("member2").post("/messages", { type: "stream", to: priv.name, topic: "t", content: "x" }), 400, "STREAM_DOES_NOT_EXIST");
+    await ok(as("member").post("/messages", { type: "stream", to: priv.stream_id, topic: "t", content: "inside" }));
+  });
+
+  it("flags: read and starred", async () => {
+    const sent = await ok(as("owner").post("/messages", { type: "stream", to: org.channels.public.name, topic: "flags", content: "star me" }));
+    const read = await ok(as("member").post("/messages/flags", { messages: [sent.id], op: "add", flag: "read" }));
+    expect(read.messages).toEqual([sent.id]);
+    await ok(as("member").post("/messages/flags", { messages: [sent.id], op: "add", flag: "starred" }));
+    const starred = await ok(as("member").get("/messages", { anchor: "newest", num_before: 5, narrow: [["is", "starred"]] }));
+    expect(starred.messages.map((x: any) => [x.id, x.flags])).toEqual([[sent.id, ["read", "starred"]]]);
+    await fails(as("member").post("/messages/flags", { messages: [sent.id], op: "add", flag: "mentioned" }), 400, "BAD_REQUEST", "Flag not editable: 'mentioned'");
+  });
+
+  it("deletion: refused for a member, done by an administrator", async () => {
+    const sent = await ok(as("member").post("/messages", { type: "stream", to: org.channels.public.name, topic: "oops", content: "regret" }));
+    await fails(as("member").delete(`/messages/${sent.id}`), 400, "BAD_REQUEST", "You don't have permission to delete this message");
+    await ok(as("admin").delete(`/messages/${sent.id}`));
+    await fails(as("member").get(`/messages/${sent.id}`), 400, "BAD_REQUEST", "Invalid message(s)");
+  });
+
+  it("subscription settings", async () => {
+    const pub = org.channels.public;
+    await ok(as("member").post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: pub.stream_id, property: "is_muted", value: true }, { stream_id: pub.stream_id, property: "color", value: "#123456" }] }));
+    const subs = await ok(as("member").get("/users/me/subscriptions", { include_subscribers: true }));
+    const sub = subs.subscriptions.find((s: any) => s.stream_id === pub.stream_id);
+    expect(sub).toMatchObject({ is_muted: true, in_home_view: false, color: "#123456" });
+    expect(sub.subscribers).toContain(org.users.member.user_id);
+    await fails(as("member").post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: pub.stream_id, property: "volume", value: 1 }] }), 400, "BAD_REQUEST");
+  });
+
+  it("unsubscribing others under each permission rule", async () => {
+    const { member2, bot, guest } = org.users;
+    const pub = org.channels.public.name;
+    // A member may not remove another member...
+    await fails(as("member").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [member2.user_id] }), 400, "BAD_REQUEST", "Insufficient permission");
+    // ...but may remove the bot they own.
+    const botOut = await ok(as("member").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [bot.user_id] }));
+    expect(botOut.removed).toEqual([pub]);
+    // An administrator may remove anyone (by email too); the default group is the administrators.
+    const adminOut = await ok(as("admin").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [guest.email] }));
+    expect(adminOut.removed).toEqual([pub]);
+    const again = await ok(as("admin").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [guest.user_id] }));
+    expect(again).toMatchObject({ removed: [], not_removed: [pub] });
+    await fails(as("admin").delete("/users/me/subscriptions", { subscriptions: ["no such channel"] }), 400, "STREAM_DOES_NOT_EXIST");
+    // Oneself, no principals.
+    const self = await ok(as("member2").delete("/users/me/subscriptions", { subscriptions: [pub] }));
+    expect(self.removed).toEqual([pub]);
+  });
+
+  it("drafts round trip", async () => {
+    const created = await ok(as("member").post("/drafts", { drafts: [{ type: "stream", to: [org.channels.public.stream_id], topic: "later", content: "half-written" }] }));
+    const [id] = created.ids;
+    await ok(as("member").patch(`/drafts/${id}`, { draft: { type: "stream", to: [org.channels.public.stream_id], topic: "later", content: "finished" } }));
+    const list = await ok(as("member").get("/drafts"));
+    expect(list.drafts.find((d: any) => d.id === id)).toMatchObject({ content: "finished", topic: "later", type: "stream" });
+    await fails(as("member2").delete(`/drafts/${id}`), 404, "BAD_REQUEST", "Draft does not exist");
+    await ok(as("member").delete(`/drafts/${id}`));
+    await fails(as("member").delete(`/drafts/${id}`), 404, "BAD_REQUEST", "Draft does not exist");
+  });
+});
