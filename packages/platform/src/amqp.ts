@@ -78,8 +78,9 @@ export class AmqpClient {
     this.opts = { confirmTimeoutMs: 10_000, reconnectMs: 1000, heartbeatSeconds: 10, ...options };
   }
 
+  /** Connected, publishing channel open and every consumer declared. */
   get connected(): boolean {
-    return this.conn !== null && this.confirm !== null;
+    return this.conn !== null && this.confirm !== null && this.connecting === null;
   }
 
   /** Calls `listener` after every (re)connection; returns the unsubscribe function. */
@@ -305,6 +306,9 @@ export class AmqpClient {
     ]);
     clearTimeout(timer);
     await this.connecting;
+    // Closing each channel first flushes its acks: a connection close can overtake frames
+    // still queued on a channel, and the broker would redeliver work already done.
+    await Promise.all(runs.map((r) => (r.open ? r.ch.close().catch(() => {}) : undefined)));
     await this.conn?.close().catch(() => {});
     this.conn = null;
     this.confirm = null;

@@ -25,9 +25,25 @@ export const PLATFORM_MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", im
 
 /**
  * Applies a service's migrations (`services/<name>/migrations/*.sql`) to its own schema, with its
- * own history table in that schema. Safe to run concurrently: node-pg-migrate takes a lock.
+ * own history table in that schema. Safe to run concurrently: node-pg-migrate takes one
+ * database-wide lock and refuses (rather than waits) when another run holds it, so a refused
+ * run waits and tries again (several services or replicas starting at once).
  */
-export async function runMigrations(opts: { databaseUrl: string; schema: string; dir: string; log?: Logger }): Promise<string[]> {
+export async function runMigrations(opts: { databaseUrl: string; schema: string; dir: string; log?: Logger; lockWaitMs?: number }): Promise<string[]> {
+  const deadline = Date.now() + (opts.lockWaitMs ?? 60_000);
+  for (;;) {
+    try {
+      return await runOnce(opts);
+    } catch (err) {
+      const busy = /Another migration is already running/.test((err as Error).message ?? "");
+      if (!busy || Date.now() > deadline) throw err;
+      opts.log?.debug({ schema: opts.schema }, "migrations locked by another run; waiting");
+      await new Promise((r) => setTimeout(r, 200 + Math.random() * 300));
+    }
+  }
+}
+
+async function runOnce(opts: { databaseUrl: string; schema: string; dir: string; log?: Logger }): Promise<string[]> {
   const applied = await runner({
     databaseUrl: opts.databaseUrl,
     // Platform and service files sort together by their timestamp prefix.

@@ -1,0 +1,270 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import type pg from "pg";
+import type { DomainEnvelope } from "@chat/contracts";
+import { createTestEnv, startProxy, type TcpProxy, type TestEnv } from "@chat/testkit";
+import { AmqpClient, InvalidMessageError, type ConsumerSpec } from "./amqp";
+import { createPool } from "./db";
+import { oncePerEvent } from "./idempotency";
+import { createMemoryLogger } from "./logger";
+import { rawPublisher, sleep, until } from "./test-support";
+
+const SCHEMA = "consumertest";
+let env: TestEnv;
+let pool: pg.Pool;
+let proxy: TcpProxy;
+let amqpUrl: string;
+let exchange: string;
+let prefix: string;
+let publisher: Awaited<ReturnType<typeof rawPublisher>>;
+const memory = createMemoryLogger("consumer-test", "debug");
+const clients: AmqpClient[] = [];
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  await env.migrateSchema(SCHEMA);
+  pool = createPool(env.databaseUrl, SCHEMA, 4);
+  amqpUrl = env.vars.AMQP_URL;
+  exchange = env.vars.AMQP_EXCHANGE;
+  prefix = env.vars.AMQP_QUEUE_PREFIX;
+  proxy = await startProxy(amqpUrl);
+  publisher = await rawPublisher(amqpUrl, exchange);
+});
+
+afterEach(async () => {
+  proxy.unblock();
+  for (const c of clients.splice(0)) await c.close({ graceMs: 500 });
+});
+
+afterAll(async () => {
+  await publisher.close();
+  await pool.end();
+  await proxy.close();
+  await env.cleanup();
+});
+
+async function client(): Promise<AmqpClient> {
+  const c = new AmqpClient(proxy.url(amqpUrl), exchange, prefix, memory.log, 60_000, { reconnectMs: 150 });
+  await c.start();
+  clients.push(c);
+  return c;
+}
+
+let queueNo = 0;
+const queueName = () => `q${++queueNo}`;
+
+function envelope(n: number, overrides: Partial<DomainEnvelope> = {}): DomainEnvelope {
+  return { id: randomUUID(), type: "test.thing.happened", version: 1, occurred_at: new Date().toISOString(), realm_id: 1, payload: { n }, ...overrides };
+}
+
+const publish = (e: DomainEnvelope | string | Buffer, key = "test.thing.happened") => publisher.publish(key, e);
+const n = (e: DomainEnvelope) => (e.payload as { n: number }).n;
+
+/** Consumes with a recorder; the handler can be swapped per test. */
+async function consumer(c: AmqpClient, handle: (e: DomainEnvelope) => Promise<void> = async () => {}, extra: Partial<ConsumerSpec> = {}) {
+  const seen: number[] = [];
+  const name = extra.name ?? queueName();
+  await c.consume({
+    name,
+    bindings: ["test.#"],
+    handler: async (e) => {
+      seen.push(n(e));
+      await handle(e);
+    },
+    ...extra,
+  });
+  return { name, seen };
+}
+
+async function queueState(name: string) {
+  return publisher.channel.checkQueue(prefix + name);
+}
+
+/** Takes everything waiting in a queue (the dead-letter queue, typically). */
+async function drainQueue(name: string): Promise<string[]> {
+  const out: string[] = [];
+  for (;;) {
+    const msg = await publisher.channel.get(prefix + name, { noAck: true });
+    if (!msg) return out;
+    out.push(msg.content.toString("utf8"));
+  }
+}
+
+describe("AmqpClient.consume", () => {
+  it("declares a durable queue (and its .dead queue) that keeps messages while nobody consumes", async () => {
+    const first = await client();
+    const { name } = await consumer(first);
+    await first.close();
+    clients.splice(clients.indexOf(first), 1);
+    await publish(envelope(1));
+    await publish(envelope(2));
+    expect((await queueState(name)).messageCount).toBe(2);
+    expect((await queueState(`${name}.dead`)).messageCount).toBe(0);
+    const second = await client();
+    const { seen } = await consumer(second, async () => {}, { name });
+    await until(() => seen.length === 2);
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it("handles messages strictly one at a time, in publish order", async () => {
+    const c = await client();
+    let active = 0;
+    let maxActive = 0;
+    const { seen } = await consumer(c, async () => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      await sleep(Math.random() * 5);
+      active--;
+    });
+    for (let i = 1; i <= 40; i++) await publish(envelope(i));
+    await until(() => seen.length === 40);
+    expect(seen).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(maxActive).toBe(1);
+  });
+
+  it("retries a transient failure in place, keeping the order behind it", async () => {
+    const c = await client();
+    let failures = 0;
+    const { seen, name } = await consumer(c, async (e) => {
+      if (n(e) === 2 && failures < 2) {
+        failures++;
+        throw new Error("database briefly unavailable");
+      }
+    });
+    for (let i = 1; i <= 3; i++) await publish(envelope(i));
+    await until(() => seen.length === 5);
+    expect(seen).toEqual([1, 2, 2, 2, 3]);
+    expect(memory.lines.filter((l) => l.msg === "handler failed, retrying" && l.queue === name)).toHaveLength(2);
+    await until(async () => (await queueState(name)).messageCount === 0);
+  });
+
+  it("acks only after the handler finished: a message in progress when the connection dies comes back", async () => {
+    const c = await client();
+    let calls = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { seen } = await consumer(c, async () => {
+      calls++;
+      if (calls === 1) await gate; // still working when the connection goes
+    });
+    await publish(envelope(1));
+    await until(() => calls === 1);
+    proxy.cut();
+    release();
+    await until(() => seen.length >= 2, 10_000, () => `seen ${JSON.stringify(seen)}`);
+    expect(seen).toEqual([1, 1]);
+  });
+
+  it("dead-letters and logs invalid payloads instead of retrying them, then carries on", async () => {
+    const c = await client();
+    const Payload = z.object({ n: z.number(), required: z.string() });
+    const { seen, name } = await consumer(c, async (e) => {
+      if (n(e) === 3) throw new InvalidMessageError("refers to a realm that does not exist");
+      if (n(e) === 4) Payload.parse(e.payload); // the payload breaks its contract
+    });
+    await publish("{not json");
+    await publish(JSON.stringify({ id: "nope", type: "test.thing.happened" }));
+    await publish(envelope(3));
+    await publish(envelope(4));
+    await publish(envelope(5));
+    await until(() => seen.includes(5));
+    expect(seen).toEqual([3, 4, 5]);
+    await until(async () => (await queueState(`${name}.dead`)).messageCount === 4);
+    const dead = await drainQueue(`${name}.dead`);
+    expect(dead[0]).toBe("{not json");
+    expect(JSON.parse(dead[1])).toEqual({ id: "nope", type: "test.thing.happened" });
+    expect(dead.slice(2).map((d) => n(JSON.parse(d)))).toEqual([3, 4]);
+    const logged = memory.lines.filter((l) => l.queue === name && l.level === 50);
+    expect(logged.map((l) => l.msg)).toEqual(["invalid message dead-lettered", "invalid message dead-lettered", "message dead-lettered", "message dead-lettered"]);
+    expect(logged[2].err).toContain("does not exist");
+    expect((await queueState(name)).messageCount).toBe(0);
+  });
+
+  it("with oncePerEvent, a redelivered envelope does its work once", async () => {
+    await pool.query("CREATE TABLE IF NOT EXISTS effects (event_id uuid, n int)");
+    const c = await client();
+    const outcomes: boolean[] = [];
+    const { seen } = await consumer(c, async (e) => {
+      outcomes.push(await oncePerEvent(pool, "test-consumer", e.id, (tx) => tx.query("INSERT INTO effects VALUES ($1, $2)", [e.id, n(e)]).then(() => {})));
+    });
+    const dup = envelope(1);
+    await publish(dup);
+    await publish(dup);
+    await publish(envelope(2));
+    await until(() => outcomes.length === 3);
+    expect(seen).toEqual([1, 1, 2]);
+    expect(outcomes).toEqual([true, false, true]);
+    const { rows } = await pool.query("SELECT n FROM effects ORDER BY n");
+    expect(rows.map((r) => r.n)).toEqual([1, 2]);
+    // A failing piece of work records nothing, so its retry does the work.
+    const failing = envelope(3);
+    await expect(oncePerEvent(pool, "test-consumer", failing.id, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(await oncePerEvent(pool, "test-consumer", failing.id, async () => {})).toBe(true);
+    // Another consumer keeps its own record of the same envelope.
+    expect(await oncePerEvent(pool, "other-consumer", dup.id, async () => {})).toBe(true);
+  });
+
+  it("reconnects after losing the broker: consumers are declared again and resume", async () => {
+    const c = await client();
+    const { seen } = await consumer(c);
+    await publish(envelope(1));
+    await until(() => seen.length === 1);
+    await sleep(200); // let the ack reach the broker; an unacked message would rightly come back
+    proxy.block();
+    await until(() => !c.connected, 5000, () => "client notices");
+    await publish(envelope(2)); // published while the consumer is away: waits in its durable queue
+    await publish(envelope(3));
+    await sleep(400);
+    expect(seen).toEqual([1]);
+    proxy.unblock();
+    await until(() => seen.length === 3, 10_000, () => `seen ${JSON.stringify(seen)}; log: ${JSON.stringify(memory.lines.slice(-8).map((l) => [l.msg, l.err]))}`);
+    expect(seen).toEqual([1, 2, 3]);
+    expect(c.connected).toBe(true);
+    expect(memory.lines.some((l) => l.msg === "amqp connection lost, reconnecting")).toBe(true);
+  });
+
+  it("starts even while the broker is down and connects when it comes back", async () => {
+    proxy.block();
+    const c = await client();
+    expect(c.connected).toBe(false);
+    const { seen } = await consumer(c);
+    await publish(envelope(1)); // the queue does not exist yet, so this one is unroutable and lost
+    proxy.unblock();
+    await until(() => c.connected, 5000);
+    await publish(envelope(2));
+    await until(() => seen.length === 1);
+    expect(seen).toEqual([2]);
+  });
+
+  it("single active consumer: one replica handles the queue, the other takes over when it leaves", async () => {
+    const a = await client();
+    const b = await client();
+    const name = queueName();
+    const seenA = (await consumer(a, async () => {}, { name, singleActiveConsumer: true })).seen;
+    const seenB = (await consumer(b, async () => {}, { name, singleActiveConsumer: true })).seen;
+    for (let i = 1; i <= 5; i++) await publish(envelope(i));
+    await until(() => seenA.length + seenB.length === 5);
+    expect([seenA, seenB].filter((s) => s.length > 0)).toEqual([[1, 2, 3, 4, 5]]);
+    const [active, standby, standbySeen] = seenA.length ? [a, b, seenB] : [b, a, seenA];
+    await active.close();
+    for (let i = 6; i <= 8; i++) await publish(envelope(i));
+    await until(() => standbySeen.length === 3, 10_000);
+    expect(standbySeen).toEqual([6, 7, 8]);
+    expect(standby.connected).toBe(true);
+  });
+
+  it("close() lets the message being handled finish and ack before disconnecting", async () => {
+    const c = await client();
+    const done: number[] = [];
+    const { name } = await consumer(c, async (e) => {
+      await sleep(300);
+      done.push(n(e));
+    });
+    await publish(envelope(1));
+    await sleep(100);
+    await c.close();
+    expect(done).toEqual([1]);
+    expect((await queueState(name)).messageCount).toBe(0);
+  });
+});
