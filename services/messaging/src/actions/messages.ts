@@ -59,12 +59,19 @@ interface Plan {
   subscriberCount: number;
 }
 
-/** POST /messages and the internal send: validation, rules, one transaction, the events. */
-export async function doSendMessage(deps: AppDeps, who: Identity, req: SendRequest, idempotencyKey?: string): Promise<SendResult> {
-  if (idempotencyKey !== undefined) {
-    const prior = await selectSendKey(deps.pool, who.realmId, who.userId, idempotencyKey);
-    if (prior) return priorResult(prior);
-  }
+interface Prepared {
+  plan: Plan;
+  content: string;
+  rendered: RenderResult;
+  sender: UserRow;
+  realm: InternalRealm;
+  groupMentioned: Set<number>;
+  entries: Array<{ userId: number; flags: number }>;
+  now: Date;
+}
+
+/** Every check of a send, and the rendering, without storing anything (also the scheduler's pre-check). */
+export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequest): Promise<Prepared> {
   const kind = messageKind(req.type);
   if (req.queueId !== undefined && req.localId === undefined) throw missingParam("local_id");
   const content = normalizeBody(req.content);
@@ -87,6 +94,16 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     userId,
     flags: recipientFlags(userId, plan, rendered, groupMentioned, topicParticipants, sender.id, readBySender),
   }));
+  return { plan, content, rendered, sender, realm, groupMentioned, entries, now };
+}
+
+/** POST /messages and the internal send: validation, rules, one transaction, the events. */
+export async function doSendMessage(deps: AppDeps, who: Identity, req: SendRequest, idempotencyKey?: string): Promise<SendResult> {
+  if (idempotencyKey !== undefined) {
+    const prior = await selectSendKey(deps.pool, who.realmId, who.userId, idempotencyKey);
+    if (prior) return priorResult(prior);
+  }
+  const { plan, content, rendered, sender, realm, groupMentioned, entries, now } = await prepareMessage(deps, who, req);
 
   return withTx(deps.pool, async (tx) => {
     if (idempotencyKey !== undefined) {
@@ -296,18 +313,6 @@ async function emitMessageEvent(
  * Returns the normalized content and topic and the rendering a scheduled message keeps.
  */
 export async function checkMessage(deps: AppDeps, who: Identity, req: SendRequest): Promise<{ content: string; topic: string | null; rendered_content: string }> {
-  const kind = messageKind(req.type);
-  const content = normalizeBody(req.content);
-  const now = deps.clock.now();
-  const realm = await deps.accounts.getRealm(who.realmId);
-  const sender = await getUser(deps, who.realmId, who.userId);
-  if (!sender || !sender.isActive) throw badRequest("Account is deactivated");
-  const plan = kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now) : await planDirectMessage(deps, who, sender, req);
-  const rendered = renderMarkdown(content, await buildMentionDirectory(deps, viewerOf(who), content));
-  if (plan.accessed) {
-    const participants = new Set(await selectTopicParticipants(deps.pool, who.realmId, plan.accessed.stream.id, plan.topic));
-    participants.add(sender.id);
-    checkWildcardPolicy(plan, rendered, participants.size, sender, realm, now);
-  }
+  const { plan, content, rendered } = await prepareMessage(deps, who, req);
   return { content, topic: plan.kind === "stream" ? plan.topic : null, rendered_content: rendered.html };
 }
