@@ -1,0 +1,199 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+
+/**
+ * Scheduled messages and uploads through the whole stack (gateway, accounts, messaging,
+ * scheduler, events as processes), as a Zulip client uses them. Time is real here, so the
+ * scheduler runs short intervals and messages are due a second or two ahead.
+ */
+
+// Unused uploads expire 3 seconds after upload in this stack; claimed ones stay.
+const RETENTION_DAYS = String(3 / 86_400);
+
+let stack: Stack;
+let demo: DemoOutput;
+let uploadsDir: string;
+
+beforeAll(async () => {
+  uploadsDir = await mkdtemp(path.join(os.tmpdir(), "e2e-uploads-"));
+  stack = await startStack({
+    env: { UPLOADS_DIR: uploadsDir },
+    serviceEnv: {
+      scheduler: { DELIVERY_INTERVAL_MS: "200", UPLOAD_CLEANUP_INTERVAL_MS: "1000", UNCLAIMED_UPLOAD_RETENTION_DAYS: RETENTION_DAYS },
+    },
+  });
+  demo = await runDemo(stack);
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  if (uploadsDir) await rm(uploadsDir, { recursive: true, force: true });
+});
+
+const org = () => demo.orgs[0];
+const client = (u: DemoUser) => demoClient(demo, u);
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 8000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function register(api: ApiClient, eventTypes: string[]) {
+  const res = await api.post("/register", { event_types: eventTypes, fetch_event_types: eventTypes });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as { queue_id: string; last_event_id: number; [k: string]: unknown };
+}
+
+async function nextEvents(api: ApiClient, queue: { queue_id: string; last_event_id: number }, count: number): Promise<any[]> {
+  const got: any[] = [];
+  await until(`${count} events`, async () => {
+    const res = await api.get("/events", { queue_id: queue.queue_id, last_event_id: queue.last_event_id, dont_block: true });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    for (const e of res.body.events) {
+      if (e.type === "heartbeat") continue;
+      got.push(e);
+      queue.last_event_id = Math.max(queue.last_event_id, e.id);
+    }
+    return got.length >= count;
+  });
+  return got;
+}
+
+async function messagesWithContent(api: ApiClient, content: string): Promise<any[]> {
+  const res = await api.get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow: [{ operator: "search", operand: content.split(" ")[0] }] });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return (res.body.messages as any[]).filter((m) => m.content.includes(content));
+}
+
+describe("scheduled messages", () => {
+  it("schedule -> events -> delivery to the channel -> removed from the list", async () => {
+    const member = client(org().users.member);
+    const queue = await register(member, ["scheduled_messages"]);
+    expect(queue.scheduled_messages).toEqual([]);
+    const content = `Rendezvous${Date.now()} at noon`;
+    const res = await member.post("/scheduled_messages", {
+      type: "stream",
+      to: org().channels.public.stream_id,
+      topic: "plans",
+      content,
+      scheduled_delivery_timestamp: nowSeconds() + 2,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.scheduled_message_id;
+    const listed = await member.get("/scheduled_messages");
+    expect(listed.body.scheduled_messages).toEqual([expect.objectContaining({ scheduled_message_id: id, type: "stream", topic: "plans", failed: false })]);
+
+    const [added] = await nextEvents(member, queue, 1);
+    expect(added).toMatchObject({ type: "scheduled_messages", op: "add", scheduled_messages: [{ scheduled_message_id: id }] });
+    const [removed] = await nextEvents(member, queue, 1);
+    expect(removed).toMatchObject({ type: "scheduled_messages", op: "remove", scheduled_message_id: id });
+
+    const seenBy = client(org().users.member2);
+    const delivered = await until("the message", async () => {
+      const found = await messagesWithContent(seenBy, content);
+      return found.length ? found : null;
+    });
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]).toMatchObject({ sender_id: org().users.member.user_id, subject: "plans" });
+    expect((await member.get("/scheduled_messages")).body.scheduled_messages).toEqual([]);
+  });
+
+  it("edit and delete through the gateway", async () => {
+    const member = client(org().users.member);
+    const res = await member.post("/scheduled_messages", {
+      type: "direct",
+      to: [org().users.member2.user_id],
+      content: "draft text",
+      scheduled_delivery_timestamp: nowSeconds() + 3600,
+    });
+    const id = res.body.scheduled_message_id;
+    expect((await member.patch(`/scheduled_messages/${id}`, { content: "final text" })).body).toEqual({ result: "success", msg: "" });
+    expect((await member.get("/scheduled_messages")).body.scheduled_messages[0]).toMatchObject({ content: "final text", to: [org().users.member2.user_id] });
+    const other = client(org().users.member2);
+    expect((await other.delete(`/scheduled_messages/${id}`)).status).toBe(404);
+    expect((await member.delete(`/scheduled_messages/${id}`)).body).toEqual({ result: "success", msg: "" });
+    expect((await member.get("/scheduled_messages")).body.scheduled_messages).toEqual([]);
+    const bad = await member.post("/scheduled_messages", { type: "stream", to: 999999, topic: "t", content: "x", scheduled_delivery_timestamp: nowSeconds() + 60 });
+    expect(bad.body).toEqual({ result: "error", code: "STREAM_DOES_NOT_EXIST", msg: "Channel with ID '999999' does not exist", stream_id: 999999 });
+  });
+
+  it("a scheduler that was down delivers what came due, once, when it is back", async () => {
+    const member = client(org().users.member);
+    const contents = [0, 1, 2].map((i) => `Outage${Date.now()} number ${i}`);
+    const due = nowSeconds() + 2;
+    for (const content of contents) {
+      const res = await member.post("/scheduled_messages", { type: "direct", to: [org().users.member2.user_id], content, scheduled_delivery_timestamp: due });
+      expect(res.status).toBe(200);
+    }
+    await stack.kill("scheduler", "SIGKILL");
+    // The messages come due while it is down, and nothing sends them.
+    await new Promise((r) => setTimeout(r, Math.max(0, due * 1000 - Date.now()) + 300));
+    const other = client(org().users.member2);
+    for (const content of contents) expect(await messagesWithContent(other, content)).toEqual([]);
+    await stack.start("scheduler");
+    for (const content of contents) {
+      const found = await until(content, async () => {
+        const m = await messagesWithContent(other, content);
+        return m.length ? m : null;
+      });
+      expect(found).toHaveLength(1);
+    }
+    expect((await member.get("/scheduled_messages")).body.scheduled_messages).toEqual([]);
+  });
+});
+
+async function upload(api: DemoUser, name: string, body: string) {
+  const form = new FormData();
+  form.append("file", new Blob([body], { type: "text/plain" }), name);
+  const res = await fetch(`${stack.baseUrl}/api/v1/user_uploads`, {
+    method: "POST",
+    headers: { authorization: "Basic " + Buffer.from(`${api.email}:${api.api_key}`).toString("base64") },
+    body: form,
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as { url: string; uri: string; filename: string };
+}
+
+describe("uploads", () => {
+  it("upload -> reference -> download by the recipient at the root URL -> refused to others -> delete", async () => {
+    const { member, member2, moderator } = org().users;
+    const queue = await register(client(member), ["attachment"]);
+    const up = await upload(member, "agenda.txt", "1. coffee");
+    expect(up.filename).toBe("agenda.txt");
+    const sent = await client(member).post("/messages", { type: "direct", to: [member2.user_id], content: `[agenda](${up.url})` });
+    expect(sent.status).toBe(200);
+    const events = await nextEvents(client(member), queue, 2);
+    expect(events.map((e) => `${e.type}/${e.op}`)).toEqual(["attachment/add", "attachment/update"]);
+    expect(events[1].attachment.messages).toEqual([{ id: sent.body.id, date_sent: expect.any(Number) }]);
+
+    const asRecipient = await client(member2).get(up.url);
+    expect(asRecipient.status).toBe(200);
+    expect(asRecipient.body).toBe("1. coffee");
+    expect((await client(moderator).get(up.url)).status).toBe(404);
+    expect((await client(demo.orgs[1].users.member).get(up.url)).status).toBe(404);
+
+    const listed = await client(member).get("/attachments");
+    const att = listed.body.attachments.find((a: any) => a.path_id === up.url.slice("/user_uploads/".length));
+    expect(att).toMatchObject({ name: "agenda.txt", size: 9, messages: [{ id: sent.body.id }] });
+    expect((await client(member2).delete(`/attachments/${att.id}`)).body).toMatchObject({ code: "BAD_REQUEST", msg: "Invalid attachment" });
+    expect((await client(member).delete(`/attachments/${att.id}`)).body).toEqual({ result: "success", msg: "" });
+    expect((await client(member2).get(up.url)).status).toBe(404);
+  });
+
+  it("an upload never used in a message is deleted automatically", async () => {
+    const { member } = org().users;
+    const up = await upload(member, "forgotten.txt", "nobody will link me");
+    await until("the clean-up", async () => (await client(member).get(up.url)).status === 404);
+    const listed = await client(member).get("/attachments");
+    expect(listed.body.attachments.some((a: any) => a.name === "forgotten.txt")).toBe(false);
+  });
+});
