@@ -8,7 +8,7 @@ import {
 } from "@chat/contracts";
 import type { Identity } from "@chat/platform";
 import { fetchRegisterState } from "../clients/state";
-import { applyEvents } from "../lib/apply";
+import { applyEvents } from "../lib/apply/index";
 import type { EventsRuntime } from "../runtime";
 import { doCreateQueue, type QueueParams } from "./queues";
 
@@ -66,7 +66,7 @@ export async function doRegister(rt: EventsRuntime, who: Identity, params: Regis
   const queued = await rt.store.read(queue.id, who, "register");
   if (queued.kind === "ok" && queued.events.length > 0) {
     const events = queued.events.map((e) => JSON.parse(e) as Record<string, unknown> & { id: number; type: string });
-    lastEventId = applyEvents(state, events, { userId: who.userId, fetchTypes });
+    lastEventId = applyEvents(state, events, { userId: who.userId, fetchTypes, includeSubscribers: params.include_subscribers });
     if (lastEventId >= 0) await rt.store.pruneTo(queue.id, lastEventId);
   }
 

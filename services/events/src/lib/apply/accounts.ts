@@ -1,0 +1,156 @@
+import { fetched, sortedUnique, upsert, type Applier, type AppliedEvent, type ApplyContext, type State } from "./types";
+
+const ROLE_FLAGS = (role: number) => ({ is_owner: role === 100, is_admin: role <= 200, is_guest: role === 600 });
+
+function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
+  if (!fetched(ctx, "realm_user")) return false;
+  if (!Array.isArray(state.realm_users)) return true;
+  const person = event.person;
+  const byId = (a: any, b: any) => a.user_id - b.user_id;
+  switch (event.op) {
+    case "add":
+      state.realm_non_active_users = (state.realm_non_active_users ?? []).filter((u: any) => u.user_id !== person.user_id);
+      upsert(state.realm_users, "user_id", person);
+      state.realm_users.sort(byId);
+      return true;
+    case "remove":
+      state.realm_users = state.realm_users.filter((u: any) => u.user_id !== person.user_id);
+      return true;
+    case "update": {
+      // Own permissions (can_create_streams, ...) follow from the role and need the organization's policies.
+      if (person.user_id === ctx.userId && "role" in person) return false;
+      if ("custom_profile_field" in person) return false;
+      const user = [...state.realm_users, ...(state.realm_non_active_users ?? [])].find((u: any) => u.user_id === person.user_id);
+      if (!user) return true;
+      for (const [k, v] of Object.entries(person)) {
+        if (k === "new_email") user.email = v;
+        else if (k !== "user_id") user[k] = v;
+      }
+      if ("role" in person) Object.assign(user, ROLE_FLAGS(person.role));
+      if ("is_active" in person) {
+        state.realm_users = state.realm_users.filter((u: any) => u.user_id !== user.user_id);
+        state.realm_non_active_users = (state.realm_non_active_users ?? []).filter((u: any) => u.user_id !== user.user_id);
+        (person.is_active ? state.realm_users : state.realm_non_active_users).push(user);
+        state.realm_users.sort(byId);
+        state.realm_non_active_users.sort(byId);
+      }
+      if (person.user_id === ctx.userId) {
+        for (const k of ["full_name", "delivery_email", "avatar_source", "avatar_url", "avatar_url_medium", "is_billing_admin", "timezone"]) {
+          if (k in person && k in state) state[k] = person[k];
+        }
+        if ("new_email" in person && "email" in state) state.email = person.new_email;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+function userGroup(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
+  if (!fetched(ctx, "realm_user_groups")) return false;
+  if (!Array.isArray(state.realm_user_groups)) return true;
+  const groups = state.realm_user_groups as any[];
+  const group = groups.find((g) => g.id === event.group_id);
+  switch (event.op) {
+    case "add":
+      upsert(groups, "id", event.group);
+      groups.sort((a, b) => a.id - b.id);
+      return true;
+    case "remove":
+      state.realm_user_groups = groups.filter((g) => g.id !== event.group_id);
+      return true;
+    case "update":
+      if (group) Object.assign(group, event.data);
+      return true;
+    case "add_members":
+    case "remove_members":
+      if (group) {
+        group.members = event.op === "add_members"
+          ? sortedUnique([...group.members, ...event.user_ids])
+          : group.members.filter((id: number) => !event.user_ids.includes(id));
+      }
+      return true;
+    case "add_subgroups":
+    case "remove_subgroups":
+      if (group) {
+        group.direct_subgroup_ids = event.op === "add_subgroups"
+          ? sortedUnique([...group.direct_subgroup_ids, ...event.direct_subgroup_ids])
+          : group.direct_subgroup_ids.filter((id: number) => !event.direct_subgroup_ids.includes(id));
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+function userStatus(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
+  if (!fetched(ctx, "user_status")) return false;
+  if (!state.user_status) return true;
+  const key = String(event.user_id);
+  const status: Record<string, unknown> = { ...(state.user_status[key] ?? {}) };
+  if ("away" in event) {
+    if (event.away) status.away = true;
+    else delete status.away;
+  }
+  if ("status_text" in event) {
+    if (event.status_text) status.status_text = event.status_text;
+    else delete status.status_text;
+  }
+  if ("emoji_name" in event) {
+    if (event.emoji_name) Object.assign(status, { emoji_name: event.emoji_name, emoji_code: event.emoji_code, reaction_type: event.reaction_type });
+    else for (const k of ["emoji_name", "emoji_code", "reaction_type"]) delete status[k];
+  }
+  if (Object.keys(status).length) state.user_status[key] = status;
+  else delete state.user_status[key];
+  return true;
+}
+
+function setting(state: State, property: string, value: unknown): void {
+  if (state.user_settings && property in state.user_settings) state.user_settings[property] = value;
+  // Legacy clients have the settings at the top level.
+  if (property in state) state[property] = value;
+}
+
+export const accountAppliers: Record<string, Applier> = {
+  realm_user: realmUser,
+  user_group: userGroup,
+  user_status: userStatus,
+
+  realm(state, event, ctx) {
+    if (!fetched(ctx, "realm")) return false;
+    if (event.op === "update") state[`realm_${event.property}`] = event.value;
+    else if (event.op === "update_dict") for (const [k, v] of Object.entries(event.data ?? {})) state[`realm_${k}`] = v;
+    else return false;
+    return true;
+  },
+
+  realm_linkifiers(state, event, ctx) {
+    if (!fetched(ctx, "realm_linkifiers")) return false;
+    if (Array.isArray(state.realm_linkifiers)) state.realm_linkifiers = event.realm_linkifiers;
+    return true;
+  },
+
+  user_settings(state, event, ctx) {
+    if (!fetched(ctx, "user_settings") && !fetched(ctx, "update_display_settings") && !fetched(ctx, "update_global_notifications")) return false;
+    if (event.op !== "update") return false;
+    setting(state, event.property, event.value);
+    return true;
+  },
+
+  update_display_settings(state, event) {
+    setting(state, event.setting_name, event.setting);
+    return true;
+  },
+
+  update_global_notifications(state, event) {
+    setting(state, event.notification_name, event.setting);
+    return true;
+  },
+
+  alert_words(state, event, ctx) {
+    if (!fetched(ctx, "alert_words")) return false;
+    if (Array.isArray(state.alert_words)) state.alert_words = event.alert_words;
+    return true;
+  },
+};

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import type { ClientNotice } from "@chat/contracts";
+import { acceptsEvent, eventsForQueue, type QueueDescriptor } from "./queue-filter";
+
+const queue = (over: Partial<QueueDescriptor> = {}): QueueDescriptor => ({
+  id: "q1",
+  userId: 5,
+  realmId: 1,
+  eventTypes: null,
+  narrow: [],
+  allPublicStreams: false,
+  capabilities: {},
+  applyMarkdown: true,
+  clientGravatar: true,
+  lifespanSecs: 600,
+  ...over,
+});
+
+const messageNotice = (extra: Partial<ClientNotice> = {}): ClientNotice => ({
+  event: {
+    type: "message",
+    message: { id: 1, sender_id: 5, sender_email: "a@b.c", type: "private", content: "<p>x</p>", content_type: "text/html", avatar_url: "u" },
+    markdown_content: "x",
+  },
+  users: [5],
+  ...extra,
+});
+
+describe("eventsForQueue", () => {
+  it("puts the receiving user's flags on the event, [] for messages without them", () => {
+    expect(eventsForQueue(queue(), messageNotice(), ["read"])[0].flags).toEqual(["read"]);
+    expect(eventsForQueue(queue(), messageNotice(), undefined)[0].flags).toEqual([]);
+    expect(eventsForQueue(queue(), { event: { type: "custom" }, users: [5] }, undefined)[0]).toEqual({ type: "custom" });
+  });
+
+  it("never lets markdown_content through", () => {
+    for (const applyMarkdown of [true, false]) {
+      const [e] = eventsForQueue(queue({ applyMarkdown }), messageNotice(), []);
+      expect(e).not.toHaveProperty("markdown_content");
+      expect((e.message as any).content).toBe(applyMarkdown ? "<p>x</p>" : "x");
+    }
+  });
+
+  it("update_message keeps both content forms", () => {
+    const notice: ClientNotice = { event: { type: "update_message", content: "<p>y</p>", markdown_content: "y", message_id: 1 }, users: [5] };
+    expect(eventsForQueue(queue(), notice, undefined)).toEqual([
+      { type: "update_message", content: "y", rendered_content: "<p>y</p>", message_id: 1 },
+    ]);
+  });
+
+  it("local echo needs the named queue and the sender's own queue", () => {
+    const sq = { queue_id: "q1", local_id: "1.5" };
+    expect(eventsForQueue(queue(), messageNotice({ sender_queue: sq }), [])[0]).toMatchObject({ local_id: "1.5", local_message_id: "1.5" });
+    expect(eventsForQueue(queue({ id: "q2" }), messageNotice({ sender_queue: sq }), [])[0]).not.toHaveProperty("local_id");
+    expect(eventsForQueue(queue({ userId: 6 }), messageNotice({ sender_queue: sq }), [])[0]).not.toHaveProperty("local_id");
+  });
+
+  it("splits or keeps deletions by capability", () => {
+    const notice: ClientNotice = { event: { type: "delete_message", message_type: "private", message_ids: [1, 2] }, users: [5] };
+    expect(eventsForQueue(queue(), notice, undefined)).toHaveLength(2);
+    expect(eventsForQueue(queue({ capabilities: { bulk_message_deletion: true } }), notice, undefined)).toHaveLength(1);
+  });
+});
+
+describe("acceptsEvent", () => {
+  it("lets heartbeats and restarts through unless types exclude restart", () => {
+    expect(acceptsEvent(queue({ eventTypes: ["message"] }), { type: "restart" })).toBe(false);
+    expect(acceptsEvent(queue(), { type: "restart" })).toBe(true);
+  });
+});

@@ -1,0 +1,313 @@
+import { isDeepStrictEqual } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { applyEvent, type ApplyContext } from "../src/lib/apply/index";
+import { contractEventErrors, openapiAvailable, zulipEventErrors } from "./openapi";
+
+/**
+ * The whole stack through the gateway: register, act through the public API, collect events
+ * with GET /events, check each event against its contract and Zulip's schema, apply it to the
+ * registered state and compare with a fresh register (Zulip's "verify action" method).
+ */
+
+let stack: Stack;
+let demo: DemoOutput;
+let org: DemoOutput["orgs"][0];
+const clients = new Map<DemoUser, ApiClient>();
+const as = (u: DemoUser) => clients.get(u) ?? clients.set(u, demoClient(demo, u)).get(u)!;
+
+beforeAll(async () => {
+  stack = await startStack({
+    serviceEnv: {
+      events: { EVENTS_HEARTBEAT_SECONDS: "1", EVENTS_HEARTBEAT_JITTER_SECONDS: "0" },
+      // verify_action registers again and again; the per-user limit is not what is tested here.
+      gateway: { RATE_LIMITING_ENABLED: "false" },
+    },
+  });
+  demo = await runDemo(stack);
+  org = demo.orgs[0];
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const CAPABILITIES = {
+  notification_settings_null: true,
+  bulk_message_deletion: true,
+  user_avatar_url_field_optional: false,
+  stream_typing_notifications: true,
+  user_settings_object: true,
+  linkifier_url_template: true,
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function checkEvent(event: Record<string, any>): void {
+  expect(contractEventErrors(event), `contract: ${JSON.stringify(event)}`).toEqual([]);
+  if (openapiAvailable) expect(zulipEventErrors(event), `Zulip schema: ${JSON.stringify(event)}`).toEqual([]);
+}
+
+async function register(u: DemoUser, params: Record<string, unknown> = {}) {
+  const res = await as(u).post("/register", { client_capabilities: CAPABILITIES, ...params });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as Record<string, any>;
+}
+
+/** Reads a queue until `done(events)` holds (heartbeats skipped); each event is checked. */
+async function readUntil(u: DemoUser, queueId: string, done: (events: any[]) => boolean, timeoutMs = 8000) {
+  const events: any[] = [];
+  let last: number | undefined;
+  const deadline = Date.now() + timeoutMs;
+  while (!done(events)) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting; got ${JSON.stringify(events)}`);
+    const res = await as(u).get("/events", { queue_id: queueId, last_event_id: last });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.queue_id).toBe(queueId);
+    for (const e of res.body.events) {
+      expect(e.id).toBeGreaterThan(last ?? -1);
+      last = e.id;
+      if (e.type === "heartbeat") continue;
+      checkEvent(e);
+      events.push(e);
+    }
+  }
+  return { events, last };
+}
+
+/** What a fresh register differs in without any change: its own queue. */
+const VOLATILE = ["queue_id", "last_event_id", "result", "msg", "server_timestamp"];
+function comparable(state: Record<string, any>) {
+  const copy = structuredClone(state);
+  for (const k of VOLATILE) delete copy[k];
+  return copy;
+}
+
+/**
+ * Zulip's verify_action: register, act, collect the events, apply them to the registered
+ * state; the result must equal a fresh register's state. Returns the events.
+ */
+async function verifyAction(u: DemoUser, action: () => Promise<unknown>, params: Record<string, unknown> = {}) {
+  const state = await register(u, params);
+  const queueId = state.queue_id as string;
+  const ctx: ApplyContext = {
+    userId: u.user_id,
+    fetchTypes: (params.fetch_event_types ?? params.event_types ?? null) as string[] | null,
+    includeSubscribers: Boolean(params.include_subscribers),
+  };
+  let last: number = state.last_event_id;
+  const events: any[] = [];
+  await action();
+  const drain = async () => {
+    const res = await as(u).get("/events", { queue_id: queueId, last_event_id: last, dont_block: true });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    for (const e of res.body.events) {
+      last = e.id;
+      if (e.type === "heartbeat") continue;
+      checkEvent(e);
+      events.push(e);
+      expect(applyEvent(state, e, ctx), `could not apply ${JSON.stringify(e)}`).toBe(true);
+    }
+  };
+  const deadline = Date.now() + 8000;
+  for (;;) {
+    await drain();
+    const fresh = await register(u, params);
+    await as(u).delete("/events", { queue_id: fresh.queue_id });
+    if (isDeepStrictEqual(comparable(state), comparable(fresh))) {
+      // Let stragglers of the same action arrive, then compare once more.
+      await sleep(300);
+      await drain();
+      expect(comparable(state)).toEqual(comparable(fresh));
+      break;
+    }
+    if (Date.now() > deadline) {
+      expect(comparable(state)).toEqual(comparable(fresh));
+      break;
+    }
+    await sleep(200);
+  }
+  await as(u).delete("/events", { queue_id: queueId });
+  return events;
+}
+
+const typesOf = (events: any[]) => events.map((e) => (e.op ? `${e.type}/${e.op}` : e.type));
+
+describe("register", () => {
+  it("returns the queue keys and every service's state", async () => {
+    const state = await register(org.users.member);
+    expect(state).toMatchObject({ zulip_feature_level: 267, last_event_id: -1, max_message_length: 10000 });
+    for (const key of ["subscriptions", "unsubscribed", "never_subscribed", "max_message_id", "drafts", "scheduled_messages", "user_status",
+      "realm_user_groups", "realm_users", "realm_name", "user_id", "unread_msgs", "user_settings"]) {
+      expect(state, key).toHaveProperty(key);
+    }
+    expect(state.user_id).toBe(org.users.member.user_id);
+    await as(org.users.member).delete("/events", { queue_id: state.queue_id });
+  });
+
+  it("returns only the requested state", async () => {
+    const state = await register(org.users.member, { fetch_event_types: ["message"] });
+    expect(Object.keys(comparable(state)).sort()).toEqual([
+      "event_queue_longpoll_timeout_seconds", "max_message_id", "max_message_length", "max_topic_length",
+      "zulip_feature_level", "zulip_merge_base", "zulip_version",
+    ]);
+  });
+});
+
+describe("message delivery through the gateway", () => {
+  const humans = () => ["owner", "admin", "moderator", "member", "member2", "guest", "bot"] as const;
+
+  it("a channel message reaches each subscriber's queue exactly once, and nobody else's", async () => {
+    const queues = new Map<DemoUser, string>();
+    for (const name of humans()) queues.set(org.users[name], (await register(org.users[name], { event_types: ["message"] })).queue_id);
+    const outsider = demo.orgs[1].users.member;
+    const outsiderQueue = (await register(outsider, { event_types: ["message"] })).queue_id;
+
+    const sent = await as(org.users.member).post("/messages", { type: "stream", to: org.channels.public.stream_id, topic: "hello", content: "to all" });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const priv = await as(org.users.member).post("/messages", { type: "stream", to: org.channels.private.stream_id, topic: "inner", content: "few" });
+    expect(priv.status).toBe(200);
+
+    const privateMembers = new Set([org.users.owner, org.users.admin, org.users.member]);
+    for (const [u, q] of queues) {
+      const wantIds = privateMembers.has(u) ? [sent.body.id, priv.body.id] : [sent.body.id];
+      const { events } = await readUntil(u, q, (ev) => ev.filter((e) => e.type === "message").length >= wantIds.length);
+      // Nothing more is coming: a last non-blocking look.
+      const rest = await as(u).get("/events", { queue_id: q, dont_block: true });
+      const all = [...events, ...rest.body.events.filter((e: any) => !events.some((x) => x.id === e.id) && e.type !== "heartbeat")];
+      expect(all.filter((e) => e.type === "message").map((e) => e.message.id)).toEqual(wantIds);
+      const own = all.find((e) => e.message.id === sent.body.id);
+      expect(own.message.content_type).toBe("text/x-markdown"); // apply_markdown defaults to false
+      expect(own.message.content).toBe("to all");
+    }
+    const out = await as(outsider).get("/events", { queue_id: outsiderQueue, dont_block: true });
+    expect(out.body.events.filter((e: any) => e.type === "message")).toEqual([]);
+  });
+
+  it("echoes the local id only in the queue named on send", async () => {
+    const member = org.users.member;
+    const q1 = (await register(member, { event_types: ["message"], apply_markdown: true })).queue_id;
+    const q2 = (await register(member, { event_types: ["message"] })).queue_id;
+    const q3 = (await register(org.users.member2, { event_types: ["message"] })).queue_id;
+    const sent = await as(member).post("/messages", {
+      type: "direct", to: [org.users.member2.user_id], content: "psst", queue_id: q1, local_id: "123.45",
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const [e1] = (await readUntil(member, q1, (ev) => ev.length >= 1)).events;
+    const [e2] = (await readUntil(member, q2, (ev) => ev.length >= 1)).events;
+    const [e3] = (await readUntil(org.users.member2, q3, (ev) => ev.length >= 1)).events;
+    expect(e1).toMatchObject({ type: "message", local_message_id: "123.45", local_id: "123.45", message: { id: sent.body.id, content_type: "text/html" } });
+    for (const e of [e2, e3]) {
+      expect(e.message.id).toBe(sent.body.id);
+      expect(e).not.toHaveProperty("local_message_id");
+      expect(e).not.toHaveProperty("local_id");
+    }
+  });
+});
+
+describe("verify action: register, act, apply events, compare with a fresh register", () => {
+  const member = () => org.users.member;
+  const other = () => org.users.member2;
+  const send = (u: DemoUser, params: Record<string, unknown>) =>
+    as(u).post("/messages", params).then((r) => {
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.id as number;
+    });
+
+  it("channel and direct messages", async () => {
+    let events = await verifyAction(member(), () => send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "t1", content: "x" }));
+    expect(typesOf(events)).toEqual(["message"]);
+    events = await verifyAction(member(), () => send(other(), { type: "direct", to: [member().user_id], content: "dm" }));
+    expect(typesOf(events)).toEqual(["message"]);
+    events = await verifyAction(member(), () => send(other(), { type: "direct", to: [member().user_id, org.users.owner.user_id], content: "group" }));
+    expect(typesOf(events)).toEqual(["message"]);
+    events = await verifyAction(member(), () => send(member(), { type: "stream", to: org.channels.public.stream_id, topic: "t1", content: "mine" }));
+    expect(typesOf(events)).toEqual(["message"]);
+  });
+
+  it("message flags: read, unread, starred", async () => {
+    const id = await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "flags", content: "flag me" });
+    const dm = await send(other(), { type: "direct", to: [member().user_id], content: "flag me too" });
+    const flags = (op: string, flag: string, ids: number[]) => () => as(member()).post("/messages/flags", { messages: ids, op, flag });
+    expect(typesOf(await verifyAction(member(), flags("add", "read", [id, dm])))).toEqual(["update_message_flags/add"]);
+    expect(typesOf(await verifyAction(member(), flags("remove", "read", [id, dm])))).toEqual(["update_message_flags/remove"]);
+    expect(typesOf(await verifyAction(member(), flags("add", "starred", [id])))).toEqual(["update_message_flags/add"]);
+    expect(typesOf(await verifyAction(member(), flags("remove", "starred", [id])))).toEqual(["update_message_flags/remove"]);
+  });
+
+  it("drafts", async () => {
+    let draftId = 0;
+    const events = await verifyAction(member(), async () => {
+      const r = await as(member()).post("/drafts", { drafts: [{ type: "stream", to: [org.channels.public.stream_id], topic: "d", content: "draft" }] });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      draftId = r.body.ids[0];
+    });
+    expect(typesOf(events)).toEqual(["drafts/add"]);
+    expect(typesOf(await verifyAction(member(), () =>
+      as(member()).patch(`/drafts/${draftId}`, { draft: { type: "stream", to: [org.channels.public.stream_id], topic: "d", content: "edited" } })))).toEqual(["drafts/update"]);
+    expect(typesOf(await verifyAction(member(), () => as(member()).delete(`/drafts/${draftId}`)))).toEqual(["drafts/remove"]);
+  });
+
+  it("subscription settings, unsubscribing and subscribing again", async () => {
+    const streamId = org.channels.public.stream_id;
+    const set = (property: string, value: unknown) => () =>
+      as(member()).post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: streamId, property, value }] });
+    expect(typesOf(await verifyAction(member(), set("is_muted", true)))).toEqual(["subscription/update", "subscription/update"]);
+    expect(typesOf(await verifyAction(member(), set("is_muted", false)))).toEqual(["subscription/update", "subscription/update"]);
+    expect(typesOf(await verifyAction(member(), set("color", "#aabbcc")))).toEqual(["subscription/update"]);
+    expect(typesOf(await verifyAction(member(), set("pin_to_top", true)))).toEqual(["subscription/update"]);
+
+    const events = await verifyAction(member(), () => as(member()).delete("/users/me/subscriptions", { subscriptions: [org.channels.public.name] }), { include_subscribers: true });
+    expect(typesOf(events)).toContain("subscription/remove");
+    const back = await verifyAction(member(), () => as(member()).post("/users/me/subscriptions", { subscriptions: [{ name: org.channels.public.name }] }), { include_subscribers: true });
+    expect(typesOf(back)).toContain("subscription/add");
+    // Another subscriber sees the peer change.
+    const peer = await verifyAction(other(), () => as(member()).delete("/users/me/subscriptions", { subscriptions: [org.channels.public.name] }), { include_subscribers: true });
+    expect(typesOf(peer)).toEqual(["subscription/peer_remove"]);
+    await as(member()).post("/users/me/subscriptions", { subscriptions: [{ name: org.channels.public.name }] });
+  });
+
+  it("topic visibility", async () => {
+    await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "noisy", content: "unread in a topic about to be muted" });
+    const events = await verifyAction(member(), () =>
+      as(member()).post("/user_topics", { stream_id: org.channels.public.stream_id, topic: "noisy", visibility_policy: 1 }));
+    expect(typesOf(events)).toEqual(["user_topic"]);
+  });
+
+  it("scheduled messages", async () => {
+    let id = 0;
+    const at = Math.floor(Date.now() / 1000) + 3600;
+    expect(typesOf(await verifyAction(member(), async () => {
+      const r = await as(member()).post("/scheduled_messages", { type: "stream", to: org.channels.public.stream_id, topic: "later", content: "soon", scheduled_delivery_timestamp: at });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      id = r.body.scheduled_message_id;
+    }))).toEqual(["scheduled_messages/add"]);
+    expect(typesOf(await verifyAction(member(), () => as(member()).patch(`/scheduled_messages/${id}`, { content: "sooner" })))).toEqual(["scheduled_messages/update"]);
+    expect(typesOf(await verifyAction(member(), () => as(member()).delete(`/scheduled_messages/${id}`)))).toEqual(["scheduled_messages/remove"]);
+  });
+
+  it("user status", async () => {
+    expect(typesOf(await verifyAction(member(), () => as(other()).post("/users/me/status", { status_text: "lunch", away: true })))).toEqual(["user_status"]);
+    expect(typesOf(await verifyAction(member(), () => as(other()).post("/users/me/status", { status_text: "", away: false })))).toEqual(["user_status"]);
+  });
+
+  it("user groups", async () => {
+    const admin = org.users.admin;
+    let groupId = 0;
+    expect(typesOf(await verifyAction(member(), async () => {
+      const r = await as(admin).post("/user_groups/create", { name: "events-e2e", description: "d", members: [admin.user_id] });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const list = await as(admin).get("/user_groups");
+      groupId = list.body.user_groups.find((g: any) => g.name === "events-e2e").id;
+    }))).toEqual(["user_group/add"]);
+    expect(typesOf(await verifyAction(member(), () => as(admin).post(`/user_groups/${groupId}/members`, { add: [member().user_id] })))).toEqual(["user_group/add_members"]);
+    expect(typesOf(await verifyAction(member(), () => as(admin).patch(`/user_groups/${groupId}`, { description: "changed" })))).toEqual(["user_group/update"]);
+  });
+
+  it("message deletion", async () => {
+    const first = await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "doomed", content: "delete me" });
+    await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "doomed", content: "keep me" });
+    const events = await verifyAction(member(), () => as(org.users.admin).delete(`/messages/${first}`));
+    expect(events).toEqual([expect.objectContaining({ type: "delete_message", message_ids: [first], message_type: "stream" })]);
+  });
+});

@@ -1,0 +1,146 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parse } from "yaml";
+import { REPO_ROOT } from "@chat/testkit";
+import * as contracts from "@chat/contracts";
+import type { z } from "zod";
+
+/**
+ * Checks delivered client events against Zulip's published GET /events schema (an OpenAPI 3.0
+ * subset: $ref, allOf, oneOf/anyOf, nullable, enum, properties, required, additionalProperties,
+ * items) and against our own contract schemas in @chat/contracts.
+ */
+
+export const OPENAPI_PATH = path.join(REPO_ROOT, "..", "shared", "reference", "zulip-openapi.yaml");
+export const openapiAvailable = existsSync(OPENAPI_PATH);
+
+type Schema = Record<string, any>;
+let doc: Schema | null = null;
+
+function load(): Schema {
+  doc ??= parse(readFileSync(OPENAPI_PATH, "utf8"), { maxAliasCount: -1 }) as Schema;
+  return doc;
+}
+
+function resolve(s: Schema): Schema {
+  let out = s;
+  while (out && out.$ref) {
+    const parts = String(out.$ref).replace(/^#\//, "").split("/");
+    out = parts.reduce((node: any, key) => node[key], load());
+  }
+  return out;
+}
+
+/** allOf parts merged into one object schema (Zulip's way of extending a base). */
+function flatten(s: Schema): Schema {
+  s = resolve(s);
+  if (!s.allOf) return s;
+  const merged: Schema = { ...s, allOf: undefined, properties: { ...(s.properties ?? {}) }, required: [...(s.required ?? [])] };
+  for (const part of s.allOf.map(flatten)) {
+    for (const [k, v] of Object.entries(part)) {
+      if (k === "properties") {
+        for (const [pk, pv] of Object.entries(v as Schema)) {
+          // `{}` placeholders re-declare a property of another part without constraining it.
+          if (!merged.properties[pk] || Object.keys(pv as object).length > 0) merged.properties[pk] = pv;
+        }
+      } else if (k === "required") merged.required.push(...(v as string[]));
+      else if (k === "additionalProperties") merged.additionalProperties = merged.additionalProperties === false ? false : v;
+      else if (!(k in merged) || merged[k] === undefined) merged[k] = v;
+    }
+  }
+  return merged;
+}
+
+/**
+ * Keys Zulip's published schema lacks but clients get: the local echo (`local_message_id` is
+ * added by Zulip's Tornado without being documented; `local_id` is our spec's name for it).
+ */
+export const ALLOWED_EXTRA_KEYS = new Set(["local_id", "local_message_id"]);
+
+export function validate(schema: Schema, value: unknown, at = "$"): string[] {
+  const s = flatten(schema);
+  if (value === null) return s.nullable ? [] : [`${at}: null not allowed`];
+  if (s.oneOf || s.anyOf) {
+    const branches: Schema[] = s.oneOf ?? s.anyOf;
+    const results = branches.map((b) => validate(b, value, at));
+    if (results.some((r) => r.length === 0)) return [];
+    return results.sort((a, b) => a.length - b.length)[0] ?? [`${at}: no branch`];
+  }
+  if (s.enum && !s.enum.includes(value)) return [`${at}: ${JSON.stringify(value)} not in ${JSON.stringify(s.enum)}`];
+  switch (s.type) {
+    case "integer":
+      return Number.isInteger(value) ? [] : [`${at}: not an integer`];
+    case "number":
+      return typeof value === "number" ? [] : [`${at}: not a number`];
+    case "string":
+      return typeof value === "string" ? [] : [`${at}: not a string`];
+    case "boolean":
+      return typeof value === "boolean" ? [] : [`${at}: not a boolean`];
+    case "array":
+      if (!Array.isArray(value)) return [`${at}: not an array`];
+      return s.items ? value.flatMap((v, i) => validate(s.items, v, `${at}[${i}]`)) : [];
+  }
+  if (s.type === "object" || s.properties || s.additionalProperties !== undefined) {
+    if (typeof value !== "object" || Array.isArray(value)) return [`${at}: not an object`];
+    const obj = value as Record<string, unknown>;
+    const errors: string[] = [];
+    for (const req of s.required ?? []) if (!(req in obj)) errors.push(`${at}.${req}: missing`);
+    for (const [k, v] of Object.entries(obj)) {
+      const prop = s.properties?.[k];
+      if (prop) errors.push(...validate(prop, v, `${at}.${k}`));
+      else if (s.additionalProperties === false && !ALLOWED_EXTRA_KEYS.has(k)) errors.push(`${at}.${k}: not in the schema`);
+      else if (typeof s.additionalProperties === "object") errors.push(...validate(s.additionalProperties, v, `${at}.${k}`));
+    }
+    return errors;
+  }
+  return [];
+}
+
+/** Errors of one delivered event against Zulip's GET /events event schemas (empty = valid). */
+export function zulipEventErrors(event: Record<string, unknown>): string[] {
+  const response = load().paths["/events"].get.responses["200"].content["application/json"].schema;
+  const events = flatten(response).properties.events;
+  const branches: Schema[] = resolve(events.items).oneOf;
+  // Only branches for this type (and op) are candidates; report the closest one.
+  const candidates = branches.filter((b) => {
+    const f = flatten(b);
+    const typeEnum = flatten(f.properties?.type ?? {}).enum;
+    const opEnum = f.properties?.op ? flatten(f.properties.op).enum : undefined;
+    return typeEnum?.includes(event.type) && (!opEnum || opEnum.includes(event.op));
+  });
+  if (candidates.length === 0) return [`no Zulip schema for type ${String(event.type)}${event.op ? `/${String(event.op)}` : ""}`];
+  const results = candidates.map((b) => validate(b, event));
+  if (results.some((r) => r.length === 0)) return [];
+  return results.sort((a, b) => a.length - b.length)[0];
+}
+
+/** Our contract schemas for client events: strict zod objects whose `type` is a literal. */
+function contractSchemasFor(event: Record<string, unknown>): z.ZodType[] {
+  const out: z.ZodType[] = [];
+  for (const value of Object.values(contracts)) {
+    const shape = (value as any)?.shape;
+    const def = (value as any)?._zod?.def;
+    if (!shape || !def || def.type !== "object") continue;
+    const typeValues: unknown[] | undefined = shape.type?._zod?.def?.values;
+    if (!typeValues?.includes(event.type)) continue;
+    const opDef = shape.op?._zod?.def;
+    const opValues: unknown[] | undefined = opDef?.values ?? (opDef?.entries ? Object.values(opDef.entries) : undefined);
+    if (shape.op && opValues && !opValues.includes(event.op)) continue;
+    out.push(value as z.ZodType);
+  }
+  return out;
+}
+
+/**
+ * Errors of one delivered event against our contracts. Message events are checked in their
+ * delivered form elsewhere (the contract describes the notice); events nobody declared pass.
+ */
+export function contractEventErrors(event: Record<string, unknown>): string[] {
+  if (event.type === "message") return [];
+  const schemas = contractSchemasFor(event);
+  if (schemas.length === 0) return [];
+  const candidates = [event, (({ id: _id, ...rest }) => rest)(event)];
+  for (const schema of schemas) for (const c of candidates) if (schema.safeParse(c).success) return [];
+  const { id: _id, ...rest } = event;
+  return schemas[0].safeParse(rest).error?.issues.map((i) => `${i.path.join(".")}: ${i.message}`) ?? [];
+}
