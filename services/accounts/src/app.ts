@@ -10,6 +10,11 @@ import { serverRoutes } from "./routes/server";
 import { userGroupRoutes } from "./routes/user-groups";
 import { userStatusRoutes } from "./routes/user-status";
 import { userRoutes } from "./routes/users";
+import { alertWordRoutes } from "./routes/alert-words";
+import { botRoutes } from "./routes/bots";
+import { customProfileFieldRoutes } from "./routes/custom-profile-fields";
+import { profileRoutes } from "./routes/profile";
+import { settingsRoutes } from "./routes/settings";
 
 /** One plugin per resource; each registers its contract routes. */
 const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> = [
@@ -21,6 +26,11 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   linkifierRoutes,
   pushRoutes,
   inviteRoutes,
+  settingsRoutes,
+  alertWordRoutes,
+  profileRoutes,
+  botRoutes,
+  customProfileFieldRoutes,
   registerStateRoutes,
 ];
 

@@ -1,0 +1,130 @@
+import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import type { AccountsDeps } from "../deps";
+import { generateApiKey, hashApiKey } from "../lib/credentials";
+import { ROLE, VALID_ROLES } from "../lib/format";
+import { checkFullName } from "../lib/validate";
+import { deleteApiKeys, insertApiKey } from "../store/api-keys";
+import { getProfileUser, setBotOwner, type ProfileUser } from "../store/profile";
+import { getRealm } from "../store/realms";
+import { getUserByEmail } from "../store/users";
+import { changeFullNameInTx, changeRoleInTx, deactivateBotInTx, notifyRealmUserUpdate } from "./profile";
+import { createUserInTx } from "./users";
+
+/** Bot types anyone may create here (embedded bots need server-side bot code we do not run). */
+const CREATABLE_BOT_TYPES = [1, 2, 3];
+
+/** Humans who are members or above may manage bots (Zulip's `require_member_or_admin`). */
+function requireMemberOrAdmin(who: Identity) {
+  if (who.isBot) throw badRequest("This endpoint does not accept bot requests.");
+  if (who.role === ROLE.guest) throw badRequest("Not allowed for guest users");
+}
+
+async function checkBotNameAvailable(tx: Queryable, realmId: number, fullName: string, exceptId: number | null) {
+  const { rowCount } = await tx.query(
+    "SELECT 1 FROM users WHERE realm_id = $1 AND is_active AND full_name = $2 AND ($3::bigint IS NULL OR id <> $3)",
+    [realmId, fullName, exceptId],
+  );
+  if (rowCount) throw badRequest("Name is already in use!");
+}
+
+export interface CreateBotInput {
+  fullName: string;
+  shortName: string;
+  botType: number;
+}
+
+/** POST /bots: the bot belongs to the caller; its email is `<short_name>-bot@<bot domain>`. */
+export async function doCreateBot(deps: AccountsDeps, who: Identity, p: CreateBotInput): Promise<{ bot: ProfileUser; apiKey: string }> {
+  requireMemberOrAdmin(who);
+  const shortName = p.shortName.trim();
+  if (!shortName || !/^[A-Za-z0-9._+-]+$/.test(shortName)) throw badRequest("Bad name or username");
+  const fullName = checkFullName(p.fullName);
+  if (p.botType === 4) throw badRequest("Embedded bots are not enabled.");
+  if (!CREATABLE_BOT_TYPES.includes(p.botType)) throw badRequest("Invalid bot type");
+  return withTx(deps.pool, async (tx) => {
+    const realm = await getRealm(tx, who.realmId);
+    if (!realm) throw badRequest("Invalid organization");
+    const email = `${shortName}-bot@${realm.stringId}.invalid`;
+    if (await getUserByEmail(tx, who.realmId, email)) throw badRequest("Username already in use");
+    await checkBotNameAvailable(tx, who.realmId, fullName, null);
+    const { user, apiKey } = await createUserInTx(tx, deps, {
+      realmId: who.realmId,
+      email,
+      fullName,
+      role: ROLE.member,
+      botType: p.botType,
+      botOwnerId: who.userId,
+    });
+    return { bot: (await getProfileUser(tx, who.realmId, user.id))!, apiKey };
+  });
+}
+
+/** Zulip's `access_bot_by_id`: a bot of the organization that the caller owns or administers. */
+async function accessBot(tx: Queryable, who: Identity, botId: number): Promise<ProfileUser> {
+  const bot = await getProfileUser(tx, who.realmId, botId, { lock: true });
+  if (!bot || !bot.isBot || bot.isSystemBot) throw badRequest("No such bot");
+  if (who.role > ROLE.administrator && bot.botOwnerId !== who.userId) throw badRequest("Insufficient permission");
+  return bot;
+}
+
+export interface UpdateBotInput {
+  fullName?: string;
+  botOwnerId?: number;
+  role?: number;
+}
+
+/** PATCH /bots/{bot_id}: name, owner (an active human of the organization) and role. */
+export async function doUpdateBot(
+  deps: AccountsDeps,
+  who: Identity,
+  botId: number,
+  p: UpdateBotInput,
+): Promise<{ bot: ProfileUser; ownerEmail: string | null }> {
+  if (p.role !== undefined && !VALID_ROLES.includes(p.role)) throw badRequest("Invalid role");
+  return withTx(deps.pool, async (tx) => {
+    const bot = await accessBot(tx, who, botId);
+    if (p.fullName !== undefined) {
+      const name = checkFullName(p.fullName);
+      if (name !== bot.fullName) await checkBotNameAvailable(tx, who.realmId, name, bot.id);
+      await changeFullNameInTx(tx, bot, name);
+    }
+    if (p.role !== undefined && p.role !== bot.role) {
+      if ((p.role === ROLE.owner || bot.role === ROLE.owner) && who.role !== ROLE.owner) {
+        throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+      }
+      if (who.role > ROLE.administrator) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+      await changeRoleInTx(tx, bot, p.role);
+    }
+    if (p.botOwnerId !== undefined && p.botOwnerId !== bot.botOwnerId) {
+      const owner = await getProfileUser(tx, who.realmId, p.botOwnerId);
+      if (!owner || owner.isSystemBot) throw badRequest("Failed to change owner, no such user");
+      if (!owner.isActive) throw badRequest("Failed to change owner, user is deactivated");
+      if (owner.isBot) throw badRequest("Failed to change owner, bots can't own other bots");
+      await setBotOwner(tx, who.realmId, bot.id, owner.id);
+      await notifyRealmUserUpdate(tx, who.realmId, bot.id, { user_id: bot.id, bot_owner_id: owner.id });
+    }
+    const updated = (await getProfileUser(tx, who.realmId, bot.id))!;
+    const owner = updated.botOwnerId === null ? null : await getProfileUser(tx, who.realmId, updated.botOwnerId);
+    return { bot: updated, ownerEmail: owner?.email ?? null };
+  });
+}
+
+/** DELETE /bots/{bot_id}: deactivates the bot (nothing to do when it already is). */
+export async function doDeactivateBot(deps: AccountsDeps, who: Identity, botId: number): Promise<void> {
+  await withTx(deps.pool, async (tx) => {
+    const bot = await accessBot(tx, who, botId);
+    if (bot.isActive) await deactivateBotInTx(tx, bot);
+  });
+}
+
+/** POST /bots/{bot_id}/api_key/regenerate: the old key stops working at once. */
+export async function doRegenerateBotApiKey(deps: AccountsDeps, who: Identity, botId: number): Promise<string> {
+  return withTx(deps.pool, async (tx) => {
+    const bot = await accessBot(tx, who, botId);
+    await deleteApiKeys(tx, who.realmId, bot.id);
+    const apiKey = generateApiKey();
+    await insertApiKey(tx, who.realmId, bot.id, hashApiKey(apiKey));
+    await emitEvent(tx, { type: "accounts.api_key.reset", realmId: who.realmId, payload: { user_id: bot.id, email: bot.email } });
+    return apiKey;
+  });
+}

@@ -1,0 +1,37 @@
+import { UpdateRealm, UpdateRealmUserSettingsDefaults, UpdateSettings, ownOnlySettingParams, personalSettingParams } from "@chat/contracts";
+import { registerRoute } from "@chat/platform";
+import type { FastifyInstance } from "fastify";
+import { doUpdateRealmRetention, doUpdateRealmUserSettingsDefaults, doUpdateSettings } from "../actions/settings";
+import type { AccountsDeps } from "../deps";
+import type { SettingValue } from "../lib/user-settings";
+
+const SETTING_PARAM_NAMES = [...Object.keys(personalSettingParams), ...Object.keys(ownOnlySettingParams)];
+
+/** The settings a request carried, by name (absent ones are undefined in the parsed params). */
+function givenSettings(params: Record<string, unknown>, names: string[]): Record<string, SettingValue> {
+  const out: Record<string, SettingValue> = {};
+  for (const name of names) if (params[name] !== undefined) out[name] = params[name] as SettingValue;
+  return out;
+}
+
+export function settingsRoutes(app: FastifyInstance, deps: AccountsDeps): void {
+  registerRoute(app, UpdateSettings, async ({ identity, params }) => {
+    await doUpdateSettings(deps, identity, {
+      fullName: params.full_name,
+      oldPassword: params.old_password,
+      newPassword: params.new_password,
+      settings: givenSettings(params, SETTING_PARAM_NAMES),
+    });
+    return {};
+  });
+
+  registerRoute(app, UpdateRealmUserSettingsDefaults, async ({ identity, params }) => {
+    await doUpdateRealmUserSettingsDefaults(deps, identity, givenSettings(params, Object.keys(personalSettingParams)));
+    return {};
+  });
+
+  registerRoute(app, UpdateRealm, async ({ identity, params }) => {
+    if (params.message_retention_days !== undefined) await doUpdateRealmRetention(deps, identity, params.message_retention_days);
+    return {};
+  });
+}
