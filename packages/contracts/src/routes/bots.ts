@@ -6,8 +6,8 @@ import { empty, route, success } from "../route";
 export const BOT_TYPES = [1, 2, 3, 4] as const;
 
 /**
- * A bot as its owner (or an administrator) sees it in GET /bots. Unlike Zulip there is no
- * `api_key`: keys are stored only as hashes; POST /bots/{id}/api_key/regenerate issues a new one.
+ * One of the caller's active bots in GET /bots. Unlike Zulip there is no `api_key`: keys are
+ * stored only as hashes; POST /bots/{id}/api_key/regenerate issues a new one.
  */
 export const BotObject = z.strictObject({
   user_id: z.number().int(),
@@ -17,10 +17,8 @@ export const BotObject = z.strictObject({
   default_sending_stream: z.string().nullable(),
   default_events_register_stream: z.string().nullable(),
   default_all_public_streams: z.boolean(),
-  owner_id: z.number().int().nullable(),
   bot_type: z.number().int(),
-  is_active: z.boolean(),
-  services: z.array(z.unknown()),
+  owner_id: z.number().int(),
 });
 export type BotObject = z.infer<typeof BotObject>;
 
@@ -52,7 +50,7 @@ export const CreateBot = route({
   }),
 });
 
-/** The caller's bots (every bot of the organization for administrators), active and not. */
+/** The caller's active bots. */
 export const GetBots = route({
   method: "GET",
   path: "/bots",
@@ -90,6 +88,9 @@ export const UpdateBot = route({
     default_sending_stream: z.string().nullable(),
     default_events_register_stream: z.string().nullable(),
     default_all_public_streams: z.boolean(),
+    service_interface: z.number().int().nullable(),
+    service_payload_url: z.string().nullable(),
+    config_data: z.record(z.string(), z.string()).nullable(),
     bot_owner: z.string().optional(),
   }),
 });

@@ -1,6 +1,10 @@
-import { resourceNotFound } from "@chat/platform";
+import { resourceNotFound, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
+import { canSeeDeliveryEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
 import { getAvatarImage } from "../store/profile";
+import { settingOfRealmUsers } from "../store/settings";
+import type { UserRow } from "../store/users";
+import { profileDataOf } from "./custom-profile-fields";
 
 /** An uploaded avatar by its URL parts (`<token>.png` or `<token>-medium.png`); unknown ones are 404s. */
 export async function getAvatarFile(deps: AccountsDeps, realmIdStr: string, filename: string) {
