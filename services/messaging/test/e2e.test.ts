@@ -121,4 +121,39 @@ describe("messaging through the gateway", () => {
     await ok(as("member").delete(`/drafts/${id}`));
     await fails(as("member").delete(`/drafts/${id}`), 404, "BAD_REQUEST", "Draft does not exist");
   });
+
+  it("message events reach each recipient's queue with their flags; local echo only in the named queue", async () => {
+    const reg = async (who: Who) => ok(as(who).post("/register", { event_types: ["message"], apply_markdown: true }));
+    const senderQueue = await reg("member");
+    const otherSenderQueue = await reg("member");
+    const recipientQueue = await reg("member2");
+    const sent = await ok(
+      as("member").post("/messages", {
+        type: "direct",
+        to: [org.users.member2.user_id],
+        content: "ping @**" + org.users.member2.full_name + "**",
+        queue_id: senderQueue.queue_id,
+        local_id: "42.01",
+      }),
+    );
+    const poll = async (who: Who, q: { queue_id: string; last_event_id: number }) => {
+      for (let i = 0; i < 50; i++) {
+        const res = await ok(as(who).get("/events", { queue_id: q.queue_id, last_event_id: q.last_event_id, dont_block: true }));
+        const msgs = res.events.filter((e: any) => e.type === "message");
+        if (msgs.length) return msgs;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return [];
+    };
+    const [mine] = await poll("member", senderQueue);
+    expect(mine.message.id).toBe(sent.id);
+    expect(mine.local_message_id).toBe("42.01");
+    expect(mine.flags).toEqual([]);
+    const [twin] = await poll("member", otherSenderQueue);
+    expect(twin.local_message_id).toBeUndefined();
+    const [theirs] = await poll("member2", recipientQueue);
+    expect(theirs.flags).toEqual(["mentioned"]);
+    expect(theirs.message.content).toContain('class="user-mention"');
+    expect(theirs.markdown_content).toBeUndefined();
+  });
 });
