@@ -1,5 +1,8 @@
+import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import { createLogger, createPool, InternalClient, ManualClock, type Pool } from "@chat/platform";
+import os from "node:os";
+import path from "node:path";
+import { createLogger, createPool, createServer, identityHeaders, InternalClient, ManualClock, type Pool } from "@chat/platform";
 import { serviceClient } from "@chat/testkit";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +10,10 @@ import { buildApp } from "../src/app";
 import { AccountsClient, MessagingClient } from "../src/clients/services";
 import type { SchedulerDeps } from "../src/deps";
 import { DeliveryLoop } from "../src/workers/delivery-loop";
+import { UploadCleanup } from "../src/workers/upload-cleanup";
+import { FileReaper } from "../../messaging/src/actions/attachments";
+import { attachmentRoutes } from "../../messaging/src/routes/attachments";
+import { LocalDirectoryStorage } from "../../messaging/src/storage";
 import { startMessaging, type Messaging, type Org } from "../../messaging/test/helpers";
 
 /**
@@ -154,5 +161,47 @@ describe("delivery through messaging", () => {
     expect(notices[0].content).toContain(rows[0].failure_message);
     const bot = await deps.accounts.getNotificationBotId(org.realmId);
     expect(Number(notices[0].sender_id)).toBe(bot);
+  });
+});
+
+describe("unused-upload clean-up timer", () => {
+  it("asks messaging to delete uploads older than the retention that no message links", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "cleanup-"));
+    const storage = new LocalDirectoryStorage(dir);
+    const token = m.deps.config.INTERNAL_TOKEN;
+    const files = createServer({ name: "messaging", logger: m.deps.log, internalToken: token, validateResponses: true });
+    const mod = { storage, maxUploadBytes: 1024, reaper: new FileReaper({ pool: m.deps.pool, log: m.deps.log, storage }) };
+    attachmentRoutes(mod)(files, m.deps);
+    await files.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      const upload = async (name: string) => {
+        const form = new FormData();
+        form.append("f", new Blob(["x"]), name);
+        const req = new Request("http://local/", { method: "POST", body: form });
+        const res = await files.inject({
+          method: "POST",
+          url: "/api/v1/user_uploads",
+          headers: { ...identityHeaders(org.member.as, token), "content-type": req.headers.get("content-type")! },
+          payload: Buffer.from(await req.arrayBuffer()),
+        });
+        return res.json().url as string;
+      };
+      const old = await upload("old.txt");
+      m.clock.advance(30 * 86_400_000);
+      await upload("young.txt");
+      const url = `http://127.0.0.1:${(files.server.address() as AddressInfo).port}`;
+      clock.set(m.clock.now());
+      const cleanup = new UploadCleanup({ ...deps, messaging: new MessagingClient(new InternalClient(url, token)) }, { intervalMs: 60_000, retentionDays: 10 });
+      expect(await cleanup.runOnce()).toBe(1);
+      const { rows } = await m.deps.pool.query("SELECT path_id FROM attachments WHERE owner_id = $1", [org.member.user_id]);
+      const left = rows.map((r) => `/user_uploads/${r.path_id}`);
+      expect(left).not.toContain(old);
+      expect(left.some((u) => u.endsWith("young.txt"))).toBe(true);
+      expect(await cleanup.runOnce()).toBe(0);
+    } finally {
+      mod.reaper.stop();
+      await files.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -49,7 +49,8 @@ async function checkWithMessaging(deps: SchedulerDeps, who: Identity, a: Address
   return { content: checked.content, topic: a.recipientType === "stream" ? checked.topic ?? topic : null, renderedContent: checked.rendered_content };
 }
 
-async function notifyUpdated(tx: Queryable, row: ScheduledMessageRow, failureReason?: string): Promise<void> {
+/** The sender's clients get the whole changed object (an edit, or the failed state). */
+export async function notifyUpdated(tx: Queryable, row: ScheduledMessageRow, failureReason?: string): Promise<void> {
   await emitEvent(tx, {
     type: "scheduler.scheduled_message.updated",
     realmId: row.realmId,
@@ -176,4 +177,3 @@ export async function doDeleteScheduledMessage(deps: SchedulerDeps, who: Identit
   });
 }
 
-export { notifyUpdated };
