@@ -10,7 +10,7 @@ import path from "node:path";
 import { baseConfigShape, ConfigError, loadConfig, SERVICE_PORTS } from "@chat/platform";
 import { START_COMMANDS } from "@chat/testkit";
 import { CliError } from "./lib/clients";
-import { loadCliConfig } from "./lib/config";
+import { loadCliConfig, startConfigShape } from "./lib/config";
 import { createDemo, describeDemo } from "./lib/demo";
 import { migrateAll, REPO_ROOT } from "./lib/migrate";
 
@@ -44,8 +44,9 @@ function servicePorts(env: Record<string, string | undefined>): Record<Service, 
 
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 20_000;
-/** Where each service's full log goes (`LOGS_DIR` overrides). */
-const LOG_DIR = process.env.LOGS_DIR ? path.resolve(process.env.LOGS_DIR) : path.join(REPO_ROOT, ".logs");
+const { LOGS_DIR } = loadConfig(startConfigShape);
+/** Where each service's full log goes. */
+const LOG_DIR = LOGS_DIR ? path.resolve(LOGS_DIR) : path.join(REPO_ROOT, ".logs");
 const CHILD_PRELOAD = path.join(REPO_ROOT, "packages/testkit/src/stack-child.ts");
 
 const say = (line: string) => process.stdout.write(`${line}\n`);

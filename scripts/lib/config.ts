@@ -7,10 +7,16 @@ export const cliConfigShape = {
   INTERNAL_TOKEN: baseConfigShape.INTERNAL_TOKEN,
   ACCOUNTS_URL: baseConfigShape.ACCOUNTS_URL,
   MESSAGING_URL: baseConfigShape.MESSAGING_URL,
-  /** Public base URL of the gateway: the CLI creates channels through the public API. */
+  /** Base URL of the gateway: the CLI creates channels through the public API, and `demo` prints it as `base_url`. */
   GATEWAY_URL: z.string().url().default("http://127.0.0.1:9991"),
 };
 
 export type CliConfig = z.infer<z.ZodObject<typeof cliConfigShape>>;
 
 export const loadCliConfig = (env: Record<string, string | undefined> = process.env): CliConfig => loadConfig(cliConfigShape, env);
+
+/** What `pnpm start` itself reads (it passes its whole environment on to the services). */
+export const startConfigShape = {
+  /** Directory for each service's full log file (`<service>.log`); default `.logs` in the repository. */
+  LOGS_DIR: z.string().optional(),
+};
