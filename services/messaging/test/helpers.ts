@@ -156,6 +156,11 @@ export async function startMessaging() {
     return (res.user_groups as Array<{ id: number; name: string }>).find((g) => g.name === name)!.id;
   }
 
+  /** Adds a linkifier through accounts' public API as an administrator. */
+  async function createLinkifier(admin: TestUser, pattern: string, urlTemplate: string) {
+    await ok(await accountsCall("POST", "/realm/filters", { as: admin.as, params: { pattern, url_template: urlTemplate } }));
+  }
+
   async function send(from: TestUser, params: Record<string, unknown>) {
     return (await ok(await call("POST", "/messages", from, params))).id as number;
   }
@@ -176,6 +181,7 @@ export async function startMessaging() {
     deactivate,
     setRealmSetting,
     createGroup,
+    createLinkifier,
     accountsPool,
     send,
     async close() {

@@ -286,6 +286,15 @@ describe("mentions", () => {
   });
 });
 
+describe("linkifiers", () => {
+  it("the organization's linkifiers turn matches into links", async () => {
+    await m.createLinkifier(org.admin, "#(?P<id>[0-9]+)", "https://tracker.example/{id}");
+    const id = await m.send(org.member, { type: "stream", to: "general", topic: "links", content: "fixes #77" });
+    const res = await m.ok(await m.call("GET", `/messages/${id}`, org.member));
+    expect(res.message.content).toBe('<p>fixes <a href="https://tracker.example/77">#77</a></p>');
+  });
+});
+
 describe("automatic topic visibility", () => {
   it("follows a topic the sender starts and tells their clients", async () => {
     const res = await m.ok(await m.call("POST", "/messages", org.member2, { type: "stream", to: "general", topic: "brand new", content: "first!" }));

@@ -1,4 +1,5 @@
 import {
+  GetLinkifiers,
   GetUserGroups,
   GetUsers,
   InternalGetRealm,
@@ -21,6 +22,7 @@ const path = (def: { path: string }, values: Record<string, number> = {}) =>
  */
 export class AccountsClient {
   private readonly realms = new Map<number, { at: number; realm: InternalRealm }>();
+  private readonly linkifiers = new Map<number, { at: number; list: Array<{ pattern: string; url_template: string }> }>();
 
   constructor(
     private readonly http: InternalClient,
@@ -70,6 +72,18 @@ export class AccountsClient {
       date_joined: m.date_joined,
       timezone: m.timezone,
     }));
+  }
+
+  /** The organization's linkifiers in its order (cached like the realm). */
+  async getLinkifiers(realmId: number): Promise<Array<{ pattern: string; url_template: string }>> {
+    const now = this.clock.now().getTime();
+    const hit = this.linkifiers.get(realmId);
+    if (hit && now - hit.at < this.realmCacheMs) return hit.list;
+    const realm = await this.getRealm(realmId);
+    const identity = { userId: realm.notification_bot_id, realmId, role: 400 as const, isBot: false, email: "", client: "internal" };
+    const res = await this.http.call<{ linkifiers: Array<{ pattern: string; url_template: string }> }>(GetLinkifiers.method, GetLinkifiers.path, { identity });
+    this.linkifiers.set(realmId, { at: now, list: res.linkifiers });
+    return res.linkifiers;
   }
 
   /** The realm's user groups by name and id (group mentions), read like a member would. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { compileLinkifiers } from "./linkifiers";
 import { emptyDirectory, renderMarkdown, scanMentionCandidates } from "./markdown";
 
 function dir() {
@@ -68,5 +69,17 @@ describe("renderMarkdown", () => {
       groupNames: ["grp"],
       streamNames: ["chan"],
     });
+  });
+  it("applies the organization's linkifiers outside code and links", () => {
+    const d = emptyDirectory();
+    d.linkifiers = compileLinkifiers([
+      { pattern: "#(?P<id>[0-9]+)", url_template: "https://tracker.example/issue/{id}" },
+      { pattern: "BAD(?P<x>[0-9])", url_template: "javascript:alert({x})" },
+    ]);
+    const r = renderMarkdown("fixes #42, not `#43` nor [#44](https://x.example) BAD1", d);
+    expect(r.html).toBe(
+      '<p>fixes <a href="https://tracker.example/issue/42">#42</a>, not <code>#43</code> nor <a href="https://x.example">#44</a> BAD1</p>',
+    );
+    expect(r.hasLink).toBe(true);
   });
 });

@@ -1,5 +1,8 @@
 import MarkdownIt from "markdown-it";
+import type StateCore from "markdown-it/lib/rules_core/state_core.mjs";
 import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs";
+import type Token from "markdown-it/lib/token.mjs";
+import { findLinkifierMatches, type CompiledLinkifier } from "./linkifiers";
 
 /** What mention syntax in a message can resolve to; the caller looks these up first. */
 export interface MentionDirectory {
@@ -10,6 +13,8 @@ export interface MentionDirectory {
   groupsByName: Map<string, { id: number; name: string }>;
   /** Channels the sender can see, by lower-cased name. */
   streamsByName: Map<string, { id: number; name: string }>;
+  /** The organization's linkifiers, in its order. */
+  linkifiers: CompiledLinkifier[];
 }
 
 /** What a rendered message mentions (silent mentions excluded: they notify nobody). */
@@ -34,6 +39,7 @@ export const emptyDirectory = (): MentionDirectory => ({
   usersById: new Map(),
   groupsByName: new Map(),
   streamsByName: new Map(),
+  linkifiers: [],
 });
 
 const STREAM_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
@@ -142,6 +148,46 @@ function streamLinkRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
+/** Turns linkifier matches in plain text (outside links and code) into links. */
+function linkifierRule(md: MarkdownIt) {
+  return (state: StateCore): void => {
+    const env = state.env as RenderEnv;
+    if (env.dir.linkifiers.length === 0) return;
+    for (const block of state.tokens) {
+      if (block.type !== "inline" || !block.children) continue;
+      const out: Token[] = [];
+      let inLink = 0;
+      for (const tok of block.children) {
+        if (tok.type === "link_open") inLink++;
+        if (tok.type === "link_close") inLink--;
+        if (tok.type !== "text" || inLink > 0) {
+          out.push(tok);
+          continue;
+        }
+        let pos = 0;
+        for (const match of findLinkifierMatches(tok.content, env.dir.linkifiers)) {
+          const href = md.normalizeLink(match.url);
+          if (!md.validateLink(href)) continue;
+          if (match.start > pos) out.push(textToken(state, tok.content.slice(pos, match.start)));
+          const open = new state.Token("link_open", "a", 1);
+          open.attrs = [["href", href]];
+          out.push(open, textToken(state, tok.content.slice(match.start, match.end)), new state.Token("link_close", "a", -1));
+          pos = match.end;
+        }
+        if (pos === 0) out.push(tok);
+        else if (pos < tok.content.length) out.push(textToken(state, tok.content.slice(pos)));
+      }
+      block.children = out;
+    }
+  };
+}
+
+function textToken(state: StateCore, content: string): Token {
+  const t = new state.Token("text", "", 0);
+  t.content = content;
+  return t;
+}
+
 function createRenderer(): MarkdownIt {
   // html: false -> raw HTML in a message is shown as text, never interpreted.
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
@@ -149,6 +195,7 @@ function createRenderer(): MarkdownIt {
   md.disable(["image"]);
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_stream_link", streamLinkRule);
+  md.core.ruler.after("linkify", "zulip_linkifiers", linkifierRule(md));
   md.renderer.rules.fence = (tokens, idx) => {
     const token = tokens[idx];
     const lang = token.info.trim().split(/\s+/)[0];

@@ -1,14 +1,19 @@
 import type { AppDeps } from "../deps";
+import { compileLinkifiers } from "../lib/linkifiers";
 import { emptyDirectory, scanMentionCandidates, type MentionDirectory } from "../lib/markdown";
 import { selectStreamsByNames } from "../store/streams";
 import { selectUserSubscriptions } from "../store/subscriptions";
 import { canSeeStream, type Viewer } from "./streams";
 import { getActiveUsersByNames, getUsersByIds } from "./users";
 
-/** Looks up every user, group and channel the content's mention syntax names, as `viewer` may see them. */
+/**
+ * Looks up every user, group and channel the content's mention syntax names, as `viewer` may
+ * see them, and the organization's linkifiers: everything rendering needs.
+ */
 export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, content: string): Promise<MentionDirectory> {
   const dir = emptyDirectory();
   const scan = scanMentionCandidates(content);
+  dir.linkifiers = compileLinkifiers(await deps.accounts.getLinkifiers(viewer.realmId));
   const byName = await getActiveUsersByNames(deps, viewer.realmId, scan.userNames);
   for (const u of byName) {
     const key = u.fullName.toLowerCase();

@@ -1,0 +1,86 @@
+import { RE2JS } from "re2js";
+
+/** A linkifier ready to run: RE2 semantics (linear time, as accounts validated it). */
+export interface CompiledLinkifier {
+  re: RE2JS;
+  template: string;
+  groups: string[];
+}
+
+export function compileLinkifiers(list: Array<{ pattern: string; url_template: string }>): CompiledLinkifier[] {
+  const out: CompiledLinkifier[] = [];
+  for (const l of list) {
+    try {
+      const re = RE2JS.compile(l.pattern);
+      out.push({ re, template: l.url_template, groups: Object.keys(re.namedGroups()) });
+    } catch {
+      // A pattern accounts accepted but we cannot compile links nothing.
+    }
+  }
+  return out;
+}
+
+const OPS: Record<string, { first: string; sep: string; named: boolean; ifEmpty: string; reserved: boolean }> = {
+  "": { first: "", sep: ",", named: false, ifEmpty: "", reserved: false },
+  "+": { first: "", sep: ",", named: false, ifEmpty: "", reserved: true },
+  "#": { first: "#", sep: ",", named: false, ifEmpty: "", reserved: true },
+  ".": { first: ".", sep: ".", named: false, ifEmpty: "", reserved: false },
+  "/": { first: "/", sep: "/", named: false, ifEmpty: "", reserved: false },
+  ";": { first: ";", sep: ";", named: true, ifEmpty: "", reserved: false },
+  "?": { first: "?", sep: "&", named: true, ifEmpty: "=", reserved: false },
+  "&": { first: "&", sep: "&", named: true, ifEmpty: "=", reserved: false },
+};
+
+function encode(value: string, reserved: boolean): string {
+  if (reserved) return encodeURI(value).replace(/%25([0-9A-Fa-f]{2})/g, "%$1");
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+}
+
+/** RFC 6570 expansion of string variables (every operator; prefix modifiers). */
+export function expandUrlTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(/\{([^}]*)\}/g, (_m, body: string) => {
+    const op = body && OPS[body[0]] && body[0] !== "" ? body[0] : "";
+    const spec = OPS[op];
+    const parts: string[] = [];
+    for (const item of (op ? body.slice(1) : body).split(",")) {
+      const [, name, prefix] = /^([^:*]+)(?::(\d+))?\*?$/.exec(item) ?? [];
+      if (!name || values[name] === undefined) continue;
+      let v = values[name];
+      if (prefix) v = Array.from(v).slice(0, Number(prefix)).join("");
+      const enc = encode(v, spec.reserved);
+      parts.push(spec.named ? (v === "" ? name + spec.ifEmpty : `${name}=${enc}`) : enc);
+    }
+    return parts.length ? spec.first + parts.join(spec.sep) : "";
+  });
+}
+
+export interface LinkMatch {
+  start: number;
+  end: number;
+  url: string;
+}
+
+// Zulip only links a match standing on its own: after a start, a space or an opening mark,
+// and not running into a word character.
+const BEFORE_OK = /[\s'"(,:<]/;
+const WORD = /[A-Za-z0-9_]/;
+
+/** Non-overlapping matches in `text`; earlier linkifiers win, as the organization ordered them. */
+export function findLinkifierMatches(text: string, linkifiers: CompiledLinkifier[]): LinkMatch[] {
+  const taken: LinkMatch[] = [];
+  for (const l of linkifiers) {
+    const m = l.re.matcher(text);
+    while (m.find()) {
+      const start = m.start();
+      const end = m.end();
+      if (end === start) continue;
+      if (start > 0 && !BEFORE_OK.test(text[start - 1])) continue;
+      if (end < text.length && WORD.test(text[end])) continue;
+      if (taken.some((t) => start < t.end && end > t.start)) continue;
+      const values: Record<string, string> = {};
+      for (const g of l.groups) values[g] = m.group(g) ?? "";
+      taken.push({ start, end, url: expandUrlTemplate(l.template, values) });
+    }
+  }
+  return taken.sort((a, b) => a.start - b.start);
+}
