@@ -99,6 +99,14 @@ describe("POST /user_groups/create", () => {
     expect(b.can_mention_group).toEqual({ direct_members: [org.member.user_id], direct_subgroups: [a.id] });
     const c = await create("mention-old", [], { can_mention_group_id: sys["role:administrators"] });
     expect(c.can_mention_group).toBe(sys["role:administrators"]);
+    // The internal check messaging uses for group mentions evaluates the setting recursively.
+    const can = async (groupId: number, userId: number) =>
+      (await t.ok(await t.call("GET", "/internal/user_groups/can_mention", { params: { realm_id: org.realmId, group_id: groupId, user_id: userId } }))).can_mention;
+    expect(await can(c.id, org.owner.user_id)).toBe(true);
+    expect(await can(c.id, org.member.user_id)).toBe(false);
+    expect(await can(b.id, org.member.user_id)).toBe(true);
+    expect(await can(b.id, org.member2.user_id)).toBe(false);
+    expect(await can(sys["role:members"], org.owner.user_id)).toBe(false);
     // Anonymous setting groups are not listed as groups.
     expect((await groups()).every((g) => g.name !== "")).toBe(true);
   });

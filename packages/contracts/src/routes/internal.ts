@@ -237,3 +237,16 @@ export const InternalCleanupInvites = route({
   params: {},
   response: success({ deleted: z.number().int() }),
 });
+
+/**
+ * Whether a user may mention a group (`@*group*`): membership, recursive, of the group's
+ * `can_mention_group` setting (a named group or an anonymous set of users and subgroups).
+ */
+export const InternalUserGroupCanMention = route({
+  method: "GET",
+  path: "/internal/user_groups/can_mention",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().required(), group_id: p.int().required(), user_id: p.int().required() },
+  response: success({ can_mention: z.boolean() }),
+});

@@ -44,6 +44,13 @@ export async function groupRecursiveMembers(deps: AccountsDeps, realmId: number,
   return recursiveMemberIds(deps.pool, realmId, groupId);
 }
 
+/** A group's can_mention_group setting, evaluated recursively for this user. */
+export async function groupCanMention(deps: AccountsDeps, realmId: number, groupId: number, userId: number): Promise<boolean> {
+  const g = await accessAnyGroup(deps, realmId, groupId);
+  if (g.canMentionGroupId === null) return false;
+  return isRecursiveMember(deps.pool, realmId, g.canMentionGroupId, userId);
+}
+
 export async function getUserGroups(deps: AccountsDeps, who: Identity) {
   checkGroupsApiCaller(who);
   return formatGroups(deps.pool, who.realmId, await listNamedGroups(deps.pool, who.realmId));

@@ -5,6 +5,7 @@ import {
   InternalGetRealm,
   InternalGetUsers,
   InternalResetApiKey,
+  InternalUserGroupCanMention,
   InternalUserGroupIsMember,
   InternalUserGroupMembers,
 } from "@chat/contracts";
@@ -15,7 +16,7 @@ import { doCreateUser, doResetApiKey } from "../actions/users";
 import type { AccountsDeps } from "../deps";
 import { authenticateApiKey } from "../queries/auth";
 import { getInternalRealm } from "../queries/realms";
-import { groupIsMember, groupRecursiveMembers } from "../queries/user-groups";
+import { groupCanMention, groupIsMember, groupRecursiveMembers } from "../queries/user-groups";
 import { getInternalUsers } from "../queries/users";
 
 /** Service-to-service routes: the gateway's auth check, the admin CLI, other services' lookups. */
@@ -66,5 +67,9 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
 
   registerRoute(app, InternalUserGroupMembers, async ({ params }) => ({
     user_ids: await groupRecursiveMembers(deps, params.realm_id, params.group_id),
+  }));
+
+  registerRoute(app, InternalUserGroupCanMention, async ({ params }) => ({
+    can_mention: await groupCanMention(deps, params.realm_id, params.group_id, params.user_id),
   }));
 }
