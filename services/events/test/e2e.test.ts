@@ -87,7 +87,15 @@ function comparable(state: Record<string, any>) {
  * Zulip's verify_action: register, act, collect the events, apply them to the registered
  * state; the result must equal a fresh register's state. Returns the events.
  */
-async function verifyAction(u: DemoUser, action: () => Promise<unknown>, params: Record<string, unknown> = {}) {
+async function verifyAction(
+  u: DemoUser,
+  action: () => Promise<unknown>,
+  params: Record<string, unknown> = {},
+  opts: { registerMidway?: boolean } = {},
+) {
+  // Midway: the register runs while the action is under way (its events race the state fetch).
+  const running = opts.registerMidway ? action() : null;
+  if (running) await sleep(30);
   const state = await register(u, params);
   const queueId = state.queue_id as string;
   const ctx: ApplyContext = {
@@ -97,7 +105,7 @@ async function verifyAction(u: DemoUser, action: () => Promise<unknown>, params:
   };
   let last: number = state.last_event_id;
   const events: any[] = [];
-  await action();
+  await (running ?? action());
   const drain = async () => {
     const res = await as(u).get("/events", { queue_id: queueId, last_event_id: last, dont_block: true });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -311,3 +319,42 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     expect(events).toEqual([expect.objectContaining({ type: "delete_message", message_ids: [first], message_type: "stream" })]);
   });
 });
+
+describe("register races and restarts", () => {
+  it("a register in the middle of a burst of messages misses none and applies none twice", async () => {
+    const member = org.users.member;
+    const sender = org.users.member2;
+    const sent: number[] = [];
+    const events = await verifyAction(
+      member,
+      async () => {
+        for (let i = 0; i < 15; i++) {
+          const r = await as(sender).post("/messages", { type: "direct", to: [member.user_id], content: `burst ${i}` });
+          expect(r.status).toBe(200);
+          sent.push(r.body.id);
+        }
+      },
+      {},
+      { registerMidway: true },
+    );
+    const delivered = events.filter((e) => e.type === "message").map((e) => e.message.id);
+    expect(new Set(delivered).size).toBe(delivered.length);
+    expect(sent.slice(-1)[0]).toBeGreaterThan(0);
+  });
+
+  it("an events restart loses no queue and no event", async () => {
+    const member = org.users.member;
+    const state = await register(member, { event_types: ["message"] });
+    const exit = await stack.kill("events", "SIGTERM");
+    expect(exit).toEqual({ code: 0, signal: null });
+    const down = await as(member).get("/events", { queue_id: state.queue_id, last_event_id: -1, dont_block: true });
+    expect(down.status).toBe(503);
+    const id = await as(org.users.member2)
+      .post("/messages", { type: "direct", to: [member.user_id], content: "while you were out" })
+      .then((r) => r.body.id);
+    await stack.start("events");
+    const { events } = await readUntil(member, state.queue_id, (ev) => ev.some((e) => e.type === "message"));
+    expect(events.filter((e) => e.type === "message").map((e) => e.message.id)).toEqual([id]);
+  });
+});
+

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
+import { RestartEvent, ZULIP_MERGE_BASE, ZULIP_VERSION } from "@chat/contracts";
 import { ManualClock } from "@chat/platform";
+import { notifyRestartIfUpgraded } from "../src/actions/maintenance";
 import { eventsEnv, notice, poll, queueFor, user, type EventsEnv, type Instance } from "./support";
 
 let ev: EventsEnv;
@@ -274,3 +276,28 @@ describe("size cap", () => {
     await local.close();
   });
 });
+
+describe("upgrades", () => {
+  it("after a version change, queues that accept it get one restart event", async () => {
+    const own = await eventsEnv();
+    const local = await own.start({ consume: false });
+    const who = user();
+    const all = await queueFor(local, who);
+    const messagesOnly = await queueFor(local, who, { event_types: ["message"] });
+    const { store, clock, log } = local.app.events;
+    // First start ever: nothing to announce.
+    expect(await notifyRestartIfUpgraded(store, clock, log)).toBe(0);
+    await own.redis.set(`${local.config.REDIS_PREFIX}server_version`, "8.0-older/200");
+    expect(await notifyRestartIfUpgraded(store, clock, log)).toBe(1);
+    // Another instance of the same version starting later stays quiet.
+    expect(await notifyRestartIfUpgraded(store, clock, log)).toBe(0);
+    const res = await poll(local, who, all, undefined, { dont_block: true });
+    expect(res.body.events).toEqual([
+      { id: 0, type: "restart", zulip_version: ZULIP_VERSION, zulip_merge_base: ZULIP_MERGE_BASE, zulip_feature_level: 267, server_generation: expect.any(Number), immediate: false },
+    ]);
+    expect(RestartEvent.parse(res.body.events[0])).toBeTruthy();
+    expect((await poll(local, who, messagesOnly, undefined, { dont_block: true })).body.events).toEqual([]);
+    await own.teardown();
+  });
+});
+
