@@ -5,6 +5,7 @@ import {
   OutboxRelay,
   createLogger,
   createPool,
+  ensureDatabase,
   runMigrations,
   runService,
   systemClock,
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
   }
   const log = createLogger("scheduler", config.LOG_LEVEL);
   // Idempotent and lock-protected: replicas starting together are fine.
+  await ensureDatabase(config.DATABASE_URL);
   await runMigrations({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, dir: fileURLToPath(new URL("../migrations", import.meta.url)), log });
   const pool = createPool(config.DATABASE_URL, SCHEMA, config.DATABASE_POOL_SIZE);
   const deps: SchedulerDeps = {
