@@ -173,4 +173,21 @@ describe("GET /messages/{id}", () => {
   });
 });
 
+describe("GET /users/me/{stream_id}/topics and POST /messages/render", () => {
+  it("lists a channel's topics, newest first, for those who may read its history", async () => {
+    const res = await m.ok(await m.call("GET", `/users/me/${general}/topics`, org.admin));
+    expect(res.topics).toEqual([
+      { name: "lunch", max_id: ids.g4 },
+      { name: "Deploys", max_id: ids.g3 },
+    ]);
+    expectError(await m.call("GET", `/users/me/${secret}/topics`, org.member2), 400, "BAD_REQUEST", "Invalid channel ID");
+  });
 
+  it("renders Markdown without sending", async () => {
+    const before = await m.count("messages");
+    const res = await m.ok(await m.call("POST", "/messages/render", org.member, { content: "**hi** @**Max Member**" }));
+    expect(res.rendered).toBe(`<p><strong>hi</strong> <span class="user-mention" data-user-id="${org.member2.user_id}">@Max Member</span></p>`);
+    expect(await m.count("messages")).toBe(before);
+    expectError(await m.call("POST", "/messages/render", org.member, {}), 400, "REQUEST_VARIABLE_MISSING");
+  });
+});
