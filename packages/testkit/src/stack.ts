@@ -28,8 +28,11 @@ const URL_VARS: Record<Exclude<StackService, "gateway">, string> = {
 export interface StackOptions {
   /** Extra variables for every service (override the stack's defaults). */
   env?: Record<string, string>;
-  /** Extra variables for one service only. */
-  serviceEnv?: Partial<Record<StackService, Record<string, string>>>;
+  /**
+   * Extra variables for one service only; a function gets the stack's variables first (e.g. to
+   * route one service's DATABASE_URL through a TCP proxy: `(v) => ({DATABASE_URL: proxy.url(v.DATABASE_URL)})`).
+   */
+  serviceEnv?: Partial<Record<StackService, Record<string, string> | ((vars: Record<string, string>) => Record<string, string>)>>;
   /** Start only these (default: all five). Meant for local experiments, not committed tests. */
   services?: readonly StackService[];
   /** How long one service may take to answer `/ready` (default 60 s: two cores, five tsx boots). */
@@ -178,6 +181,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const tails = new Map<StackService, Tail>();
   const mirror = process.env.STACK_LOGS === "1";
 
+  const own = (service: StackService): Record<string, string> => {
+    const extra = opts.serviceEnv?.[service];
+    return typeof extra === "function" ? extra(vars) : (extra ?? {});
+  };
+
   const spawnService = (service: StackService): Running => {
     const tail = tails.get(service) ?? new Tail(mirror ? `[${service}] ` : null);
     tails.set(service, tail);
@@ -186,7 +194,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ["--import", "tsx", "--import", CHILD_PRELOAD, opts.entry?.(service) ?? path.join("services", service, "src", "main.ts")],
       {
         cwd: REPO_ROOT,
-        env: { ...process.env, ...vars, ...opts.serviceEnv?.[service], PORT: String(ports[service]) },
+        env: { ...process.env, ...vars, ...own(service), PORT: String(ports[service]) },
         // Own process group, so stop() reaches anything the service spawns.
         detached: true,
         stdio: ["pipe", "pipe", "pipe"],
