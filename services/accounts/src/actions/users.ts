@@ -1,5 +1,6 @@
 import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
+import { applyRealmDefaultsToNewUser } from "./settings";
 import { generateApiKey, hashApiKey, hashPassword } from "../lib/credentials";
 import { ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
 import { checkFullName, isValidEmail } from "../lib/validate";
@@ -92,6 +93,8 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
     if ((err as { code?: string }).code === "23505") throw badRequest(`Email '${email}' already in use`);
     throw err;
   }
+  // Settings start as the organization's defaults for new users (issue 10).
+  user = await applyRealmDefaultsToNewUser(tx, user);
   const apiKey = generateApiKey();
   await insertApiKey(tx, user.realmId, user.id, hashApiKey(apiKey));
   const audience = input.isSystemBot ? [] : await activeUserIds(tx, user.realmId);

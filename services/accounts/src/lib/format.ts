@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { UserObject, UserSummary } from "@chat/contracts";
 import type { UserRow } from "../store/users";
+import { avatarUrl } from "./avatar";
 
 export const ROLE = { owner: 100, administrator: 200, moderator: 300, member: 400, guest: 600 } as const;
 export const VALID_ROLES = [100, 200, 300, 400, 600];
@@ -23,12 +24,12 @@ export function userObject(u: UserRow, opts: { clientGravatar: boolean }): UserO
     is_owner: u.role === ROLE.owner,
     is_admin: u.role <= ROLE.administrator,
     is_guest: u.role === ROLE.guest,
-    is_billing_admin: false,
+    is_billing_admin: u.isBillingAdmin,
     is_bot: u.isBot,
     bot_type: u.isBot ? u.botType : null,
     role: u.role,
     timezone: u.timezone,
-    avatar_url: opts.clientGravatar ? null : gravatarUrl(u.deliveryEmail, u.avatarVersion),
+    avatar_url: avatarUrl(u, { clientGravatar: opts.clientGravatar }),
     avatar_version: u.avatarVersion,
   };
   if (u.isBot) out.bot_owner_id = u.botOwnerId;

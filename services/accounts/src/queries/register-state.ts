@@ -1,14 +1,16 @@
 import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from "@chat/contracts";
 import { badRequest, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
-import { gravatarUrl, ROLE, userObject } from "../lib/format";
+import { ROLE, userObject } from "../lib/format";
 import { POLICY, policyAllows } from "../lib/policy";
-import { DISPLAY_SETTINGS, EMOJISET_CHOICES, NOTIFICATION_SETTINGS, realmUserSettingsDefaults, userSettings, AVAILABLE_NOTIFICATION_SOUNDS } from "../lib/settings-defaults";
 import { getRealm, type RealmRow } from "../store/realms";
 import { systemGroupIds } from "../store/user-groups";
 import { getUser, listRealmUsers, listSystemBots, type UserRow } from "../store/users";
 import { AUTHENTICATION_METHODS } from "./server";
 import { registerStateExtras } from "./register-state-extras";
+import { avatarUrl } from "../lib/avatar";
+import { userViewFor } from "./profile";
+import { settingsRegisterState } from "./settings";
 
 export interface RegisterStateParams {
   fetch_event_types: string[] | null | undefined;
@@ -39,15 +41,8 @@ export async function getRegisterState(deps: AccountsDeps, who: Identity, p: Reg
   const state: Record<string, unknown> = {};
   if (wants("realm")) Object.assign(state, await realmState(ctx));
   if (wants("realm_user")) Object.assign(state, await realmUserState(ctx));
-  if (wants("user_settings")) state.user_settings = userSettings(me);
-  if (!p.client_capabilities.user_settings_object) {
-    // Legacy clients get the settings flattened at the top level.
-    if (wants("update_display_settings")) Object.assign(state, DISPLAY_SETTINGS, { timezone: me.timezone, emojiset_choices: EMOJISET_CHOICES });
-    if (wants("update_global_notifications")) {
-      Object.assign(state, NOTIFICATION_SETTINGS, { presence_enabled: me.presenceEnabled, available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS });
-    }
-  }
-  if (wants("realm_user_settings_defaults")) state.realm_user_settings_defaults = realmUserSettingsDefaults();
+  // user_settings (+ legacy flattened keys), realm_user_settings_defaults, alert_words, custom_profile_fields.
+  Object.assign(state, await settingsRegisterState({ db: deps.pool, me, wants, capabilities: p.client_capabilities }));
   Object.assign(state, await registerStateExtras(ctx));
   return state;
 }
@@ -170,23 +165,25 @@ async function realmUserState(ctx: StateContext): Promise<Record<string, unknown
   const [users, bots] = await Promise.all([listRealmUsers(deps.pool, realm.id), listSystemBots(deps.pool, realm.id)]);
   const now = deps.clock.now();
   const can = (policy: number) => policyAllows(policy, me, realm, now);
-  const avatar = clientGravatar ? null : gravatarUrl(me.deliveryEmail, me.avatarVersion);
+  // Each user's delivery email as this viewer may see it, and custom profile field values.
+  const view = await userViewFor(deps.pool, realm.id, me, { profileData: true });
   return {
-    realm_users: users.filter((u) => u.isActive).map((u) => userObject(u, { clientGravatar })),
-    realm_non_active_users: users.filter((u) => !u.isActive).map((u) => userObject(u, { clientGravatar })),
+    realm_users: users.filter((u) => u.isActive).map((u) => view(u, userObject(u, { clientGravatar }))),
+    realm_non_active_users: users.filter((u) => !u.isActive).map((u) => view(u, userObject(u, { clientGravatar }))),
     cross_realm_bots: bots.map((u) => ({ ...userObject(u, { clientGravatar }), is_system_bot: true })),
     user_id: me.id,
     email: me.email,
     delivery_email: me.deliveryEmail,
     full_name: me.fullName,
-    avatar_source: "G",
-    avatar_url: avatar,
-    avatar_url_medium: avatar,
+    // The own avatar is always a full URL, as in Zulip (client_gravatar applies to others).
+    avatar_source: me.avatarSource,
+    avatar_url: avatarUrl(me, { clientGravatar: false }),
+    avatar_url_medium: avatarUrl(me, { clientGravatar: false, medium: true }),
     is_admin: me.role <= ROLE.administrator,
     is_owner: me.role === ROLE.owner,
     is_moderator: me.role === ROLE.moderator,
     is_guest: me.role === ROLE.guest,
-    is_billing_admin: false,
+    is_billing_admin: me.isBillingAdmin,
     can_create_streams: can(realm.createPublicStreamPolicy) || can(realm.createPrivateStreamPolicy),
     can_create_public_streams: can(realm.createPublicStreamPolicy),
     can_create_private_streams: can(realm.createPrivateStreamPolicy),

@@ -17,6 +17,10 @@ export interface UserRow {
   passwordHash: string | null;
   avatarVersion: number;
   presenceEnabled: boolean;
+  /** Avatar and billing role (issue 10's columns). */
+  avatarSource: "G" | "U";
+  avatarToken: string | null;
+  isBillingAdmin: boolean;
 }
 
 export function toUser(r: any): UserRow {
@@ -37,6 +41,9 @@ export function toUser(r: any): UserRow {
     passwordHash: r.password_hash,
     avatarVersion: r.avatar_version,
     presenceEnabled: r.presence_enabled,
+    avatarSource: r.avatar_source ?? "G",
+    avatarToken: r.avatar_token ?? null,
+    isBillingAdmin: r.is_billing_admin ?? false,
   };
 }
 
