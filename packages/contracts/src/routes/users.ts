@@ -24,7 +24,7 @@ export const GetOwnUser = route({
     is_active: z.boolean(),
     timezone: z.string(),
     date_joined: z.string(),
-    avatar_url: z.string().nullable(),
+    avatar_url: z.string(),
     avatar_version: z.number().int(),
     max_message_id: z.number().int().optional(),
     profile_data: z.record(z.string(), z.unknown()).optional(),

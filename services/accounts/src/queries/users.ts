@@ -1,7 +1,6 @@
 import { badRequest, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { userObject, userSummary } from "../lib/format";
-import { ownProfileData, userViewFor } from "./profile";
 import { getUser, getUsersByEmails, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
 
 /** A user of the caller's realm (system bots included), or Zulip's "No such user". */
@@ -28,22 +27,21 @@ export async function getOwnUser(deps: AccountsDeps, who: Identity) {
     is_active: obj.is_active,
     timezone: obj.timezone,
     date_joined: obj.date_joined,
-    avatar_url: obj.avatar_url,
+    // Computed with client_gravatar off, so always a URL (Zulip never sends null here).
+    avatar_url: obj.avatar_url!,
     avatar_version: obj.avatar_version,
-    profile_data: await ownProfileData(deps.pool, who.realmId, who.userId),
+    profile_data: {},
   };
 }
 
 export async function getRealmMembers(deps: AccountsDeps, who: Identity, clientGravatar: boolean, withProfile: boolean) {
   const users = await listRealmUsers(deps.pool, who.realmId);
-  const view = await userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile });
-  return users.map((u) => view(u, userObject(u, { clientGravatar })));
+  return users.map((u) => ({ ...userObject(u, { clientGravatar }), ...(withProfile && !u.isBot ? { profile_data: {} } : {}) }));
 }
 
 export async function getMember(deps: AccountsDeps, who: Identity, userId: number, clientGravatar: boolean, withProfile: boolean) {
   const u = await accessUserById(deps, who.realmId, userId);
-  const view = await userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile });
-  return view(u, userObject(u, { clientGravatar }));
+  return { ...userObject(u, { clientGravatar }), ...(withProfile && !u.isBot ? { profile_data: {} } : {}) };
 }
 
 /** Service-to-service lookup by ids or emails, any status; unknown ones are simply absent. */
