@@ -1,6 +1,7 @@
 import { badRequest, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { userObject, userSummary } from "../lib/format";
+import { ownProfileData, userViewFor } from "./profile";
 import { getUser, getUsersByEmails, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
 
 /** A user of the caller's realm (system bots included), or Zulip's "No such user". */
@@ -30,18 +31,20 @@ export async function getOwnUser(deps: AccountsDeps, who: Identity) {
     // Computed with client_gravatar off, so always a URL (Zulip never sends null here).
     avatar_url: obj.avatar_url!,
     avatar_version: obj.avatar_version,
-    profile_data: {},
+    profile_data: await ownProfileData(deps.pool, who.realmId, who.userId),
   };
 }
 
 export async function getRealmMembers(deps: AccountsDeps, who: Identity, clientGravatar: boolean, withProfile: boolean) {
   const users = await listRealmUsers(deps.pool, who.realmId);
-  return users.map((u) => ({ ...userObject(u, { clientGravatar }), ...(withProfile && !u.isBot ? { profile_data: {} } : {}) }));
+  const view = await userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile });
+  return users.map((u) => view(u, userObject(u, { clientGravatar })));
 }
 
 export async function getMember(deps: AccountsDeps, who: Identity, userId: number, clientGravatar: boolean, withProfile: boolean) {
   const u = await accessUserById(deps, who.realmId, userId);
-  return { ...userObject(u, { clientGravatar }), ...(withProfile && !u.isBot ? { profile_data: {} } : {}) };
+  const view = await userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile });
+  return view(u, userObject(u, { clientGravatar }));
 }
 
 /** Service-to-service lookup by ids or emails, any status; unknown ones are simply absent. */
