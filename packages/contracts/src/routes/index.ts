@@ -52,7 +52,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, events, users, userGroups, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics, settings, alertWords, profile, bots, customProfileFields].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, users, invites, push, linkifiers, userStatus, userGroups, events, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics, settings, alertWords, profile, bots, customProfileFields].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));
