@@ -9,6 +9,8 @@ export const cliConfigShape = {
   MESSAGING_URL: baseConfigShape.MESSAGING_URL,
   /** Base URL of the gateway: the CLI creates channels through the public API, and `demo` prints it as `base_url`. */
   GATEWAY_URL: z.string().url().default("http://127.0.0.1:9991"),
+  /** The URL clients use to reach the gateway, when it differs from GATEWAY_URL (behind a proxy or outside compose); `demo` prints it as `base_url`. */
+  EXTERNAL_URL: z.string().url().optional(),
 };
 
 export type CliConfig = z.infer<z.ZodObject<typeof cliConfigShape>>;

@@ -107,7 +107,7 @@ export async function createDemo(cfg: CliConfig, log: (line: string) => void): P
   }
 
   return {
-    base_url: cfg.GATEWAY_URL,
+    base_url: cfg.EXTERNAL_URL ?? cfg.GATEWAY_URL,
     orgs: [
       { id: main.realmId, name, users: ordered, channels },
       { id: second.realmId, name: name2, users: users2, channels: channels2 },
