@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
 
 /**
  * Scheduled messages and uploads through the whole stack (gateway, accounts, messaging,
@@ -60,6 +61,9 @@ async function nextEvents(api: ApiClient, queue: { queue_id: string; last_event_
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     for (const e of res.body.events) {
       if (e.type === "heartbeat") continue;
+      // Every event as a client gets it: our contract, and Zulip's published schema.
+      expect(contractEventErrors(e), JSON.stringify(e)).toEqual([]);
+      if (openapiAvailable) expect(zulipEventErrors(e), JSON.stringify(e)).toEqual([]);
       got.push(e);
       queue.last_event_id = Math.max(queue.last_event_id, e.id);
     }
@@ -68,8 +72,8 @@ async function nextEvents(api: ApiClient, queue: { queue_id: string; last_event_
   return got;
 }
 
-async function messagesWithContent(api: ApiClient, content: string): Promise<any[]> {
-  const res = await api.get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow: [{ operator: "search", operand: content.split(" ")[0] }] });
+async function messagesWithContent(api: ApiClient, content: string, narrow: unknown[] = [{ operator: "search", operand: content.split(" ")[0] }]): Promise<any[]> {
+  const res = await api.get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   return (res.body.messages as any[]).filter((m) => m.content.includes(content));
 }
@@ -124,6 +128,27 @@ describe("scheduled messages", () => {
     expect((await member.get("/scheduled_messages")).body.scheduled_messages).toEqual([]);
     const bad = await member.post("/scheduled_messages", { type: "stream", to: 999999, topic: "t", content: "x", scheduled_delivery_timestamp: nowSeconds() + 60 });
     expect(bad.body).toEqual({ result: "error", code: "STREAM_DOES_NOT_EXIST", msg: "Channel with ID '999999' does not exist", stream_id: 999999 });
+  });
+
+  it("a message the sender may no longer send fails visibly: update event and a notice from the notification bot", async () => {
+    const member = client(org().users.member);
+    const name = `closed${Date.now()}`;
+    expect((await member.post("/users/me/subscriptions", { subscriptions: [{ name }], invite_only: true })).status).toBe(200);
+    const streamId = (await member.get("/get_stream_id", { stream: name })).body.stream_id;
+    const queue = await register(member, ["scheduled_messages"]);
+    const res = await member.post("/scheduled_messages", { type: "stream", to: streamId, topic: "t", content: "too late", scheduled_delivery_timestamp: nowSeconds() + 2 });
+    expect(res.status).toBe(200);
+    expect((await member.delete("/users/me/subscriptions", { subscriptions: [name] })).status).toBe(200);
+    const [, update] = await nextEvents(member, queue, 2);
+    expect(update).toMatchObject({ type: "scheduled_messages", op: "update", scheduled_message: { scheduled_message_id: res.body.scheduled_message_id, failed: true } });
+    const notice = await until("the notice", async () => {
+      const found = await messagesWithContent(member, "Your message scheduled for", [{ operator: "is", operand: "dm" }]);
+      return found.length ? found[0] : null;
+    });
+    expect(notice.type).toBe("private");
+    expect(notice.sender_email).toMatch(/notification-bot/);
+    expect((await member.get("/scheduled_messages")).body.scheduled_messages).toEqual([expect.objectContaining({ failed: true })]);
+    expect((await member.delete(`/scheduled_messages/${res.body.scheduled_message_id}`)).status).toBe(200);
   });
 
   it("a scheduler that was down delivers what came due, once, when it is back", async () => {
