@@ -1,0 +1,115 @@
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+
+/**
+ * CPU and memory of the processes under test, read from /proc (Linux only): the stack does not
+ * hand out pids, so a service is found by the socket listening on its port.
+ */
+
+const CLOCK_TICKS = 100; // USER_HZ on every Linux we run on
+
+function listeningInodes(port: number): Set<string> {
+  const inodes = new Set<string>();
+  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = "";
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // local_address is col 1 ("0100007F:1F90"), state col 3 ("0A" = LISTEN), inode col 9.
+      if (cols.length > 9 && cols[1].endsWith(`:${hex}`) && cols[3] === "0A") inodes.add(cols[9]);
+    }
+  }
+  return inodes;
+}
+
+/** The pid of the process listening on `port`, or null when none of ours is found. */
+export function pidForPort(port: number): number | null {
+  const inodes = listeningInodes(port);
+  if (inodes.size === 0) return null;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${entry}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${entry}/fd/${fd}`));
+        if (m && inodes.has(m[1])) return Number(entry);
+      } catch {
+        /* fd closed meanwhile */
+      }
+    }
+  }
+  return null;
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Resident set size in bytes. */
+export function rssBytes(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Busy share of the whole machine (all cores) between two readings of /proc/stat. */
+export function machineTicks(): { busy: number; total: number } {
+  const line = readFileSync("/proc/stat", "utf8").split("\n")[0];
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  const idle = v[3] + (v[4] ?? 0);
+  const total = v.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+export interface CpuReport {
+  /** CPU time of this load generator as a share of one core (1.0 = one core busy). */
+  loadGenCores: number;
+  /** Per service, the same measure. */
+  services: Record<string, number>;
+  /** All cores of the machine, busy share (1.0 = every core busy). */
+  machineBusy: number;
+  wallSeconds: number;
+}
+
+/** Measures CPU over a window: call `stop()` at its end. */
+export function cpuWindow(pids: Record<string, number | null>) {
+  const start = performance.now();
+  const self0 = process.cpuUsage();
+  const m0 = machineTicks();
+  const svc0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid === null ? NaN : cpuSeconds(pid)]));
+  return {
+    stop(): CpuReport {
+      const wall = (performance.now() - start) / 1000;
+      const self = process.cpuUsage(self0);
+      const m1 = machineTicks();
+      const services: Record<string, number> = {};
+      for (const [k, pid] of Object.entries(pids)) services[k] = pid === null ? NaN : (cpuSeconds(pid) - svc0[k]) / wall;
+      return {
+        loadGenCores: (self.user + self.system) / 1e6 / wall,
+        services,
+        machineBusy: (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total),
+        wallSeconds: wall,
+      };
+    },
+  };
+}

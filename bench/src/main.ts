@@ -1,0 +1,178 @@
+/**
+ * `pnpm bench`: starts the stack (or uses a running one with --url), creates its own
+ * organizations, runs the scenarios of issue 8 and prints one table row per figure, each with
+ * the median over runs and its ratio to a baseline measured in the same run. Every scenario's
+ * figures and raw samples go to `bench/results/<date>-<scenario>.json`.
+ */
+import { parseArgs } from "node:util";
+import { Setup } from "./lib/org";
+import { environment, renderTable, writeResult, RESULTS_DIR, type Figure } from "./lib/report";
+import { remoteTarget, startTarget, type Target } from "./lib/target";
+import { runBaselines, type Baselines } from "./scenarios/baselines";
+import { runHistory } from "./scenarios/history";
+import { runIdle } from "./scenarios/idle";
+import { runPoll } from "./scenarios/poll";
+import { runRegister } from "./scenarios/register";
+import { runSend } from "./scenarios/send";
+
+const SCENARIOS = ["baselines", "send", "idle", "register", "history", "poll"] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const USAGE = `usage: pnpm bench [options]
+
+  --full                 the issue's sizes (10,000 polls, 100,000 messages, longer phases)
+  --quick                smaller sizes that finish in a few minutes (default)
+  --only <list>          comma-separated: ${SCENARIOS.join(",")} (default: all)
+  --runs <n>             measured runs per scenario; figures are their median (default 3)
+  --seconds <n>          length of each timed load phase
+  --subscribers <list>   send scenario subscriber counts (default 10,100)
+  --senders <n>          concurrent senders (default 8)
+  --rate <n>             offered msgs/s for the delivery-latency phase (default 500)
+  --polls <n>            idle long polls (quick 1000, full 10000)
+  --idle-users <n>       users owning those polls (default: one per poll)
+  --users <n>            register scenario organization size (default 1000)
+  --channels <n>         register scenario channels (default 100)
+  --messages <n>         history scenario channel size (quick 20000, full 100000)
+  --url <gateway>        use a running stack (needs ACCOUNTS_URL, MESSAGING_URL, EVENTS_URL,
+                         INTERNAL_TOKEN, DATABASE_URL, REDIS_URL, AMQP_URL in the environment)
+  --profile <dir>        write V8 CPU profiles (--cpu-prof) of every service into <dir>
+  --results <dir>        where the JSON files go (default bench/results)
+  --stack-logs           mirror the services' output (warnings and errors) to stderr
+`;
+
+function parse() {
+  const { values } = parseArgs({
+    options: {
+      full: { type: "boolean", default: false },
+      quick: { type: "boolean", default: false },
+      only: { type: "string" },
+      runs: { type: "string" },
+      seconds: { type: "string" },
+      subscribers: { type: "string" },
+      senders: { type: "string" },
+      rate: { type: "string" },
+      polls: { type: "string" },
+      "idle-users": { type: "string" },
+      users: { type: "string" },
+      channels: { type: "string" },
+      messages: { type: "string" },
+      url: { type: "string" },
+      profile: { type: "string" },
+      results: { type: "string" },
+      "stack-logs": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const int = (v: string | undefined, def: number) => {
+    if (v === undefined) return def;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`expected a positive integer, got "${v}"`);
+    return n;
+  };
+  const full = values.full;
+  const only = values.only ? (values.only.split(",").map((s) => s.trim()) as Scenario[]) : [...SCENARIOS];
+  for (const s of only) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario "${s}" (one of ${SCENARIOS.join(", ")})`);
+  const polls = int(values.polls, full ? 10_000 : 1_000);
+  return {
+    full,
+    only,
+    runs: int(values.runs, full ? 5 : 3),
+    seconds: int(values.seconds, full ? 20 : 5),
+    subscribers: (values.subscribers ?? "10,100").split(",").map((s) => int(s, 10)),
+    senders: int(values.senders, 8),
+    rate: int(values.rate, 500),
+    polls,
+    idleUsers: int(values["idle-users"], polls),
+    users: int(values.users, 1000),
+    channels: int(values.channels, 100),
+    messages: int(values.messages, full ? 100_000 : 20_000),
+    url: values.url,
+    profile: values.profile,
+    results: values.results ?? RESULTS_DIR,
+    stackLogs: values["stack-logs"],
+  };
+}
+
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+async function main() {
+  let opts: ReturnType<typeof parse>;
+  try {
+    opts = parse();
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (opts.stackLogs) process.env.STACK_LOGS = "1";
+  const started = Date.now();
+  log(`bench: ${opts.full ? "full" : "quick"} sizes, ${opts.runs} runs, scenarios ${opts.only.join(", ")}`);
+  log(opts.url ? `bench: using the stack at ${opts.url}` : "bench: starting the stack (migrations, five services)...");
+  const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile });
+  const setup = new Setup(target);
+  const stopping = async () => {
+    await setup.close().catch(() => {});
+    await target.stop().catch(() => {});
+  };
+  process.once("SIGINT", () => void stopping().then(() => process.exit(130)));
+
+  const all: Figure[] = [];
+  const files: string[] = [];
+  const record = (scenario: string, figures: Figure[], raw: unknown, extra: Record<string, unknown> = {}) => {
+    all.push(...figures);
+    files.push(writeResult(scenario, { options: opts, figures, raw, ...extra }, opts.results));
+    process.stdout.write(`\n${renderTable(figures)}\n`);
+  };
+
+  try {
+    let baselines: Baselines | null = null;
+    if (opts.only.includes("baselines")) {
+      log("bench: baselines");
+      baselines = await runBaselines(target, { runs: opts.runs, seconds: Math.min(opts.seconds, 5), concurrency: opts.senders }, log);
+      record("baselines", baselines.figures, baselines.raw);
+    }
+    for (const scenario of opts.only) {
+      const t = Date.now();
+      if (scenario === "send") {
+        for (const S of opts.subscribers) {
+          log(`bench: send, S=${S}`);
+          const r = await runSend(setup, { subscribers: S, senders: opts.senders, runs: opts.runs, seconds: opts.seconds, rate: opts.rate, drainSeconds: 15 }, baselines, log);
+          record(`send-s${S}`, r.figures, r.raw);
+        }
+      } else if (scenario === "idle") {
+        log(`bench: idle, C=${opts.polls}`);
+        const r = await runIdle(setup, { polls: opts.polls, users: opts.idleUsers, runs: opts.runs }, baselines, log);
+        record("idle", r.figures, r.raw);
+      } else if (scenario === "register") {
+        log(`bench: register, ${opts.users} users, ${opts.channels} channels`);
+        const r = await runRegister(setup, { users: opts.users, channels: opts.channels, messages: 500, requests: opts.full ? 200 : 60, runs: opts.runs }, baselines, log);
+        record("register", r.figures, r.raw);
+      } else if (scenario === "history") {
+        log(`bench: history, ${opts.messages} messages`);
+        const r = await runHistory(setup, { messages: opts.messages, subscribers: 5, requests: opts.full ? 100 : 30, runs: opts.runs }, baselines, log);
+        record("history", r.figures, r.raw);
+      } else if (scenario === "poll") {
+        log("bench: poll");
+        const r = await runPoll(setup, { queues: 50, rounds: opts.full ? 10 : 4, runs: opts.runs }, baselines, log);
+        record("poll", r.figures, r.raw);
+      }
+      if (scenario !== "baselines") log(`bench: ${scenario} took ${((Date.now() - t) / 1000).toFixed(0)} s`);
+    }
+  } finally {
+    await stopping();
+  }
+  const env = environment();
+  process.stdout.write(`\n## All figures (median of ${opts.runs} runs; node ${env.node}, ${env.cpus} cpus, load average at end ${env.load_average_at_start.join(" ")})\n\n`);
+  process.stdout.write(`${renderTable(all)}\n\n`);
+  process.stdout.write(`results: ${files.join(", ")}\n`);
+  log(`bench: done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,220 @@
+import { Redis } from "ioredis";
+import { BaselineServer } from "../lib/baseline-server";
+import { Caller, createPool, expectOk } from "../lib/http";
+import { serviceMemory } from "../lib/metrics";
+import type { BenchOrg, Setup } from "../lib/org";
+import { cpuWindow, type CpuReport } from "../lib/procs";
+import { figure, type Figure } from "../lib/report";
+import { mapLimit, percentile, sleep } from "../lib/stats";
+import type { Baselines } from "./baselines";
+
+/**
+ * Scenario 2: C idle long polls held by one events instance (straight to the events service,
+ * as the gateway would forward them), memory per held poll, then one channel message that
+ * reaches every one of them: time until the last poll has it. The same is done against the
+ * bare fastify process (held requests answered by one release) as the baseline.
+ */
+
+export interface IdleOptions {
+  polls: number;
+  /** Users owning the queues (queue i belongs to user i mod users). */
+  users: number;
+  runs: number;
+}
+
+interface IdleRun {
+  rssPerPollBytes: number;
+  heapPerPollBytes: number;
+  held: number;
+  fanOutLastMs: number;
+  fanOutP50Ms: number;
+  delivered: number;
+  missing: number;
+  pollErrors: number;
+  baseline: { rssPerHeldBytes: number; heapPerHeldBytes: number; releaseLastMs: number; released: number };
+  cpu: CpuReport;
+}
+
+/** Opens the connections in waves: a burst of 10,000 SYNs would overflow the listen backlog. */
+const WAVE = 500;
+
+export async function runIdle(setup: Setup, opts: IdleOptions, _baselines: Baselines | null, log: (s: string) => void): Promise<{ figures: Figure[]; raw: unknown }> {
+  const C = opts.polls;
+  const U = Math.min(opts.users, C);
+  log(`  idle C=${C}: creating ${U} users and the channel`);
+  const org = await setup.createOrg(`idle${C}`, U, 8);
+  const channel = `bench-idle-${C}`;
+  const streamId = (await setup.createChannels(org, [channel], org.users.map((u) => u.userId))).get(channel)!;
+
+  log(`  idle C=${C}: registering ${C} queues`);
+  const regPool = createPool(setup.target.urls.events, { connections: 16 });
+  const queues = await mapLimit(Array.from({ length: C }, (_, i) => i), 16, async (i) => {
+    const user = org.users[i % U];
+    const r = expectOk(await setup.direct(org, user, regPool).get("/events", { dont_block: true, event_types: ["message"], apply_markdown: false }), "GET /events (register)");
+    return { user, queueId: (r as { queue_id: string }).queue_id, lastEventId: -1 };
+  });
+  await regPool.close();
+
+  const redis = new Redis(setup.target.vars.REDIS_URL, { maxRetriesPerRequest: 2 });
+  const server = await BaselineServer.start();
+  const runs: IdleRun[] = [];
+  try {
+    for (let run = 0; run < opts.runs; run++) {
+      const r = await idleRun(setup, org, streamId, queues, redis, server);
+      runs.push(r);
+      log(
+        `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
+      );
+    }
+  } finally {
+    await server.stop();
+    redis.disconnect();
+  }
+  const sc = `idle C=${C}`;
+  const bRss = { name: "bare fastify held request", value: median(runs.map((r) => r.baseline.rssPerHeldBytes / 1024)), unit: "KB" };
+  const bHeap = { name: "bare fastify held request", value: median(runs.map((r) => r.baseline.heapPerHeldBytes / 1024)), unit: "KB" };
+  const bRel = { name: `bare fastify releasing ${C}`, value: median(runs.map((r) => r.baseline.releaseLastMs)), unit: "ms" };
+  const figures = [
+    figure(sc, "polls held by one events instance", "polls", runs.map((r) => r.held), { target: { op: ">=", value: C } }),
+    figure(sc, "RSS per held poll", "KB", runs.map((r) => r.rssPerPollBytes / 1024), { target: { op: "<", value: 4 }, baseline: bRss }),
+    figure(sc, "heap per held poll", "KB", runs.map((r) => r.heapPerPollBytes / 1024), { baseline: bHeap }),
+    figure(sc, `one event to all ${C} polls: last received`, "ms", runs.map((r) => r.fanOutLastMs), {
+      target: C >= 10_000 ? { op: "<", value: 1000 } : undefined,
+      baseline: bRel,
+    }),
+    figure(sc, `one event to all ${C} polls: median received`, "ms", runs.map((r) => r.fanOutP50Ms)),
+    figure(sc, "polls that missed the event", "polls", runs.map((r) => r.missing + r.pollErrors), { target: { op: "=", value: 0 } }),
+    figure(sc, "load generator CPU (fan-out window)", "cores", runs.map((r) => r.cpu.loadGenCores)),
+  ];
+  return { figures, raw: { polls: C, users: U, runs } };
+}
+
+function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+async function idleRun(
+  setup: Setup,
+  org: BenchOrg,
+  streamId: number,
+  queues: Array<{ user: BenchOrg["users"][number]; queueId: string; lastEventId: number }>,
+  redis: Redis,
+  server: BaselineServer,
+): Promise<IdleRun> {
+  const C = queues.length;
+  const eventsUrl = setup.target.urls.events;
+  const pool = createPool(eventsUrl, { connections: C, timeoutMs: 600_000 });
+  const before = await settledMemory(eventsUrl);
+  const wakePattern = `${setup.target.vars.REDIS_PREFIX ?? ""}wake:*`;
+  const subscribed0 = (await redis.pubsub("CHANNELS", wakePattern) as string[]).length;
+
+  const arrivals: number[] = [];
+  let pollErrors = 0;
+  let delivered = 0;
+  let sentAt = Infinity;
+  const polls: Promise<void>[] = [];
+  for (let i = 0; i < C; i++) {
+    const q = queues[i];
+    const caller = setup.direct(org, q.user, pool);
+    polls.push(
+      caller
+        .get("/events", { queue_id: q.queueId, last_event_id: q.lastEventId })
+        .then((res) => {
+          const at = performance.now();
+          if (res.status !== 200) {
+            pollErrors++;
+            return;
+          }
+          const events = res.body.events as Array<{ id: number; type: string }>;
+          for (const e of events) if (e.id > q.lastEventId) q.lastEventId = e.id;
+          if (events.some((e) => e.type === "message")) {
+            delivered++;
+            arrivals.push(at - sentAt);
+          }
+        })
+        .catch(() => {
+          pollErrors++;
+        }),
+    );
+    if ((i + 1) % WAVE === 0) await sleep(50);
+  }
+  const held = await waitHeld(redis, wakePattern, subscribed0 + C, 60_000);
+  const after = await settledMemory(eventsUrl);
+
+  // One message to the channel: every queue's owner is subscribed.
+  const cpu = cpuWindow(setup.target.pids());
+  sentAt = performance.now();
+  expectOk(await setup.gateway(org.owner).post("/messages", { type: "stream", to: streamId, topic: "idle", content: "wake up" }), "POST /messages");
+  await Promise.race([Promise.all(polls), sleep(30_000)]);
+  const cpuReport = cpu.stop();
+  await pool.destroy();
+
+  const baseline = await baselineHold(server, C);
+  return {
+    rssPerPollBytes: (after.rss - before.rss) / C,
+    heapPerPollBytes: (after.heapUsed - before.heapUsed) / C,
+    held,
+    fanOutLastMs: arrivals.length ? Math.max(...arrivals) : NaN,
+    fanOutP50Ms: percentile(arrivals, 50),
+    delivered,
+    missing: C - delivered - pollErrors,
+    pollErrors,
+    baseline,
+    cpu: cpuReport,
+  };
+}
+
+/** Memory after a short pause (lets the allocator settle; we cannot force a GC in the service). */
+async function settledMemory(url: string) {
+  await sleep(1500);
+  return serviceMemory(url);
+}
+
+/**
+ * Waits until the events service subscribed one wake channel per poll (its sign that the poll
+ * is held), or the timeout; returns how many are held.
+ */
+async function waitHeld(redis: Redis, pattern: string, want: number, timeoutMs: number): Promise<number> {
+  const end = performance.now() + timeoutMs;
+  let n = 0;
+  while (performance.now() < end) {
+    n = ((await redis.pubsub("CHANNELS", pattern)) as string[]).length;
+    if (n >= want) break;
+    await sleep(200);
+  }
+  return n;
+}
+
+async function baselineHold(server: BaselineServer, C: number) {
+  const pool = createPool(server.url, { connections: C, timeoutMs: 600_000 });
+  const client = new Caller(pool, {}, "");
+  const control = createPool(server.url, { connections: 1 });
+  const ctl = new Caller(control, {}, "");
+  try {
+    // No forced GC: the events service cannot be collected on demand either, so both are read alike.
+    await sleep(1500);
+    const before = (await ctl.get("/mem")).body as { rss: number; heap_used: number };
+    const arrivals: number[] = [];
+    let releasedAt = Infinity;
+    const holds: Promise<void>[] = [];
+    for (let i = 0; i < C; i++) {
+      holds.push(client.get("/hold").then(() => void arrivals.push(performance.now() - releasedAt), () => {}));
+      if ((i + 1) % WAVE === 0) await sleep(50);
+    }
+    const end = performance.now() + 60_000;
+    while (performance.now() < end && ((await ctl.get("/held")).body as { held: number }).held < C) await sleep(200);
+    await sleep(1500);
+    const after = (await ctl.get("/mem")).body as { rss: number; heap_used: number };
+    releasedAt = performance.now();
+    await ctl.post("/release");
+    await Promise.race([Promise.all(holds), sleep(30_000)]);
+    return {
+      rssPerHeldBytes: (after.rss - before.rss) / C,
+      heapPerHeldBytes: (after.heap_used - before.heap_used) / C,
+      releaseLastMs: arrivals.length ? Math.max(...arrivals) : NaN,
+      released: arrivals.length,
+    };
+  } finally {
+    await Promise.all([pool.destroy(), control.close()]);
+  }
+}
