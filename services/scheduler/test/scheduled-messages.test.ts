@@ -86,6 +86,8 @@ describe("POST /scheduled_messages", () => {
   const bad: Array<[string, Record<string, unknown>, number, string, string | RegExp, Record<string, unknown>?]> = [
     ["a past time", { scheduled_delivery_timestamp: ts(T0) - 1 }, 400, "BAD_REQUEST", "Scheduled delivery time must be in the future."],
     ["the current time", { scheduled_delivery_timestamp: ts(T0) }, 400, "BAD_REQUEST", "Scheduled delivery time must be in the future."],
+    ["a time after year 9999", { scheduled_delivery_timestamp: 9_000_000_000_000 }, 400, "BAD_REQUEST", "Invalid scheduled_delivery_timestamp"],
+    ["a negative time", { scheduled_delivery_timestamp: -5 }, 400, "BAD_REQUEST", "Scheduled delivery time must be in the future."],
     ["a missing channel", { to: 999 }, 400, "STREAM_DOES_NOT_EXIST", "Channel with ID '999' does not exist", { stream_id: 999 }],
     ["a missing topic", { topic: undefined }, 400, "BAD_REQUEST", "Missing topic"],
     ["two channels", { to: [CHANNEL, 101] }, 400, "BAD_REQUEST", "Cannot send to multiple channels"],

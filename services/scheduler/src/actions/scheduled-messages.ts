@@ -32,7 +32,11 @@ function parseTo(recipientType: RecipientType, to: number | number[]): Addressee
   return { recipientType, streamId: null, userIds: [...new Set(to)] };
 }
 
+/** 9999-12-31T23:59:59Z: later times are not dates PostgreSQL (or anyone) can keep. */
+const LAST_TIMESTAMP = 253_402_300_799;
+
 function deliveryTime(deps: SchedulerDeps, timestamp: number): Date {
+  if (timestamp > LAST_TIMESTAMP) throw badRequest("Invalid scheduled_delivery_timestamp");
   const at = new Date(timestamp * 1000);
   if (at.getTime() <= deps.clock.now().getTime()) throw badRequest("Scheduled delivery time must be in the future.");
   return at;
