@@ -48,9 +48,12 @@ export class S3Storage implements FileStorage {
       leavePartsOnError: false,
     });
     const failed = new Promise<never>((_, reject) => limit.once("error", reject));
+    failed.catch(() => {}); // observed through the race below
     try {
       await Promise.race([upload.done(), failed]);
     } catch (err) {
+      body.unpipe(limit);
+      body.resume(); // let the rest of the request drain instead of stalling it
       await upload.abort().catch(() => {});
       // A single-part upload may have completed before the error surfaced.
       await this.delete(key).catch(() => {});
