@@ -299,6 +299,16 @@ describe("automatic deletion", () => {
     expect(again.body).toMatchObject({ deleted: 0, files_removed: 0 });
   });
 
+  it("treats links from messages deleted without the hook as gone", async () => {
+    const { url } = await uploadText(owner, "orphan.txt");
+    const id = await h.sendDirect(owner, [friend.userId], url);
+    await h.pool.query("DELETE FROM messages WHERE id = $1", [id]); // e.g. an older retention job
+    h.clock.advance(86_400_000);
+    const res = await h.call("POST", "/internal/attachments/clean_up", { params: { uploaded_before: Math.floor(h.clock.now().getTime() / 1000) } });
+    expect(res.body).toMatchObject({ deleted: 1, files_removed: 1 });
+    expect((await list()).attachments).toEqual([]);
+  });
+
   it("retries file removals left behind by a crash", async () => {
     await h.pool.query("INSERT INTO attachment_file_deletions (realm_id, path_id) VALUES ($1, $2)", [REALM, `${REALM}/ab/leftover/x.txt`]);
     const res = await h.call("POST", "/internal/attachments/clean_up", { params: { uploaded_before: 0 } });
