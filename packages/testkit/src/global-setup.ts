@@ -1,10 +1,16 @@
-import { resolveInfra } from "./infra";
+import { resolveInfra, stopContainers } from "./infra";
 
-/** Once per vitest run: find (or start) PostgreSQL, Redis and RabbitMQ and share their URLs. */
-export default async function setup({ provide }: { provide: (key: string, value: unknown) => void }) {
+/**
+ * Once per vitest run: find (or start) PostgreSQL, Redis and RabbitMQ and hand their URLs to
+ * the test workers through the environment. Returns the teardown that stops any containers.
+ */
+export default async function setup(project: { provide?: (key: string, value: unknown) => void }) {
   const infra = await resolveInfra();
   process.env.TEST_DATABASE_URL = infra.databaseUrl;
   process.env.REDIS_URL = infra.redisUrl;
   process.env.AMQP_URL = infra.amqpUrl;
-  provide("infra", infra);
+  project?.provide?.("infra", infra);
+  return async () => {
+    await stopContainers();
+  };
 }

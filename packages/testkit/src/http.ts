@@ -30,8 +30,17 @@ export function serviceClient(app: FastifyInstance, token: string) {
             headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
             payload: form,
           });
-    return { status: res.statusCode, body: res.json(), headers: res.headers };
+    return { status: res.statusCode, body: parseBody(res.body), headers: res.headers };
   };
+}
+
+/** JSON when it is JSON (every API answer), the raw text otherwise (/metrics, a proxy's error page). */
+function parseBody(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 export const basicAuth = (email: string, apiKey: string) =>

@@ -48,19 +48,42 @@ export async function unreachable(urls: InfraUrls): Promise<Array<keyof typeof S
   return results.filter(([, ok]) => !ok).map(([name]) => name);
 }
 
+/** Containers this process started (testcontainers), stopped by `stopContainers()`. */
+const started: Array<{ stop(): Promise<unknown> }> = [];
+
 /**
- * Infrastructure for tests: the servers named by DATABASE_URL / REDIS_URL / AMQP_URL (our
- * machines and CI), else containers when a container runtime exists (testcontainers).
+ * Infrastructure for tests. `TESTKIT_INFRA` picks the source:
+ * - `auto` (default): the servers named by TEST_DATABASE_URL or DATABASE_URL / REDIS_URL /
+ *   AMQP_URL (or the standard local ports) when they answer - our machines and CI - and
+ *   containers for whichever does not, when a container runtime is there;
+ * - `containers`: fresh containers for all three (needs a container runtime);
+ * - `local`: the local servers only; fails, naming what to start, if one does not answer.
  */
 export async function resolveInfra(): Promise<InfraUrls> {
   const urls: InfraUrls = {
-    databaseUrl: process.env.TEST_DATABASE_URL ?? DEFAULTS.databaseUrl,
+    databaseUrl: process.env.TEST_DATABASE_URL ?? adminUrl(process.env.DATABASE_URL) ?? DEFAULTS.databaseUrl,
     redisUrl: process.env.REDIS_URL ?? DEFAULTS.redisUrl,
     amqpUrl: process.env.AMQP_URL ?? DEFAULTS.amqpUrl,
   };
+  const mode = process.env.TESTKIT_INFRA ?? "auto";
+  if (mode === "containers") return startContainers(urls, ["postgres", "redis", "rabbitmq"]);
   const missing = await unreachable(urls);
   if (missing.length === 0) return urls;
+  if (mode === "local") throw new Error(notReachable(missing));
   return startContainers(urls, missing);
+}
+
+/** Tests create their own databases; they connect to the server's maintenance database. */
+function adminUrl(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const u = new URL(url);
+  u.pathname = "/postgres";
+  return u.toString();
+}
+
+function notReachable(missing: string[]): string {
+  const how = missing.map((m) => `  ${m}: ${START_COMMANDS[m as keyof typeof START_COMMANDS]}`).join("\n");
+  return `Not reachable: ${missing.join(", ")}.\nStart them with:\n${how}`;
 }
 
 async function startContainers(urls: InfraUrls, missing: string[]): Promise<InfraUrls> {
@@ -68,8 +91,7 @@ async function startContainers(urls: InfraUrls, missing: string[]): Promise<Infr
   try {
     await tc.getContainerRuntimeClient();
   } catch {
-    const how = missing.map((m) => `  ${m}: ${START_COMMANDS[m as keyof typeof START_COMMANDS]}`).join("\n");
-    throw new Error(`Not reachable and no container runtime to start them: ${missing.join(", ")}.\nStart them with:\n${how}`);
+    throw new Error(`${notReachable(missing)}\n(No container runtime either, so testcontainers cannot start them.)`);
   }
   const out = { ...urls };
   if (missing.includes("postgres")) {
@@ -78,10 +100,12 @@ async function startContainers(urls: InfraUrls, missing: string[]): Promise<Infr
       .withExposedPorts(5432)
       .withWaitStrategy(tc.Wait.forLogMessage(/ready to accept connections/, 2))
       .start();
+    started.push(c);
     out.databaseUrl = `postgres://postgres@${c.getHost()}:${c.getMappedPort(5432)}/postgres`;
   }
   if (missing.includes("redis")) {
     const c = await new tc.GenericContainer("redis:7-alpine").withExposedPorts(6379).start();
+    started.push(c);
     out.redisUrl = `redis://${c.getHost()}:${c.getMappedPort(6379)}`;
   }
   if (missing.includes("rabbitmq")) {
@@ -89,7 +113,13 @@ async function startContainers(urls: InfraUrls, missing: string[]): Promise<Infr
       .withExposedPorts(5672)
       .withWaitStrategy(tc.Wait.forLogMessage(/Server startup complete/))
       .start();
+    started.push(c);
     out.amqpUrl = `amqp://guest:guest@${c.getHost()}:${c.getMappedPort(5672)}`;
   }
   return out;
+}
+
+/** Stops every container `resolveInfra()` started (the vitest global teardown calls it). */
+export async function stopContainers(): Promise<void> {
+  await Promise.all(started.splice(0).map((c) => c.stop().catch(() => {})));
 }
