@@ -102,6 +102,7 @@ async function verifyAction(
     userId: u.user_id,
     fetchTypes: (params.fetch_event_types ?? params.event_types ?? null) as string[] | null,
     includeSubscribers: Boolean(params.include_subscribers),
+    clientGravatar: params.client_gravatar !== false,
   };
   let last: number = state.last_event_id;
   const events: any[] = [];
@@ -130,6 +131,10 @@ async function verifyAction(
       break;
     }
     if (Date.now() > deadline) {
+      if (process.env.DEBUG_VERIFY) {
+        const a = comparable(state), b = comparable(fresh);
+        for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) if (!isDeepStrictEqual(a[k], b[k])) console.log("DIFF", k, JSON.stringify(a[k])?.slice(0, 400), JSON.stringify(b[k])?.slice(0, 400));
+      }
       expect(comparable(state)).toEqual(comparable(fresh));
       break;
     }
@@ -317,6 +322,44 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "doomed", content: "keep me" });
     const events = await verifyAction(member(), () => as(org.users.admin).delete(`/messages/${first}`));
     expect(events).toEqual([expect.objectContaining({ type: "delete_message", message_ids: [first], message_type: "stream" })]);
+  });
+});
+
+describe("verify action: accounts and organization changes", () => {
+  const member = () => org.users.member;
+  const ok = (r: { status: number; body: unknown }) => expect(r.status, JSON.stringify(r.body)).toBe(200);
+
+  it("own settings and full name", async () => {
+    expect(typesOf(await verifyAction(member(), async () => ok(await as(member()).patch("/settings", { dense_mode: false }))))).toEqual(["user_settings/update"]);
+    const legacy = await verifyAction(member(), async () => ok(await as(member()).patch("/settings", { enable_sounds: false })), {
+      client_capabilities: { notification_settings_null: true },
+    });
+    expect(typesOf(legacy)).toEqual(expect.arrayContaining(["user_settings/update", "update_global_notifications"]));
+    const named = await verifyAction(member(), async () => ok(await as(member()).patch("/settings", { full_name: "Mara M. Member" })));
+    expect(typesOf(named)).toEqual(["realm_user/update"]);
+  });
+
+  it("alert words", async () => {
+    expect(typesOf(await verifyAction(member(), async () => ok(await as(member()).post("/users/me/alert_words", { alert_words: ["castle"] }))))).toEqual(["alert_words"]);
+    expect(typesOf(await verifyAction(member(), async () => ok(await as(member()).delete("/users/me/alert_words", { alert_words: ["castle"] }))))).toEqual(["alert_words"]);
+  });
+
+  it("an administrator edits another user, the organization, linkifiers, profile fields and defaults", async () => {
+    const admin = org.users.admin;
+    const owner = org.users.owner;
+    expect(typesOf(await verifyAction(member(), async () => ok(await as(admin).patch(`/users/${org.users.member2.user_id}`, { full_name: "Max M. Member" }))))).toEqual(["realm_user/update"]);
+    // A role change also moves the user between system groups.
+    const role = await verifyAction(member(), async () => ok(await as(admin).patch(`/users/${org.users.member2.user_id}`, { role: 300 })));
+    expect(typesOf(role)).toEqual(expect.arrayContaining(["realm_user/update", "user_group/add_members", "user_group/remove_members"]));
+    expect(typesOf(await verifyAction(member(), async () => ok(await as(owner).patch("/realm", { message_retention_days: 30 }))))).toEqual(["realm/update"]);
+    expect(typesOf(await verifyAction(member(), async () => ok(await as(admin).post("/realm/filters", { pattern: "#(?P<id>[0-9]+)", url_template: "https://example.com/{id}" }))))).toEqual(["realm_linkifiers"]);
+    expect(typesOf(await verifyAction(member(), async () => ok(await as(admin).post("/realm/profile_fields", { name: "Team", field_type: 1 }))))).toEqual(["custom_profile_fields"]);
+    expect(typesOf(await verifyAction(admin, async () => ok(await as(admin).patch("/realm/user_settings_defaults", { dense_mode: false }))))).toEqual(["realm_user_settings_defaults/update"]);
+  });
+
+  it("a new bot appears to everyone", async () => {
+    const events = await verifyAction(member(), async () => ok(await as(org.users.member2).post("/bots", { full_name: "Event Bot", short_name: "eventbot" })));
+    expect(typesOf(events)).toContain("realm_user/add");
   });
 });
 

@@ -57,6 +57,14 @@ function flatten(s: Schema): Schema {
  */
 export const ALLOWED_EXTRA_KEYS = new Set(["local_id", "local_message_id"]);
 
+/** A field Zulip added after the feature level we speak (its description says so) may be absent. */
+function newerThanOurLevel(prop: Schema | undefined): boolean {
+  if (!prop) return false;
+  const text = String(resolve(prop).description ?? "");
+  const m = /New in Zulip [\d.]+ \(feature level (\d+)\)/.exec(text);
+  return m !== null && Number(m[1]) > contracts.ZULIP_FEATURE_LEVEL;
+}
+
 export function validate(schema: Schema, value: unknown, at = "$"): string[] {
   const s = flatten(schema);
   if (value === null) return s.nullable ? [] : [`${at}: null not allowed`];
@@ -84,7 +92,9 @@ export function validate(schema: Schema, value: unknown, at = "$"): string[] {
     if (typeof value !== "object" || Array.isArray(value)) return [`${at}: not an object`];
     const obj = value as Record<string, unknown>;
     const errors: string[] = [];
-    for (const req of s.required ?? []) if (!(req in obj)) errors.push(`${at}.${req}: missing`);
+    for (const req of s.required ?? []) {
+      if (!(req in obj) && !newerThanOurLevel(s.properties?.[req])) errors.push(`${at}.${req}: missing`);
+    }
     for (const [k, v] of Object.entries(obj)) {
       const prop = s.properties?.[k];
       if (prop) errors.push(...validate(prop, v, `${at}.${k}`));

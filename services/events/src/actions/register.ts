@@ -66,7 +66,7 @@ export async function doRegister(rt: EventsRuntime, who: Identity, params: Regis
   const queued = await rt.store.read(queue.id, who, "register");
   if (queued.kind === "ok" && queued.events.length > 0) {
     const events = queued.events.map((e) => JSON.parse(e) as Record<string, unknown> & { id: number; type: string });
-    lastEventId = applyEvents(state, events, { userId: who.userId, fetchTypes, includeSubscribers: params.include_subscribers });
+    lastEventId = applyEvents(state, events, { userId: who.userId, fetchTypes, includeSubscribers: params.include_subscribers, clientGravatar: params.client_gravatar });
     if (lastEventId >= 0) await rt.store.pruneTo(queue.id, lastEventId);
   }
 

@@ -1,5 +1,8 @@
 import { fetched, sortedUnique, upsert, type Applier, type AppliedEvent, type ApplyContext, type State } from "./types";
 
+// Events carry full avatar URLs; clients that compute gravatars keep null (as register gives).
+const isGravatar = (url: unknown) => typeof url === "string" && url.startsWith("https://secure.gravatar.com/");
+
 const ROLE_FLAGS = (role: number) => ({ is_owner: role === 100, is_admin: role <= 200, is_guest: role === 600 });
 
 function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
@@ -9,6 +12,7 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
   const byId = (a: any, b: any) => a.user_id - b.user_id;
   switch (event.op) {
     case "add":
+      if (ctx.clientGravatar && isGravatar(person.avatar_url)) person.avatar_url = null;
       state.realm_non_active_users = (state.realm_non_active_users ?? []).filter((u: any) => u.user_id !== person.user_id);
       upsert(state.realm_users, "user_id", person);
       state.realm_users.sort(byId);
@@ -22,6 +26,7 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
       if ("custom_profile_field" in person) return false;
       const user = [...state.realm_users, ...(state.realm_non_active_users ?? [])].find((u: any) => u.user_id === person.user_id);
       if (!user) return true;
+      if (ctx.clientGravatar && isGravatar(person.avatar_url)) person.avatar_url = null;
       for (const [k, v] of Object.entries(person)) {
         if (k === "new_email") user.email = v;
         else if (k !== "user_id") user[k] = v;
@@ -145,6 +150,30 @@ export const accountAppliers: Record<string, Applier> = {
 
   update_global_notifications(state, event) {
     setting(state, event.notification_name, event.setting);
+    return true;
+  },
+
+  realm_user_settings_defaults(state, event, ctx) {
+    if (!fetched(ctx, "realm_user_settings_defaults")) return false;
+    if (event.op !== "update") return false;
+    if (state.realm_user_settings_defaults) state.realm_user_settings_defaults[event.property] = event.value;
+    return true;
+  },
+
+  custom_profile_fields(state, event, ctx) {
+    if (!fetched(ctx, "custom_profile_fields")) return false;
+    if (Array.isArray(state.custom_profile_fields)) state.custom_profile_fields = event.fields;
+    return true;
+  },
+
+  realm_bot(state, event, ctx) {
+    // Only state when register returned realm_bots (this server does not, so far).
+    if (!Array.isArray(state.realm_bots)) return true;
+    if (!fetched(ctx, "realm_bot")) return false;
+    if (event.op === "add") upsert(state.realm_bots, "user_id", event.bot);
+    else if (event.op === "remove" || event.op === "delete") state.realm_bots = state.realm_bots.filter((b: any) => b.user_id !== event.bot.user_id);
+    else if (event.op === "update") Object.assign(state.realm_bots.find((b: any) => b.user_id === event.bot.user_id) ?? {}, event.bot);
+    else return false;
     return true;
   },
 

@@ -7,6 +7,8 @@ export interface ApplyContext {
   fetchTypes: readonly string[] | null;
   /** Whether channel objects carry `subscribers` (register's include_subscribers). */
   includeSubscribers: boolean;
+  /** Register's client_gravatar: gravatar URLs in user objects are null, computed by the client. */
+  clientGravatar: boolean;
 }
 
 /** Applies one event (without its id) in place; false when it cannot be applied faithfully. */
