@@ -156,6 +156,11 @@ export async function startMessaging() {
     return (res.user_groups as Array<{ id: number; name: string }>).find((g) => g.name === name)!.id;
   }
 
+  /** Changes who may mention a group (accounts' public API). */
+  async function setGroupCanMention(admin: TestUser, groupId: number, value: unknown) {
+    await ok(await accountsCall("PATCH", `/user_groups/${groupId}`, { as: admin.as, params: { can_mention_group: value } }));
+  }
+
   /** Adds a linkifier through accounts' public API as an administrator. */
   async function createLinkifier(admin: TestUser, pattern: string, urlTemplate: string) {
     await ok(await accountsCall("POST", "/realm/filters", { as: admin.as, params: { pattern, url_template: urlTemplate } }));
@@ -182,6 +187,7 @@ export async function startMessaging() {
     setRealmSetting,
     createGroup,
     createLinkifier,
+    setGroupCanMention,
     accountsPool,
     send,
     async close() {

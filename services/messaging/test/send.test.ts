@@ -251,6 +251,19 @@ describe("mentions", () => {
     expect(ev.event.message.content).toContain(`<span class="user-group-mention" data-user-group-id="${groupId}">@support</span>`);
     expect(ev.users.find((x: any) => x.id === org.moderator.user_id).flags).toEqual(["mentioned"]);
     expect(ev.users.find((x: any) => x.id === org.owner.user_id).flags).toEqual([]);
+    // Once only administrators may mention the group, a member's loud mention is refused; a silent one is fine.
+    const realm = await m.deps.accounts.getRealm(org.realmId);
+    await m.setGroupCanMention(org.owner, groupId, realm.system_groups["role:administrators"]);
+    const before = await m.count("messages");
+    expectError(
+      await m.call("POST", "/messages", org.member, { type: "stream", to: "general", topic: "groups", content: "ping @*support*" }),
+      400,
+      "BAD_REQUEST",
+      "You are not allowed to mention user group 'support'.",
+    );
+    expect(await m.count("messages")).toBe(before);
+    await m.send(org.member, { type: "stream", to: "general", topic: "groups", content: "fyi @_*support*" });
+    await m.send(org.admin, { type: "stream", to: "general", topic: "groups", content: "ping @*support*" });
   });
 
   it("the wildcard mention policy applies above 15 subscribers", async () => {

@@ -9,6 +9,7 @@ import { renderMarkdown, type RenderResult } from "../lib/markdown";
 import { normalizeBody, normalizeTopic } from "../lib/normalize";
 import { isGuestRole, passesWildcardPolicy, postPolicyRefusal, WILDCARD_MENTION_THRESHOLD } from "../lib/permissions";
 import { buildMentionDirectory } from "../queries/mentions";
+import { markAlertWords } from "../queries/alert-words";
 import { findVisibleStreamById, findVisibleStreamByName, viewerOf, type AccessedStream } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
@@ -81,12 +82,18 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   if (!sender || !sender.isActive) throw badRequest("Account is deactivated");
 
   const plan = kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now) : await planDirectMessage(deps, who, sender, req);
-  const rendered = renderMarkdown(content, await buildMentionDirectory(deps, viewerOf(who), content));
+  const dir = await buildMentionDirectory(deps, viewerOf(who), content);
+  const rendered = renderMarkdown(content, dir);
   const topicParticipants = plan.accessed ? new Set(await selectTopicParticipants(deps.pool, who.realmId, plan.accessed.stream.id, plan.topic)) : new Set<number>();
   topicParticipants.add(sender.id);
   if (plan.accessed) checkWildcardPolicy(plan, rendered, topicParticipants.size, sender, realm, now);
   const groupMentioned = new Set<number>();
   for (const groupId of rendered.mentionedGroupIds) {
+    // Silent mentions notify nobody and need no permission; these are the loud ones.
+    if (!(await deps.accounts.canMentionGroup(who.realmId, groupId, sender.id))) {
+      const name = [...dir.groupsByName.values()].find((g) => g.id === groupId)?.name ?? "";
+      throw badRequest(`You are not allowed to mention user group '${name}'.`);
+    }
     for (const id of await deps.accounts.groupMembers(who.realmId, groupId)) groupMentioned.add(id);
   }
   const readBySender = req.readBySender ?? READ_BY_SENDER_CLIENTS.has(who.client.toLowerCase());
@@ -94,6 +101,8 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
     userId,
     flags: recipientFlags(userId, plan, rendered, groupMentioned, topicParticipants, sender.id, readBySender),
   }));
+  // Recipients whose alert words the message contains get has_alert_word (issue 10).
+  await markAlertWords(deps.pool, who.realmId, content, entries);
   return { plan, content, rendered, sender, realm, groupMentioned, entries, now };
 }
 

@@ -4,6 +4,7 @@ import {
   GetUsers,
   InternalGetRealm,
   InternalGetUsers,
+  InternalUserGroupCanMention,
   InternalUserGroupIsMember,
   InternalUserGroupMembers,
   type InternalRealm,
@@ -106,6 +107,14 @@ export class AccountsClient {
       if (err instanceof ApiError && err.status < 500 && err.code !== "SERVICE_UNAVAILABLE") return false;
       throw err;
     }
+  }
+
+  /** Whether the user may mention the group (its can_mention_group setting, recursively). */
+  async canMentionGroup(realmId: number, groupId: number, userId: number): Promise<boolean> {
+    const res = await this.http.call<{ can_mention: boolean }>("GET", InternalUserGroupCanMention.path, {
+      params: { realm_id: realmId, group_id: groupId, user_id: userId },
+    });
+    return res.can_mention;
   }
 
   async groupMembers(realmId: number, groupId: number): Promise<number[]> {
