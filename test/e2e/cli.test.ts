@@ -1,8 +1,11 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { apiClient, freePort, runChat, startStack, type Stack } from "@chat/testkit";
 
 /** The admin CLI (`pnpm chat ...`) against a running stack, checked through the public API. */
+
+// Each test runs the CLI several times (a Node start each); leave room on a busy machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 let stack: Stack;
 

@@ -173,6 +173,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     HOST: "127.0.0.1",
     SHUTDOWN_GRACE_SECONDS: "5",
     GATEWAY_URL: urls.gateway,
+    // What clients reach: realm_url in server_settings/register, and the demo's base_url.
+    EXTERNAL_URL: urls.gateway,
     ...Object.fromEntries(Object.entries(URL_VARS).map(([s, v]) => [v, urls[s as StackService]])),
     ...opts.env,
   };
@@ -318,10 +320,19 @@ export interface CommandResult {
   stderr: string;
 }
 
-/** Runs `pnpm chat <args>` against a stack (its database, internal URLs, token and gateway). */
-export function runChat(stack: Pick<Stack, "vars" | "baseUrl">, args: string[], timeoutMs = 60_000): Promise<CommandResult> {
+/**
+ * Runs the admin CLI against a stack (its database, internal URLs, token and gateway): as
+ * `pnpm chat <args>` with `viaPnpm`, else straight through node (the same script, without
+ * pnpm's start-up cost).
+ */
+export function runChat(
+  stack: Pick<Stack, "vars" | "baseUrl">,
+  args: string[],
+  opts: { viaPnpm?: boolean; timeoutMs?: number } = {},
+): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn("pnpm", ["chat", ...args], {
+    const [cmd, argv] = opts.viaPnpm ? ["pnpm", ["chat", ...args]] : [process.execPath, ["--import", "tsx", "scripts/chat.ts", ...args]];
+    const child = spawn(cmd, argv, {
       cwd: REPO_ROOT,
       env: { ...process.env, ...stack.vars, LOG_LEVEL: "warn", GATEWAY_URL: stack.baseUrl },
       stdio: ["ignore", "pipe", "pipe"],
@@ -330,7 +341,7 @@ export function runChat(stack: Pick<Stack, "vars" | "baseUrl">, args: string[], 
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 120_000);
     child.once("error", (err) => {
       clearTimeout(timer);
       reject(err);
@@ -344,7 +355,7 @@ export function runChat(stack: Pick<Stack, "vars" | "baseUrl">, args: string[], 
 
 /** `pnpm chat demo --json` against the stack: a fresh demo organization (plus ORG2) per call. */
 export async function runDemo(stack: Pick<Stack, "vars" | "baseUrl">): Promise<DemoOutput> {
-  const res = await runChat(stack, ["demo", "--json"]);
+  const res = await runChat(stack, ["demo", "--json"], { viaPnpm: true });
   if (res.code !== 0) throw new Error(`pnpm chat demo --json exited with ${res.code}\n${res.stderr}\n${res.stdout}`);
   try {
     return JSON.parse(res.stdout) as DemoOutput;
