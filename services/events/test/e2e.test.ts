@@ -385,7 +385,7 @@ describe("register races and restarts", () => {
     expect(sent.slice(-1)[0]).toBeGreaterThan(0);
   });
 
-  it("an events restart loses no queue and no event", async () => {
+  it("an events restart or crash loses no queue and no event", async () => {
     const member = org.users.member;
     const state = await register(member, { event_types: ["message"] });
     const exit = await stack.kill("events", "SIGTERM");
@@ -396,8 +396,22 @@ describe("register races and restarts", () => {
       .post("/messages", { type: "direct", to: [member.user_id], content: "while you were out" })
       .then((r) => r.body.id);
     await stack.start("events");
-    const { events } = await readUntil(member, state.queue_id, (ev) => ev.some((e) => e.type === "message"));
+    const { events, last } = await readUntil(member, state.queue_id, (ev) => ev.some((e) => e.type === "message"));
     expect(events.filter((e) => e.type === "message").map((e) => e.message.id)).toEqual([id]);
+
+    // Killed outright in the middle of a poll: that request fails; the queue does not.
+    const held = as(member).get("/events", { queue_id: state.queue_id, last_event_id: last });
+    await sleep(200);
+    expect((await stack.kill("events", "SIGKILL")).signal).toBe("SIGKILL");
+    const cut = await held.catch(() => null);
+    expect(cut?.status ?? 503).not.toBe(200);
+    const id2 = await as(org.users.member2)
+      .post("/messages", { type: "direct", to: [member.user_id], content: "after the crash" })
+      .then((r) => r.body.id);
+    await stack.start("events");
+    const after = await as(member).get("/events", { queue_id: state.queue_id, last_event_id: last });
+    expect(after.status).toBe(200);
+    expect(after.body.events.filter((e: any) => e.type === "message").map((e: any) => e.message.id)).toEqual([id2]);
   });
 });
 
