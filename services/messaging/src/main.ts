@@ -4,6 +4,8 @@ import { attachmentHooks } from "./actions/attachments";
 import { buildApp, createDeps, ROUTE_PLUGINS } from "./app";
 import { loadMessagingConfig, type MessagingConfig } from "./config";
 import { consumeAccountsEvents } from "./consumers/accounts";
+import { consumeAlertWords } from "./consumers/alert-words";
+import { loadRetentionConfig, startRetentionJob } from "./jobs/retention";
 import { attachmentRoutes, createAttachmentsModule } from "./routes/attachments";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
@@ -41,6 +43,8 @@ async function main(): Promise<void> {
   const relay = new OutboxRelay({ pool: deps.pool, databaseUrl: config.DATABASE_URL, schema: "messaging", amqp, log });
   relay.start();
   await consumeAccountsEvents(amqp, deps);
+  await consumeAlertWords(amqp, deps);
+  const retention = startRetentionJob(deps, loadRetentionConfig());
 
   await runService({
     app,
@@ -48,7 +52,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     log,
     graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
-    stop: [async () => attachments.reaper.stop(), () => relay.stop(), () => amqp.close(), () => deps.pool.end()],
+    stop: [() => retention.stop(), async () => attachments.reaper.stop(), () => relay.stop(), () => amqp.close(), () => deps.pool.end()],
   });
   log.info({ port: config.PORT }, "messaging listening");
 }
