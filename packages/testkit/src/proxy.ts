@@ -29,12 +29,16 @@ interface Pipe {
   upstream: net.Socket;
 }
 
-/** Starts a proxy on a free local port forwarding to `target` (`host:port` or a URL with a port). */
-export async function startProxy(
-  target: { host: string; port: number } | string,
-  opts: { host?: string } = {},
-): Promise<TcpProxy> {
-  const to = typeof target === "string" ? parseTarget(target) : target;
+type ProxyTarget = { host: string; port: number } | string;
+
+/**
+ * Starts a proxy on a free local port forwarding to `target` (`host:port` or a URL with a port).
+ * A function target is resolved at each new connection: for a proxy started before the port of
+ * what it fronts is known (a stack service's port is picked inside `startStack`).
+ */
+export async function startProxy(target: ProxyTarget | (() => ProxyTarget), opts: { host?: string } = {}): Promise<TcpProxy> {
+  const resolve = (t: ProxyTarget) => (typeof t === "string" ? parseTarget(t) : t);
+  const fixed = typeof target === "function" ? null : resolve(target);
   const pipes = new Set<Pipe>();
   let latency = 0;
   let paused = false;
@@ -60,6 +64,7 @@ export async function startProxy(
       client.destroy();
       return;
     }
+    const to = fixed ?? resolve((target as () => ProxyTarget)());
     const upstream = net.connect({ host: to.host, port: to.port });
     const pipe: Pipe = { client, upstream };
     pipes.add(pipe);
