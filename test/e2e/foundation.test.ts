@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { z } from "zod";
+import { publicRoutes } from "@chat/contracts";
 import { apiClient, demoClient, runDemo, startStack, type DemoOutput, type Stack } from "@chat/testkit";
 
 /**
@@ -182,5 +184,41 @@ describe("authentication failures through the gateway", () => {
   it("an undecodable Authorization header", async () => {
     const res = await apiClient(stack.baseUrl).get("/users/me", {}, { headers: { authorization: "Basic !!!notbase64" } });
     expect401(res, "Invalid authorization header for basic auth");
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("is served by the gateway without credentials and lists every public route", async () => {
+    const res = await apiClient(stack.baseUrl).get("/openapi.json");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ openapi: "3.1.0", servers: [{ url: "/api/v1" }] });
+    for (const r of publicRoutes) expect(res.body.paths[r.path]?.[r.method.toLowerCase()], `${r.method} ${r.path}`).toBeDefined();
+  });
+
+  it("describes the live responses", async () => {
+    const doc = (await apiClient(stack.baseUrl).get("/openapi.json")).body;
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+    ajv.addSchema({ $id: "doc", components: doc.components, paths: {} });
+    const check = (method: string, path: string, res: { status: number; body: unknown }) => {
+      const op = doc.paths[path][method];
+      const response = op.responses[String(res.status)];
+      expect(response, `${method} ${path} documents ${res.status}`).toBeDefined();
+      const schema = JSON.parse(JSON.stringify(response.content["application/json"].schema).replaceAll('"#/components/', '"doc#/components/'));
+      const ok = ajv.validate(schema, res.body);
+      expect(ok, `${method} ${path}: ${ajv.errorsText()}`).toBe(true);
+    };
+    const [org] = demo.orgs;
+    for (const user of Object.values(org.users)) check("get", "/users/me", await demoClient(demo, user).get("/users/me"));
+    const member = demoClient(demo, org.users.member);
+    check("get", "/users", await member.get("/users"));
+    check("get", "/users/{user_id}", await member.get(`/users/${org.users.owner.user_id}`));
+    check("get", "/users/me/subscriptions", await member.get("/users/me/subscriptions"));
+    check("get", "/streams", await member.get("/streams"));
+    check("get", "/server_settings", await apiClient(stack.baseUrl).get("/server_settings"));
+    check("post", "/messages", await member.post("/messages", { type: "stream", to: org.channels.public.name, topic: "openapi", content: "hello" }));
+    check("get", "/messages", await member.get("/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: [] }));
+    check("post", "/register", await member.post("/register", { event_types: ["message"] }));
+    check("get", "/users/me", await apiClient(stack.baseUrl).get("/users/me"));
+    check("get", "/users/{user_id}", await member.get("/users/not-a-number"));
   });
 });

@@ -16,6 +16,7 @@ export * from "./events/profile";
 export * from "./events/custom-profile-fields";
 export * from "./events/retention";
 export * from "./models";
+export * from "./openapi";
 export * from "./params";
 export * from "./route";
 export * from "./routes/index";

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { publicRoutes, type RouteDef } from "@chat/contracts";
+import { buildOpenApi, publicRoutes, type RouteDef } from "@chat/contracts";
 import { createServer, InternalClient, systemClock, type Clock, type Logger, type Redis } from "@chat/platform";
 import { Authenticator } from "./auth/authenticate";
 import { AuthCache } from "./auth/cache";
@@ -47,6 +47,9 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
       accounts: () => fetchOk(`${config.ACCOUNTS_URL}/health`),
     },
   });
+  // The API description, generated from the same route table the gateway routes by.
+  const openapi = buildOpenApi(deps.routes ?? publicRoutes);
+  app.get("/api/v1/openapi.json", async () => openapi);
   app.register(apiRoutes, {
     router: new Router(deps.routes ?? publicRoutes),
     gate,
