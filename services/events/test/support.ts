@@ -37,7 +37,9 @@ export async function eventsEnv(shared: Record<string, string> = {}): Promise<Ev
   const env = await createTestEnv();
   const vars = {
     ...env.vars,
-    EVENTS_HEARTBEAT_SECONDS: "1",
+    // Long enough that a busy machine never mistakes a slow delivery for a heartbeat; tests
+    // about heartbeats start their instance with a shorter one.
+    EVENTS_HEARTBEAT_SECONDS: "5",
     EVENTS_HEARTBEAT_JITTER_SECONDS: "0",
     // Register state comes from services that are not running here: refuse fast.
     ACCOUNTS_URL: "http://127.0.0.1:9",
