@@ -317,6 +317,32 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     expect(typesOf(await verifyAction(member(), () => as(admin).patch(`/user_groups/${groupId}`, { description: "changed" })))).toEqual(["user_group/update"]);
   });
 
+  it("a new channel, and a new subscriber seen by its peers", async () => {
+    const created = await verifyAction(other(), async () => {
+      const r = await as(member()).post("/users/me/subscriptions", { subscriptions: [{ name: "events-e2e-new", description: "fresh" }] });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }, { include_subscribers: true });
+    expect(typesOf(created)).toContain("stream/create");
+    const joined = await verifyAction(member(), async () => {
+      const r = await as(other()).post("/users/me/subscriptions", { subscriptions: [{ name: "events-e2e-new" }] });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }, { include_subscribers: true });
+    expect(typesOf(joined)).toEqual(["subscription/peer_add"]);
+  });
+
+  it("subgroups", async () => {
+    const admin = org.users.admin;
+    const make = async (name: string) => {
+      const r = await as(admin).post("/user_groups/create", { name, description: "", members: [admin.user_id] });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return (await as(admin).get("/user_groups")).body.user_groups.find((g: any) => g.name === name).id as number;
+    };
+    const parent = await make("events-parent");
+    const child = await make("events-child");
+    expect(typesOf(await verifyAction(member(), () => as(admin).post(`/user_groups/${parent}/subgroups`, { add: [child] })))).toEqual(["user_group/add_subgroups"]);
+    expect(typesOf(await verifyAction(member(), () => as(admin).post(`/user_groups/${parent}/subgroups`, { delete: [child] })))).toEqual(["user_group/remove_subgroups"]);
+  });
+
   it("message deletion", async () => {
     const first = await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "doomed", content: "delete me" });
     await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "doomed", content: "keep me" });
@@ -357,9 +383,23 @@ describe("verify action: accounts and organization changes", () => {
     expect(typesOf(await verifyAction(admin, async () => ok(await as(admin).patch("/realm/user_settings_defaults", { dense_mode: false }))))).toEqual(["realm_user_settings_defaults/update"]);
   });
 
-  it("a new bot appears to everyone", async () => {
-    const events = await verifyAction(member(), async () => ok(await as(org.users.member2).post("/bots", { full_name: "Event Bot", short_name: "eventbot" })));
+  it("a new bot appears to everyone; a deactivated one moves to the inactive users", async () => {
+    let botId = 0;
+    const events = await verifyAction(member(), async () => {
+      const r = await as(org.users.member2).post("/bots", { full_name: "Event Bot", short_name: "eventbot" });
+      ok(r);
+      botId = (r.body as any).user_id;
+    });
     expect(typesOf(events)).toContain("realm_user/add");
+    const gone = await verifyAction(member(), async () => ok(await as(org.users.member2).delete(`/bots/${botId}`)));
+    expect(typesOf(gone)).toContain("realm_user/update");
+  });
+
+  it("invitations tell administrators to refresh", async () => {
+    const admin = org.users.admin;
+    const events = await verifyAction(admin, async () =>
+      ok(await as(admin).post("/invites", { invitee_emails: "newcomer-events@example.com", stream_ids: [org.channels.public.stream_id] })));
+    expect(typesOf(events)).toEqual(["invites_changed"]);
   });
 });
 
