@@ -180,6 +180,11 @@ export class OutboxRelay {
 
   private async publishBatch(): Promise<number> {
     const client = await this.opts.pool.connect();
+    // The client stays checked out while the broker confirms; if PostgreSQL drops it meanwhile,
+    // pg emits 'error' on it, which without a listener would crash the process.
+    let broken: Error | undefined;
+    const onError = (err: Error) => (broken = err);
+    client.on("error", onError);
     try {
       await client.query("BEGIN");
       const lock = await client.query("SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok", [`${this.opts.schema}.outbox`]);
@@ -216,7 +221,9 @@ export class OutboxRelay {
       await client.query("ROLLBACK").catch(() => {});
       throw err;
     } finally {
-      client.release();
+      client.off("error", onError);
+      // A broken connection must not go back to the pool.
+      client.release(broken);
     }
   }
 
