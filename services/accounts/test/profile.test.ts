@@ -123,13 +123,19 @@ describe("deactivation and reactivation by administrators", () => {
   it("deactivates the user and their bots: realm_user update is_active false to the remaining users", async () => {
     await t.markOutbox();
     await t.ok(await t.call("DELETE", `/users/${victim.user_id}`, { as: org.admin.as, params: { deactivation_notification_comment: "Bye" } }));
-    const got = await notices(t);
+    const all = await notices(t);
+    const got = all.filter((n) => n.event.type === "realm_user");
     expect(got.map((n) => [n.type, n.event.person])).toEqual([
       ["accounts.user.deactivated", { user_id: victim.user_id, is_active: false }],
       ["accounts.user.deactivated", { user_id: victimBot.user_id, is_active: false }],
     ]);
     expect(got[0].users).toEqual(everyone(org, [victimBot]));
     expect(got[1].users).toEqual(everyone(org));
+    // Group member lists show active users only: each leaves their system group too.
+    expect(all.filter((n) => n.event.type === "user_group").map((n) => n.event)).toEqual([
+      { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [victim.user_id] },
+      { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [victimBot.user_id] },
+    ]);
     expectError(await t.call("POST", "/internal/authenticate", { params: { email: victim.email, api_key: victim.api_key } }), 401, "UNAUTHORIZED", "Account is deactivated");
     expect((await getUser(victim.user_id)).is_active).toBe(false);
     expectError(await t.call("DELETE", `/users/${victim.user_id}`, { as: org.admin.as }), 400, "BAD_REQUEST", "User is deactivated");
@@ -145,8 +151,9 @@ describe("deactivation and reactivation by administrators", () => {
     );
     await t.markOutbox();
     await t.ok(await t.call("POST", `/users/${victim.user_id}/reactivate`, { as: org.admin.as }));
-    const [n] = await notices(t);
+    const [n, group] = await notices(t);
     expect(n.event.person).toEqual({ user_id: victim.user_id, is_active: true });
+    expect(group.event).toEqual({ type: "user_group", op: "add_members", group_id: groups["role:fullmembers"], user_ids: [victim.user_id] });
     expect(n.users).toEqual(everyone(org, [victim]));
     expect(n.payload.user).toMatchObject({ user_id: victim.user_id, is_active: true });
     await t.ok(await t.call("POST", "/internal/authenticate", { params: { email: victim.email, api_key: victim.api_key } }));

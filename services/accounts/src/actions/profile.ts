@@ -10,6 +10,7 @@ import { addMembers, removeMembers, systemGroupIds } from "../store/user-groups"
 import { activeBotsOwnedBy, activeUserIds, countActiveOwners, setUserActive } from "../store/users";
 import {
   deleteAvatarImage,
+  directNamedGroupIds,
   directRoleGroup,
   getProfileUser,
   setAvatar,
@@ -165,6 +166,15 @@ async function deactivateInTx(tx: Queryable, user: ProfileUser): Promise<void> {
       client: { event: { type: "realm_user", op: "update", person: { user_id: user.id, is_active: false } }, users: audience },
     },
   });
+  await notifyGroupsOfActivity(tx, user, "remove_members");
+}
+
+/**
+ * Group member lists show active users only, so a user leaving (or coming back) changes every
+ * list they are directly in: clients learn it through user_group events.
+ */
+async function notifyGroupsOfActivity(tx: Queryable, user: ProfileUser, op: "add_members" | "remove_members"): Promise<void> {
+  for (const groupId of await directNamedGroupIds(tx, user.realmId, user.id)) await notifyGroupMembers(tx, user.realmId, groupId, op, [user.id]);
 }
 
 /** DELETE /users/{user_id}: administrators deactivate a user; never the last owner. */
@@ -201,6 +211,7 @@ export async function doReactivateUser(deps: AccountsDeps, who: Identity, userId
     }
     await setUserActive(tx, user.realmId, user.id, true);
     await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, is_active: true });
+    await notifyGroupsOfActivity(tx, user, "add_members");
   });
 }
 

@@ -23,13 +23,21 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
     case "update": {
       // Own permissions (can_create_streams, ...) follow from the role and need the organization's policies.
       if (person.user_id === ctx.userId && "role" in person) return false;
-      if ("custom_profile_field" in person) return false;
       const user = [...state.realm_users, ...(state.realm_non_active_users ?? [])].find((u: any) => u.user_id === person.user_id);
       if (!user) return true;
+      if ("custom_profile_field" in person) {
+        // A value (with its rendering for text fields), or null when it was removed.
+        const { id, value, rendered_value } = person.custom_profile_field;
+        if (!user.profile_data) return true;
+        if (value === null) delete user.profile_data[String(id)];
+        else user.profile_data[String(id)] = rendered_value === undefined ? { value } : { value, rendered_value };
+        return true;
+      }
       if (ctx.clientGravatar && isGravatar(person.avatar_url)) person.avatar_url = null;
       for (const [k, v] of Object.entries(person)) {
         if (k === "new_email") user.email = v;
-        else if (k !== "user_id") user[k] = v;
+        // Only the user object's own keys (avatar_source and avatar_url_medium are own-user state).
+        else if (k !== "user_id" && k in user) user[k] = v;
       }
       if ("role" in person) Object.assign(user, ROLE_FLAGS(person.role));
       if ("is_active" in person) {
@@ -163,6 +171,11 @@ export const accountAppliers: Record<string, Applier> = {
   custom_profile_fields(state, event, ctx) {
     if (!fetched(ctx, "custom_profile_fields")) return false;
     if (Array.isArray(state.custom_profile_fields)) state.custom_profile_fields = event.fields;
+    // Values of a deleted field disappear with it.
+    const ids = new Set((event.fields as Array<{ id: number }>).map((f) => String(f.id)));
+    for (const u of [...(state.realm_users ?? []), ...(state.realm_non_active_users ?? [])]) {
+      for (const k of Object.keys(u.profile_data ?? {})) if (!ids.has(k)) delete u.profile_data[k];
+    }
     return true;
   },
 
