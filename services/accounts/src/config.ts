@@ -11,6 +11,11 @@ export const accountsConfigShape = {
   /** Default validity of an invitation (Zulip: 10 days). */
   INVITATION_VALIDITY_MINUTES: z.coerce.number().int().min(1).default(14400),
   PUSH_NOTIFICATIONS_ENABLED: envBool(false),
+  /**
+   * Largest accepted upload, in MiB (Zulip's `max_file_upload_size_mib`). Messaging enforces it;
+   * accounts reports it in register, so set both services to the same value.
+   */
+  MAX_FILE_UPLOAD_SIZE_MIB: z.coerce.number().positive().max(100 * 1024).default(100),
   /** scrypt cost (N) for passwords; tests may lower it. */
   PASSWORD_SCRYPT_COST: z.coerce.number().int().min(1024).default(16384),
 };

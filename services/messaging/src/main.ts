@@ -5,6 +5,7 @@ import { buildApp, createDeps, ROUTE_PLUGINS } from "./app";
 import { loadMessagingConfig, type MessagingConfig } from "./config";
 import { consumeAccountsEvents } from "./consumers/accounts";
 import { consumeAlertWords } from "./consumers/alert-words";
+import { consumeUserSettings } from "./consumers/user-settings";
 import { loadRetentionConfig, startRetentionJob } from "./jobs/retention";
 import { attachmentRoutes, createAttachmentsModule } from "./routes/attachments";
 
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
   relay.start();
   await consumeAccountsEvents(amqp, deps);
   await consumeAlertWords(amqp, deps);
+  await consumeUserSettings(amqp, deps);
   const retention = startRetentionJob(deps, loadRetentionConfig());
 
   await runService({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Linkifier } from "../events/accounts";
 import { UserSummary } from "../models";
 import { p } from "../params";
 import { route, success, type ServiceName } from "../route";
@@ -24,7 +25,11 @@ export const InternalAuthenticate = route({
   }),
 });
 
-/** User lookup for services that keep a replica: by ids (any status) within one realm. */
+/**
+ * User lookup for services that keep a replica, within one realm, any status: by ids and/or
+ * emails (unknown ones are simply absent); with neither, every user of the realm as GET /users
+ * lists them (bots included, the realm's system bots excepted), to fill a replica at once.
+ */
 export const InternalGetUsers = route({
   method: "GET",
   path: "/internal/users",
@@ -249,4 +254,45 @@ export const InternalUserGroupCanMention = route({
   auth: "internal",
   params: { realm_id: p.int().required(), group_id: p.int().required(), user_id: p.int().required() },
   response: success({ can_mention: z.boolean() }),
+});
+
+/** A realm's named user groups, system groups included (group mentions, group setting checks). */
+export const InternalListUserGroups = route({
+  method: "GET",
+  path: "/internal/user_groups",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().required() },
+  response: success({
+    user_groups: z.array(z.strictObject({ id: z.number().int(), name: z.string(), is_system_group: z.boolean() })),
+  }),
+});
+
+/** A realm's linkifiers in their order (messaging renders with them). */
+export const InternalListLinkifiers = route({
+  method: "GET",
+  path: "/internal/linkifiers",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().required() },
+  response: success({ linkifiers: z.array(Linkifier) }),
+});
+
+/** A personal setting's value as accounts stores it. */
+export const UserSettingValue = z.union([z.boolean(), z.number(), z.string()]);
+
+/**
+ * Current personal settings of some users of one realm (every setting, effective values: the
+ * user's own or the default they started with); unknown users are absent. Services that honour a
+ * setting keep a replica fed by `accounts.user_settings.updated` and read through here on a miss.
+ */
+export const InternalGetUserSettings = route({
+  method: "GET",
+  path: "/internal/user_settings",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().required(), user_ids: p.json(z.array(z.number().int())).required() },
+  response: success({
+    users: z.array(z.strictObject({ user_id: z.number().int(), settings: z.record(z.string(), UserSettingValue) })),
+  }),
 });

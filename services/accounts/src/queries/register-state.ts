@@ -136,7 +136,7 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     server_typing_started_expiry_period_milliseconds: 45000,
     server_typing_stopped_wait_period_milliseconds: 12000,
     server_typing_started_wait_period_milliseconds: 30000,
-    max_file_upload_size_mib: 100,
+    max_file_upload_size_mib: deps.config.MAX_FILE_UPLOAD_SIZE_MIB,
     max_avatar_file_size_mib: 5,
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,

@@ -8,7 +8,8 @@ import {
   type SettingValue,
 } from "../lib/user-settings";
 import { listAlertWords } from "../store/alert-words";
-import { getRealmDefaultsRow, getUserSettingsRow, type StoredSettings } from "../store/settings";
+import { getRealmDefaultsRow, getUserSettingsRow, getUserSettingsRows, type StoredSettings } from "../store/settings";
+import { getUsersByIds } from "../store/users";
 import { customProfileFieldsState } from "./custom-profile-fields";
 
 /** A user's current value of every setting (stored ones over the defaults, plus the two columns). */
@@ -29,6 +30,13 @@ export function effectiveRealmDefaults(row: StoredSettings): Record<string, Sett
 
 export async function getEffectiveSettings(db: Queryable, user: { id: number; realmId: number; timezone: string; presenceEnabled: boolean }) {
   return effectiveSettings(await getUserSettingsRow(db, user.realmId, user.id), user);
+}
+
+/** Other services' read-through: every setting of some users of the realm; unknown users are absent. */
+export async function getInternalUserSettings(db: Queryable, realmId: number, userIds: number[]) {
+  if (!userIds.length) return [];
+  const [users, stored] = await Promise.all([getUsersByIds(db, realmId, userIds), getUserSettingsRows(db, realmId, userIds)]);
+  return users.map((u) => ({ user_id: u.id, settings: effectiveSettings(stored.get(u.id) ?? {}, u) }));
 }
 
 export interface SettingsStateContext {

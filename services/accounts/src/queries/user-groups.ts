@@ -7,6 +7,7 @@ import {
   directSubgroupIds,
   getGroup,
   isRecursiveMember,
+  listNamedGroupRefs,
   listNamedGroups,
   recursiveMemberIds,
   recursiveSubgroupIds,
@@ -54,6 +55,11 @@ export async function groupCanMention(deps: AccountsDeps, realmId: number, group
 export async function getUserGroups(deps: AccountsDeps, who: Identity) {
   checkGroupsApiCaller(who);
   return formatGroups(deps.pool, who.realmId, await listNamedGroups(deps.pool, who.realmId));
+}
+
+/** Service-to-service listing of the realm's named groups (system ones included). */
+export async function getInternalUserGroups(deps: AccountsDeps, realmId: number) {
+  return (await listNamedGroupRefs(deps.pool, realmId)).map((g) => ({ id: g.id, name: g.name, is_system_group: g.isSystemGroup }));
 }
 
 /** realm_user_groups in register: same objects, readable by everyone in the realm. */

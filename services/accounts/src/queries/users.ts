@@ -47,8 +47,12 @@ export async function getMember(deps: AccountsDeps, who: Identity, userId: numbe
   return view(u, userObject(u, { clientGravatar }));
 }
 
-/** Service-to-service lookup by ids or emails, any status; unknown ones are simply absent. */
+/**
+ * Service-to-service lookup by ids or emails, any status; unknown ones are simply absent. With
+ * neither, the whole realm as GET /users lists it (replicas fill themselves at once).
+ */
 export async function getInternalUsers(deps: AccountsDeps, realmId: number, ids?: number[], emails?: string[]) {
+  if (ids === undefined && emails === undefined) return (await listRealmUsers(deps.pool, realmId)).map(userSummary);
   const rows: UserRow[] = [];
   if (ids?.length) rows.push(...(await getUsersByIds(deps.pool, realmId, ids)));
   if (emails?.length) rows.push(...(await getUsersByEmails(deps.pool, realmId, emails)));

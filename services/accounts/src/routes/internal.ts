@@ -4,6 +4,9 @@ import {
   InternalCreateUser,
   InternalGetRealm,
   InternalGetUsers,
+  InternalGetUserSettings,
+  InternalListLinkifiers,
+  InternalListUserGroups,
   InternalResetApiKey,
   InternalUserGroupCanMention,
   InternalUserGroupIsMember,
@@ -15,8 +18,10 @@ import { doCreateRealm } from "../actions/realms";
 import { doCreateUser, doResetApiKey } from "../actions/users";
 import type { AccountsDeps } from "../deps";
 import { authenticateApiKey } from "../queries/auth";
+import { getLinkifiers } from "../queries/linkifiers";
 import { getInternalRealm } from "../queries/realms";
-import { groupCanMention, groupIsMember, groupRecursiveMembers } from "../queries/user-groups";
+import { getInternalUserSettings } from "../queries/settings";
+import { getInternalUserGroups, groupCanMention, groupIsMember, groupRecursiveMembers } from "../queries/user-groups";
 import { getInternalUsers } from "../queries/users";
 
 /** Service-to-service routes: the gateway's auth check, the admin CLI, other services' lookups. */
@@ -67,6 +72,14 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
 
   registerRoute(app, InternalUserGroupMembers, async ({ params }) => ({
     user_ids: await groupRecursiveMembers(deps, params.realm_id, params.group_id),
+  }));
+
+  registerRoute(app, InternalListUserGroups, async ({ params }) => ({ user_groups: await getInternalUserGroups(deps, params.realm_id) }));
+
+  registerRoute(app, InternalListLinkifiers, async ({ params }) => ({ linkifiers: await getLinkifiers(deps, params.realm_id) }));
+
+  registerRoute(app, InternalGetUserSettings, async ({ params }) => ({
+    users: await getInternalUserSettings(deps.pool, params.realm_id, params.user_ids),
   }));
 
   registerRoute(app, InternalUserGroupCanMention, async ({ params }) => ({

@@ -9,6 +9,12 @@ export async function getUserSettingsRow(db: Queryable, realmId: number, userId:
   return rows[0]?.settings ?? {};
 }
 
+/** Stored settings of several users (users without a row are absent: they have the defaults). */
+export async function getUserSettingsRows(db: Queryable, realmId: number, userIds: number[]): Promise<Map<number, StoredSettings>> {
+  const { rows } = await db.query("SELECT user_id, settings FROM user_settings WHERE realm_id = $1 AND user_id = ANY($2::bigint[])", [realmId, userIds]);
+  return new Map(rows.map((r) => [Number(r.user_id), r.settings]));
+}
+
 /** Locks the user's row (creating an empty one first) so concurrent changes apply one after the other. */
 export async function lockUserSettingsRow(db: Queryable, realmId: number, userId: number): Promise<StoredSettings> {
   await db.query("INSERT INTO user_settings (user_id, realm_id) VALUES ($1, $2) ON CONFLICT (user_id) DO NOTHING", [userId, realmId]);

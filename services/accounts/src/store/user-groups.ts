@@ -74,6 +74,12 @@ export async function listNamedGroups(db: Queryable, realmId: number, onlyIds?: 
   return rows.map((r) => ({ ...toGroup(r), members: r.members.map(Number), directSubgroupIds: r.subgroups.map(Number) }));
 }
 
+/** Id, name and kind of every named group (no member lists: lookups by name or id). */
+export async function listNamedGroupRefs(db: Queryable, realmId: number): Promise<Array<{ id: number; name: string; isSystemGroup: boolean }>> {
+  const { rows } = await db.query("SELECT id, name, is_system_group FROM user_groups WHERE realm_id = $1 AND name IS NOT NULL ORDER BY id", [realmId]);
+  return rows.map((r) => ({ id: Number(r.id), name: r.name, isSystemGroup: r.is_system_group }));
+}
+
 /** Direct members and subgroups of any groups (anonymous setting groups included). */
 export async function directContents(db: Queryable, realmId: number, groupIds: number[]): Promise<Map<number, { members: number[]; subgroups: number[] }>> {
   const out = new Map<number, { members: number[]; subgroups: number[] }>();

@@ -3,6 +3,7 @@ import { badRequest, emitEvent, resourceNotFound, withTx, type Identity, type Qu
 import type { AppDeps } from "../deps";
 import { normalizeBody, truncate } from "../lib/normalize";
 import { accessStreamById, viewerOf } from "../queries/streams";
+import { checkDraftsSynchronization } from "../queries/user-settings";
 import { getUsersByIds } from "../queries/users";
 import { deleteDraft, insertDraft, updateDraft, type DraftRow, type DraftValues } from "../store/drafts";
 import { MAX_TOPIC_LENGTH } from "@chat/contracts";
@@ -40,6 +41,7 @@ async function notify(tx: Queryable, realmId: number, userId: number, type: stri
 
 /** POST /drafts: ids in submission order. */
 export async function doCreateDrafts(deps: AppDeps, who: Identity, drafts: DraftInput[]): Promise<number[]> {
+  await checkDraftsSynchronization(deps, who);
   const values: DraftValues[] = [];
   for (const d of drafts) values.push(await validateDraft(deps, who, d));
   return withTx(deps.pool, async (tx) => {
@@ -52,6 +54,7 @@ export async function doCreateDrafts(deps: AppDeps, who: Identity, drafts: Draft
 
 /** PATCH /drafts/{id}: another user's draft is as missing as a deleted one. */
 export async function doEditDraft(deps: AppDeps, who: Identity, id: number, draft: DraftInput): Promise<void> {
+  await checkDraftsSynchronization(deps, who);
   const values = await validateDraft(deps, who, draft);
   await withTx(deps.pool, async (tx) => {
     const row = await updateDraft(tx, who.realmId, who.userId, id, values);
@@ -61,6 +64,7 @@ export async function doEditDraft(deps: AppDeps, who: Identity, id: number, draf
 }
 
 export async function doDeleteDraft(deps: AppDeps, who: Identity, id: number): Promise<void> {
+  await checkDraftsSynchronization(deps, who);
   await withTx(deps.pool, async (tx) => {
     if (!(await deleteDraft(tx, who.realmId, who.userId, id))) throw resourceNotFound("Draft does not exist");
     await notify(tx, who.realmId, who.userId, "messaging.draft.removed", { type: "drafts", op: "remove", draft_id: id });

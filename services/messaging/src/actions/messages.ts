@@ -12,6 +12,9 @@ import { buildMentionDirectory } from "../queries/mentions";
 import { markAlertWords } from "../queries/alert-words";
 import { findVisibleStreamById, findVisibleStreamByName, viewerOf, type AccessedStream } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
+import { getUserSettings } from "../queries/user-settings";
+import type { UserSettingsView } from "../lib/user-settings";
+import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibility-policy";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
 import { insertMessage, selectTopicParticipants, topicHasMessages, type MessageRow } from "../store/messages";
 import { upsertDirectRecipient } from "../store/recipients";
@@ -41,12 +44,6 @@ export interface SendResult {
 const READ_BY_SENDER_CLIENTS = new Set([
   "zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "snipe", "website", "ios", "android",
 ]);
-
-// Zulip's defaults for the users' automatic topic policies (accounts owns the settings):
-// follow topics the user starts, unmute topics in muted channels the user sends to.
-const FOLLOW_ON_INITIATION = true;
-const UNMUTE_ON_SEND = true;
-const VISIBILITY = { inherit: 0, muted: 1, unmuted: 2, followed: 3 } as const;
 
 interface Plan {
   kind: "stream" | "private";
@@ -113,6 +110,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     if (prior) return priorResult(prior);
   }
   const { plan, content, rendered, sender, realm, groupMentioned, entries, now } = await prepareMessage(deps, who, req);
+  const policyUsers = plan.accessed ? await automaticPolicyUsers(deps, who.realmId, plan, sender, rendered, groupMentioned) : undefined;
 
   return withTx(deps.pool, async (tx) => {
     if (idempotencyKey !== undefined) {
@@ -141,7 +139,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     let policy: number | undefined;
     if (stream) {
       await setFirstMessageIdIfUnset(tx, who.realmId, stream.id, row.id);
-      policy = await applyAutomaticPolicies(tx, plan, sender, isNewTopic, rendered, groupMentioned, now);
+      policy = await applyAutomaticPolicies(tx, plan, policyUsers!, isNewTopic, now);
     }
     await emitMessageEvent(tx, row, plan, entries, sender, realm, req);
     await deps.hooks.onMessageSent?.(tx, {
@@ -249,33 +247,57 @@ function recipientFlags(
   return flags;
 }
 
-/**
- * Zulip's automatic topic visibility: the sender follows a topic they start, and unmutes a topic
- * they send to in a muted channel; people mentioned by name follow the topic. Returns the
- * sender's new policy when it changed.
- */
-async function applyAutomaticPolicies(
-  tx: Queryable,
+interface PolicyUsers {
+  sender: UserRow;
+  /** Mentioned (personally or through a group) human recipients, the sender included if named. */
+  mentioned: number[];
+  /** Their settings (accounts owns them; messaging keeps a replica). */
+  settings: Map<number, UserSettingsView>;
+}
+
+/** Who the automatic topic policies may concern, with their settings (read before the transaction). */
+async function automaticPolicyUsers(
+  deps: AppDeps,
+  realmId: number,
   plan: Plan,
   sender: UserRow,
-  isNewTopic: boolean,
   rendered: RenderResult,
   groupMentioned: Set<number>,
-  now: Date,
-): Promise<number | undefined> {
+): Promise<PolicyUsers> {
+  const recipients = new Set(plan.recipientIds);
+  const named = [...new Set([...rendered.mentionedUserIds, ...groupMentioned])].filter((id) => recipients.has(id));
+  const users = await getUsersByIds(deps, realmId, named);
+  const mentioned = named.filter((id) => users.get(id)?.isActive && !users.get(id)?.isBot).sort((a, b) => a - b);
+  const settings = await getUserSettings(deps, realmId, sender.isBot ? mentioned : [sender.id, ...mentioned]);
+  return { sender, mentioned, settings };
+}
+
+/**
+ * Zulip's automatic topic visibility, per each user's settings: the sender's follow / unmute
+ * policies (see policyAfterSend), then mentioned users follow the topic when they chose to.
+ * Returns the sender's new policy when it changed.
+ */
+async function applyAutomaticPolicies(tx: Queryable, plan: Plan, users: PolicyUsers, isNewTopic: boolean, now: Date): Promise<number | undefined> {
   const stream = plan.accessed!.stream;
+  const { sender } = users;
   const current = await selectTopicPolicies(tx, stream.realmId, stream.id, plan.topic);
   let senderPolicy: number | undefined;
   if (!sender.isBot) {
-    const was = current.get(sender.id) ?? VISIBILITY.inherit;
-    if (FOLLOW_ON_INITIATION && isNewTopic && was !== VISIBILITY.followed) senderPolicy = VISIBILITY.followed;
-    else if (UNMUTE_ON_SEND && plan.mutedStreamUserIds.has(sender.id) && was === VISIBILITY.inherit) senderPolicy = VISIBILITY.unmuted;
-    if (senderPolicy !== undefined) await setVisibilityPolicy(tx, stream.realmId, sender.id, stream.id, plan.topic, senderPolicy, now);
+    const s = users.settings.get(sender.id)!;
+    senderPolicy = policyAfterSend({
+      followPolicy: s.followTopicsPolicy,
+      unmutePolicy: s.unmuteTopicsInMutedStreamsPolicy,
+      current: current.get(sender.id) ?? VISIBILITY.inherit,
+      streamMuted: plan.mutedStreamUserIds.has(sender.id),
+      startsTopic: isNewTopic,
+    });
+    if (senderPolicy !== undefined) {
+      await setVisibilityPolicy(tx, stream.realmId, sender.id, stream.id, plan.topic, senderPolicy, now);
+      current.set(sender.id, senderPolicy);
+    }
   }
-  const recipients = new Set(plan.recipientIds);
-  const mentioned = [...new Set([...rendered.mentionedUserIds, ...groupMentioned])].filter((id) => id !== sender.id && recipients.has(id)).sort((a, b) => a - b);
-  for (const userId of mentioned) {
-    if ((current.get(userId) ?? VISIBILITY.inherit) === VISIBILITY.followed) continue;
+  for (const userId of users.mentioned) {
+    if (!followsWhenMentioned(users.settings.get(userId)!.followTopicsWhereMentioned, current.get(userId) ?? VISIBILITY.inherit)) continue;
     await setVisibilityPolicy(tx, stream.realmId, userId, stream.id, plan.topic, VISIBILITY.followed, now);
   }
   return senderPolicy;

@@ -1,14 +1,13 @@
 import {
-  GetLinkifiers,
-  GetUserGroups,
-  GetUsers,
   InternalGetRealm,
   InternalGetUsers,
+  InternalGetUserSettings,
+  InternalListLinkifiers,
+  InternalListUserGroups,
   InternalUserGroupCanMention,
   InternalUserGroupIsMember,
   InternalUserGroupMembers,
   type InternalRealm,
-  type UserObject,
   type UserSummary,
 } from "@chat/contracts";
 import { ApiError, type Clock, type InternalClient } from "@chat/platform";
@@ -17,9 +16,9 @@ const path = (def: { path: string }, values: Record<string, number> = {}) =>
   def.path.replace(/\{(\w+)\}/g, (_m, k: string) => String(values[k]));
 
 /**
- * What messaging asks accounts over HTTP: an organization's settings and system groups
- * (cached briefly: they change rarely and every send needs them), users on a replica miss,
- * and user-group membership.
+ * What messaging asks accounts over its internal routes: an organization's settings, system
+ * groups and linkifiers (cached briefly: they change rarely and every send needs them), users
+ * and personal settings on a replica miss, and user groups.
  */
 export class AccountsClient {
   private readonly realms = new Map<number, { at: number; realm: InternalRealm }>();
@@ -49,30 +48,10 @@ export class AccountsClient {
     return res.users.filter((u) => u.realm_id === realmId);
   }
 
-  /**
-   * Every user of a realm. The internal lookup is asked first (with neither ids nor emails);
-   * if it lists nobody, the public user list is read on behalf of the realm's notification bot.
-   */
+  /** Every user of a realm (as GET /users lists them): fills the replica in one call. */
   async getAllUsers(realmId: number): Promise<UserSummary[]> {
-    const listed = await this.getUsers(realmId, {});
-    if (listed.length > 0) return listed;
-    const realm = await this.getRealm(realmId);
-    const identity = { userId: realm.notification_bot_id, realmId, role: 400 as const, isBot: true, email: "", client: "internal" };
-    const res = await this.http.call<{ members: UserObject[] }>(GetUsers.method, GetUsers.path, { identity, params: { client_gravatar: true } });
-    return res.members.map((m) => ({
-      user_id: m.user_id,
-      realm_id: realmId,
-      email: m.email,
-      delivery_email: m.delivery_email ?? m.email,
-      full_name: m.full_name,
-      role: m.role,
-      is_active: m.is_active,
-      is_bot: m.is_bot,
-      bot_type: m.bot_type,
-      bot_owner_id: m.bot_owner_id ?? null,
-      date_joined: m.date_joined,
-      timezone: m.timezone,
-    }));
+    const res = await this.http.call<{ users: UserSummary[] }>(InternalGetUsers.method, InternalGetUsers.path, { params: { realm_id: realmId } });
+    return res.users.filter((u) => u.realm_id === realmId);
   }
 
   /** The organization's linkifiers in its order (cached like the realm). */
@@ -80,20 +59,32 @@ export class AccountsClient {
     const now = this.clock.now().getTime();
     const hit = this.linkifiers.get(realmId);
     if (hit && now - hit.at < this.realmCacheMs) return hit.list;
-    const realm = await this.getRealm(realmId);
-    const identity = { userId: realm.notification_bot_id, realmId, role: 400 as const, isBot: false, email: "", client: "internal" };
-    const res = await this.http.call<{ linkifiers: Array<{ pattern: string; url_template: string }> }>(GetLinkifiers.method, GetLinkifiers.path, { identity });
+    const res = await this.http.call<{ linkifiers: Array<{ pattern: string; url_template: string }> }>(InternalListLinkifiers.method, InternalListLinkifiers.path, {
+      params: { realm_id: realmId },
+    });
     this.linkifiers.set(realmId, { at: now, list: res.linkifiers });
     return res.linkifiers;
   }
 
-  /** The realm's user groups by name and id (group mentions), read like a member would. */
-  async getUserGroups(realmId: number): Promise<Array<{ id: number; name: string }>> {
-    const realm = await this.getRealm(realmId);
-    // Read on behalf of the notification bot presented as a member: GET /user_groups refuses bots.
-    const identity = { userId: realm.notification_bot_id, realmId, role: 400 as const, isBot: false, email: "", client: "internal" };
-    const res = await this.http.call<{ user_groups: Array<{ id: number; name: string }> }>(GetUserGroups.method, GetUserGroups.path, { identity });
-    return res.user_groups.map((g) => ({ id: g.id, name: g.name }));
+  /** The realm's named user groups, system ones included (group mentions, group settings). */
+  async getUserGroups(realmId: number): Promise<Array<{ id: number; name: string; is_system_group: boolean }>> {
+    const res = await this.http.call<{ user_groups: Array<{ id: number; name: string; is_system_group: boolean }> }>(
+      InternalListUserGroups.method,
+      InternalListUserGroups.path,
+      { params: { realm_id: realmId } },
+    );
+    return res.user_groups;
+  }
+
+  /** Current personal settings of some users (replica misses); unknown users are absent. */
+  async getUserSettings(realmId: number, userIds: number[]): Promise<Array<{ user_id: number; settings: Record<string, unknown> }>> {
+    if (userIds.length === 0) return [];
+    const res = await this.http.call<{ users: Array<{ user_id: number; settings: Record<string, unknown> }> }>(
+      InternalGetUserSettings.method,
+      InternalGetUserSettings.path,
+      { params: { realm_id: realmId, user_ids: userIds } },
+    );
+    return res.users;
   }
 
   async isGroupMember(realmId: number, groupId: number, userId: number): Promise<boolean> {

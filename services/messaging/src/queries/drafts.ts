@@ -3,9 +3,11 @@ import type { Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { draftObject } from "../actions/drafts";
 import { selectDrafts } from "../store/drafts";
+import { checkDraftsSynchronization } from "./user-settings";
 
 /** GET /drafts: ascending by last edit. */
 export async function getDrafts(deps: AppDeps, who: Identity): Promise<{ count: number; drafts: DraftObject[] }> {
+  await checkDraftsSynchronization(deps, who);
   const drafts = (await selectDrafts(deps.pool, who.realmId, who.userId, "asc")).map(draftObject);
   return { count: drafts.length, drafts };
 }

@@ -30,7 +30,7 @@ export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, conte
     const wanted = new Set(scan.groupNames);
     for (const g of await deps.accounts.getUserGroups(viewer.realmId)) {
       // System groups (role:...) cannot be mentioned.
-      if (wanted.has(g.name.toLowerCase()) && !g.name.startsWith("role:")) dir.groupsByName.set(g.name.toLowerCase(), g);
+      if (wanted.has(g.name.toLowerCase()) && !g.is_system_group) dir.groupsByName.set(g.name.toLowerCase(), { id: g.id, name: g.name });
     }
   }
   if (scan.streamNames.length > 0) {

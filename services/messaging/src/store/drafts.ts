@@ -53,6 +53,11 @@ export async function deleteDraft(db: Queryable, realmId: number, userId: number
   return (rowCount ?? 0) > 0;
 }
 
+export async function deleteUserDrafts(db: Queryable, realmId: number, userId: number): Promise<number> {
+  const { rowCount } = await db.query("DELETE FROM drafts WHERE realm_id = $1 AND user_id = $2", [realmId, userId]);
+  return rowCount ?? 0;
+}
+
 /** A user's drafts, by last edit: ascending (GET /drafts) or newest first (register). */
 export async function selectDrafts(db: Queryable, realmId: number, userId: number, order: "asc" | "desc", limit = 100000): Promise<DraftRow[]> {
   const { rows } = await db.query(

@@ -1,0 +1,53 @@
+/**
+ * The personal settings messaging honours. Accounts owns them; messaging keeps a replica of
+ * these names only. Defaults are Zulip's, used when accounts does not know the user.
+ */
+
+export const REPLICATED_SETTINGS = [
+  "enable_drafts_synchronization",
+  "automatically_follow_topics_policy",
+  "automatically_unmute_topics_in_muted_streams_policy",
+  "automatically_follow_topics_where_mentioned",
+] as const;
+
+export interface UserSettingsView {
+  enableDraftsSynchronization: boolean;
+  /** One of AUTO_POLICY. */
+  followTopicsPolicy: number;
+  /** One of AUTO_POLICY. */
+  unmuteTopicsInMutedStreamsPolicy: number;
+  followTopicsWhereMentioned: boolean;
+}
+
+export const DEFAULT_USER_SETTINGS: UserSettingsView = {
+  enableDraftsSynchronization: true,
+  followTopicsPolicy: 3,
+  unmuteTopicsInMutedStreamsPolicy: 2,
+  followTopicsWhereMentioned: true,
+};
+
+export function isReplicatedSetting(name: string): boolean {
+  return (REPLICATED_SETTINGS as readonly string[]).includes(name);
+}
+
+/** Whether every replicated name is known (otherwise accounts is asked). */
+export function hasAllSettings(stored: Record<string, unknown> | undefined): boolean {
+  return stored !== undefined && REPLICATED_SETTINGS.every((n) => Object.hasOwn(stored, n));
+}
+
+/** The replicated names of a settings object (accounts' answer carries all of them). */
+export function pickReplicated(settings: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(REPLICATED_SETTINGS.filter((n) => Object.hasOwn(settings, n)).map((n) => [n, settings[n]]));
+}
+
+/** A typed view of stored values, each missing or malformed one at its default. */
+export function settingsView(stored: Record<string, unknown> = {}): UserSettingsView {
+  const bool = (v: unknown, d: boolean) => (typeof v === "boolean" ? v : d);
+  const int = (v: unknown, d: number) => (typeof v === "number" && Number.isInteger(v) ? v : d);
+  return {
+    enableDraftsSynchronization: bool(stored.enable_drafts_synchronization, DEFAULT_USER_SETTINGS.enableDraftsSynchronization),
+    followTopicsPolicy: int(stored.automatically_follow_topics_policy, DEFAULT_USER_SETTINGS.followTopicsPolicy),
+    unmuteTopicsInMutedStreamsPolicy: int(stored.automatically_unmute_topics_in_muted_streams_policy, DEFAULT_USER_SETTINGS.unmuteTopicsInMutedStreamsPolicy),
+    followTopicsWhereMentioned: bool(stored.automatically_follow_topics_where_mentioned, DEFAULT_USER_SETTINGS.followTopicsWhereMentioned),
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Zulip's automatic topic visibility on send (feature level 214+): the sender's
+ * `automatically_follow_topics_policy` and `automatically_unmute_topics_in_muted_streams_policy`.
+ * Pure: the caller supplies the current policy and whether the message starts the topic.
+ */
+
+export const VISIBILITY = { inherit: 0, muted: 1, unmuted: 2, followed: 3 } as const;
+
+/** Values of both automatic policies. */
+export const AUTO_POLICY = { onParticipation: 1, onSend: 2, onInitiation: 3, never: 4 } as const;
+
+export interface SendContext {
+  followPolicy: number;
+  unmutePolicy: number;
+  /** The sender's current policy for the topic (VISIBILITY.inherit when none). */
+  current: number;
+  /** The sender muted the channel. */
+  streamMuted: boolean;
+  /** No earlier message in the topic. */
+  startsTopic: boolean;
+}
+
+/**
+ * The sender's new policy after sending, or undefined when it stays. The policies only ever
+ * raise visibility (a followed topic stays followed), and following wins over unmuting.
+ */
+export function policyAfterSend(c: SendContext): number | undefined {
+  if (c.current === VISIBILITY.followed) return undefined;
+  // Sending is both participating and sending.
+  const onEverySend = (policy: number) => policy === AUTO_POLICY.onParticipation || policy === AUTO_POLICY.onSend;
+  if (onEverySend(c.followPolicy)) return VISIBILITY.followed;
+  let policy: number | undefined = c.streamMuted && onEverySend(c.unmutePolicy) ? VISIBILITY.unmuted : undefined;
+  // A topic with a policy of its own was not started by this message.
+  if (c.current !== VISIBILITY.inherit) return policy === c.current ? undefined : policy;
+  if (c.startsTopic && c.followPolicy === AUTO_POLICY.onInitiation) return VISIBILITY.followed;
+  if (c.startsTopic && c.streamMuted && c.unmutePolicy === AUTO_POLICY.onInitiation) policy = VISIBILITY.unmuted;
+  return policy;
+}
+
+/**
+ * Whether a user mentioned in the message starts following the topic: only with
+ * `automatically_follow_topics_where_mentioned`, and never over an explicit mute.
+ */
+export function followsWhenMentioned(enabled: boolean, current: number): boolean {
+  return enabled && current !== VISIBILITY.muted && current !== VISIBILITY.followed;
+}

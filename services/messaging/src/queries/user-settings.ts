@@ -1,0 +1,30 @@
+import { badRequest, type Identity } from "@chat/platform";
+import type { AppDeps } from "../deps";
+import { doFillUserSettings } from "../actions/user-settings";
+import { hasAllSettings, settingsView, type UserSettingsView } from "../lib/user-settings";
+import { selectUserSettings } from "../store/user-settings";
+
+/**
+ * The settings messaging honours for some users of a realm, from the replica; users it does not
+ * fully know yet are read through from accounts (new users start with the organization's
+ * defaults, which no settings event announces). Users accounts does not know get Zulip's defaults.
+ */
+export async function getUserSettings(deps: AppDeps, realmId: number, userIds: number[]): Promise<Map<number, UserSettingsView>> {
+  const wanted = [...new Set(userIds)];
+  const stored = await selectUserSettings(deps.pool, realmId, wanted);
+  const missing = wanted.filter((id) => !hasAllSettings(stored.get(id)));
+  if (missing.length > 0) {
+    const fetched = await deps.accounts.getUserSettings(realmId, missing);
+    if (fetched.length > 0) {
+      await doFillUserSettings(deps.pool, realmId, fetched);
+      for (const [id, s] of await selectUserSettings(deps.pool, realmId, fetched.map((u) => u.user_id))) stored.set(id, s);
+    }
+  }
+  return new Map(wanted.map((id) => [id, settingsView(stored.get(id))]));
+}
+
+/** Every drafts endpoint refuses users who turned drafts synchronization off. */
+export async function checkDraftsSynchronization(deps: AppDeps, who: Identity): Promise<void> {
+  const settings = (await getUserSettings(deps, who.realmId, [who.userId])).get(who.userId)!;
+  if (!settings.enableDraftsSynchronization) throw badRequest("User has disabled synchronizing drafts.");
+}
