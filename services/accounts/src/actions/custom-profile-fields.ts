@@ -1,7 +1,6 @@
 import { CUSTOM_PROFILE_FIELD_TYPES as T } from "@chat/contracts";
 import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
-import { ROLE } from "../lib/format";
 import {
   canBeInSummary,
   checkFieldData,
@@ -30,11 +29,7 @@ import {
 } from "../store/custom-profile-fields";
 import { getProfileUser, type ProfileUser } from "../store/profile";
 import { activeUserIds } from "../store/users";
-import { notifyRealmUserUpdate } from "./profile";
-
-const requireAdmin = (who: Identity) => {
-  if (who.role > ROLE.administrator) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
-};
+import { notifyRealmUserUpdate, requireAdmin } from "./profile";
 
 /** Runs a pure check that throws a plain Error, as Zulip's BAD_REQUEST. */
 function check<R>(fn: () => R): R {
