@@ -189,6 +189,7 @@ export async function startMessaging() {
     createLinkifier,
     setGroupCanMention,
     accountsPool,
+    accountsApp,
     send,
     async close() {
       await app.close();
