@@ -32,7 +32,7 @@ async function main() {
   await notifyRestartIfUpgraded(app.events.store, app.events.clock, log).catch((err) =>
     log.warn({ err: (err as Error).message }, "could not check for an upgrade"),
   );
-  await amqp.consume(clientEventsConsumer(app.events.deliverer));
+  await amqp.consume(clientEventsConsumer(app.events));
   await amqp.start();
   app.events.sweeper.start();
 }

@@ -277,7 +277,12 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     // Another subscriber sees the peer change.
     const peer = await verifyAction(other(), () => as(member()).delete("/users/me/subscriptions", { subscriptions: [org.channels.public.name] }), { include_subscribers: true });
     expect(typesOf(peer)).toEqual(["subscription/peer_remove"]);
-    await as(member()).post("/users/me/subscriptions", { subscriptions: [{ name: org.channels.public.name }] });
+    // Subscribing again, seen by a queue registered without include_subscribers: its add event's
+    // channel objects carry no subscriber list, so the applied state still equals a fresh register.
+    const plain = await verifyAction(member(), () => as(member()).post("/users/me/subscriptions", { subscriptions: [{ name: org.channels.public.name }] }));
+    const addOf = (events: any[]) => events.find((e) => e.type === "subscription" && e.op === "add");
+    expect(addOf(plain).subscriptions.map((s: any) => "subscribers" in s)).toEqual([false]);
+    expect(addOf(back).subscriptions.map((s: any) => Array.isArray(s.subscribers))).toEqual([true]);
   });
 
   it("topic visibility", async () => {

@@ -232,6 +232,41 @@ describe("client capabilities", () => {
   });
 });
 
+describe("include_subscribers", () => {
+  it("only queues registered with include_subscribers keep the subscriber lists of channel objects", async () => {
+    const who = user();
+    const register = async (include: boolean) => {
+      const res = await inst.call("POST", "/register", { as: who, params: { fetch_event_types: [], include_subscribers: include } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.queue_id as string;
+    };
+    const withSubs = await register(true);
+    const without = await register(false);
+    const byDefault = await queueFor(inst, who); // GET /events registers with Zulip's default, false
+    const channel = { stream_id: 7, name: "Denmark", description: "", invite_only: false };
+    const add = { type: "subscription", op: "add", subscriptions: [{ ...channel, color: "#76ce90", subscribers: [who.userId, 3] }] };
+    const create = { type: "stream", op: "create", streams: [{ ...channel, subscribers: [3] }] };
+    const peer = { type: "subscription", op: "peer_add", stream_ids: [7], user_ids: [3] };
+    await publish([who.userId], add);
+    await publish([who.userId], create);
+    await publish([who.userId], peer);
+    await publish([who.userId], marker(10));
+
+    const strip = ({ subscribers: _s, ...rest }: Record<string, unknown>) => rest;
+    expect(await untilMarker(who, withSubs, 10)).toEqual([{ id: 0, ...add }, { id: 1, ...create }, { id: 2, ...peer }]);
+    const stripped = [
+      { id: 0, ...add, subscriptions: add.subscriptions.map(strip) },
+      { id: 1, ...create, streams: create.streams.map(strip) },
+      { id: 2, ...peer },
+    ];
+    expect(await untilMarker(who, without, 10)).toEqual(stripped);
+    expect(await untilMarker(who, byDefault, 10)).toEqual(stripped);
+    // Stored in the queue's metadata, so any instance shapes the copies the same way.
+    expect(await ev.redis.hget(`${inst.config.REDIS_PREFIX}q:${withSubs}`, "include_subscribers")).toBe("1");
+    expect(await ev.redis.hget(`${inst.config.REDIS_PREFIX}q:${without}`, "include_subscribers")).toBe("0");
+  });
+});
+
 describe("delivery", () => {
   it("keeps organizations apart", async () => {
     const here = user();

@@ -69,7 +69,7 @@ export async function eventsEnv(shared: Record<string, string> = {}): Promise<Ev
       await app.ready();
       const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
       if (opts.consume !== false) {
-        await amqp.consume(clientEventsConsumer(app.events.deliverer));
+        await amqp.consume(clientEventsConsumer(app.events));
         await amqp.start();
       }
       let closed = false;

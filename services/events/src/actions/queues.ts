@@ -18,6 +18,8 @@ export interface QueueParams {
   apply_markdown: boolean;
   client_gravatar: boolean;
   queue_lifespan_secs: number;
+  /** Only POST /register takes it; queues made by GET /events get Zulip's default, false. */
+  include_subscribers?: boolean;
 }
 
 export const badEventQueueId = (queueId: string) =>
@@ -38,6 +40,7 @@ export async function doCreateQueue(rt: EventsRuntime, who: Identity, params: Qu
     capabilities: params.client_capabilities,
     applyMarkdown: params.apply_markdown,
     clientGravatar: params.client_gravatar,
+    includeSubscribers: params.include_subscribers ?? false,
     lifespanSecs: Math.min(requested, rt.config.EVENTS_QUEUE_MAX_LIFESPAN_SECONDS),
   };
   // Narrowed queues also see public channel messages they were not addressed (as in Zulip),

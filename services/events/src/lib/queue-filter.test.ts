@@ -12,6 +12,7 @@ const queue = (over: Partial<QueueDescriptor> = {}): QueueDescriptor => ({
   capabilities: {},
   applyMarkdown: true,
   clientGravatar: true,
+  includeSubscribers: false,
   lifespanSecs: 600,
   ...over,
 });
@@ -59,6 +60,21 @@ describe("eventsForQueue", () => {
     const notice: ClientNotice = { event: { type: "delete_message", message_type: "private", message_ids: [1, 2] }, users: [5] };
     expect(eventsForQueue(queue(), notice, undefined)).toHaveLength(2);
     expect(eventsForQueue(queue({ capabilities: { bulk_message_deletion: true } }), notice, undefined)).toHaveLength(1);
+  });
+
+  it("keeps channel subscribers only for queues that asked for them", () => {
+    const sub = { stream_id: 3, name: "a", subscribers: [5, 6] };
+    const add: ClientNotice = { event: { type: "subscription", op: "add", subscriptions: [sub] }, users: [5] };
+    const create: ClientNotice = { event: { type: "stream", op: "create", streams: [sub] }, users: [5] };
+    for (const notice of [add, create]) {
+      const key = notice.event.type === "stream" ? "streams" : "subscriptions";
+      expect((eventsForQueue(queue(), notice, undefined)[0][key] as any[])[0]).toEqual({ stream_id: 3, name: "a" });
+      expect((eventsForQueue(queue({ includeSubscribers: true }), notice, undefined)[0][key] as any[])[0]).toEqual(sub);
+    }
+    // The notice itself is shared by every queue and must stay whole.
+    expect(sub.subscribers).toEqual([5, 6]);
+    const remove: ClientNotice = { event: { type: "subscription", op: "remove", subscriptions: [{ stream_id: 3, name: "a" }] }, users: [5] };
+    expect(eventsForQueue(queue(), remove, undefined)[0]).toEqual(remove.event);
   });
 });
 

@@ -14,6 +14,8 @@ export interface QueueDescriptor {
   capabilities: Record<string, boolean>;
   applyMarkdown: boolean;
   clientGravatar: boolean;
+  /** Register's include_subscribers: whether channel objects in events keep `subscribers`. */
+  includeSubscribers: boolean;
   lifespanSecs: number;
 }
 
@@ -78,6 +80,23 @@ function updateMessageForQueue(event: Event): Event {
   return rest as Event;
 }
 
+/**
+ * Producers put `subscribers` on every channel object they send (one notice for all queues);
+ * queues registered without include_subscribers get the objects without it, as in Zulip.
+ */
+function withoutSubscribers(event: Event, listKey: "subscriptions" | "streams"): Event {
+  const list = event[listKey];
+  if (!Array.isArray(list) || !list.some((o) => o !== null && typeof o === "object" && "subscribers" in o)) return event;
+  return {
+    ...event,
+    [listKey]: list.map((o) => {
+      if (o === null || typeof o !== "object") return o;
+      const { subscribers: _s, ...rest } = o as Record<string, unknown>;
+      return rest;
+    }),
+  };
+}
+
 function deleteMessageForQueue(queue: QueueDescriptor, event: Event): Event[] {
   const { message_id: one, message_ids: many, ...rest } = event;
   const ids = Array.isArray(many) ? (many as number[]) : typeof one === "number" ? [one] : null;
@@ -105,6 +124,12 @@ export function eventsForQueue(queue: QueueDescriptor, notice: ClientNotice, fla
       break;
     case "delete_message":
       return deleteMessageForQueue(queue, event);
+    case "subscription":
+      if (event.op === "add" && !queue.includeSubscribers) event = withoutSubscribers(event, "subscriptions");
+      break;
+    case "stream":
+      if (event.op === "create" && !queue.includeSubscribers) event = withoutSubscribers(event, "streams");
+      break;
   }
   return [event];
 }

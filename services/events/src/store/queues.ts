@@ -33,6 +33,7 @@ const descriptorFields = (q: QueueDescriptor, nowMs: number): Array<string | num
   "capabilities", JSON.stringify(q.capabilities),
   "apply_markdown", q.applyMarkdown ? 1 : 0,
   "client_gravatar", q.clientGravatar ? 1 : 0,
+  "include_subscribers", q.includeSubscribers ? 1 : 0,
   "lifespan", q.lifespanSecs,
   "created", nowMs,
   "last_connection", nowMs,
@@ -51,6 +52,8 @@ function toDescriptor(id: string, h: Record<string, string>): QueueDescriptor | 
     capabilities: JSON.parse(h.capabilities ?? "{}"),
     applyMarkdown: h.apply_markdown === "1",
     clientGravatar: h.client_gravatar === "1",
+    // Queues stored before this field existed always got subscribers; they keep getting them.
+    includeSubscribers: h.include_subscribers !== "0",
     lifespanSecs: Number(h.lifespan),
   };
 }
@@ -186,6 +189,41 @@ export class QueueStore {
   async broadcast(eventJson: string, queueIds: string[]): Promise<number> {
     if (queueIds.length === 0) return 0;
     return Number(await scripts.broadcast.run(this.redis, [this.opts.prefix, eventJson, this.opts.maxEvents, ...queueIds]));
+  }
+
+  /**
+   * Drops every queue of a user (their polls get BAD_EVENT_QUEUE_ID), once per `dedupeKey`.
+   * Returns the number dropped, or -1 when that key was already used.
+   */
+  async dropUserQueues(realmId: number, userId: number, dedupeKey: string): Promise<number> {
+    return Number(await scripts.dropUser.run(this.redis, [this.opts.prefix, dedupeKey, this.opts.dedupeTtlSeconds, realmId, userId]));
+  }
+
+  /** Drops those of the given queues that belong to the realm; returns how many. */
+  async dropQueuesInRealm(realmId: number, queueIds: string[]): Promise<number> {
+    if (queueIds.length === 0) return 0;
+    return Number(await scripts.dropInRealm.run(this.redis, [this.opts.prefix, realmId, ...queueIds]));
+  }
+
+  /**
+   * One page of every queue id (ZSCAN of the expiry index: a queue present for the whole scan
+   * is returned at least once). Start with cursor "0"; the scan is done when it returns "0".
+   */
+  async scanQueueIds(cursor: string, count: number): Promise<{ cursor: string; ids: string[] }> {
+    const [next, flat] = await this.redis.zscan(`${this.opts.prefix}expiry`, cursor, "COUNT", count);
+    const ids: string[] = [];
+    for (let i = 0; i < flat.length; i += 2) ids.push(flat[i]);
+    return { cursor: next, ids };
+  }
+
+  /** Whether a marker was recorded (see `mark`). */
+  async isMarked(key: string): Promise<boolean> {
+    return (await this.redis.exists(`${this.opts.prefix}seen:${key}`)) === 1;
+  }
+
+  /** Records a handled domain event for the dedupe period. */
+  async mark(key: string): Promise<void> {
+    await this.redis.set(`${this.opts.prefix}seen:${key}`, "1", "EX", this.opts.dedupeTtlSeconds);
   }
 
   /** Removes up to `limit` expired queues; returns their ids. */

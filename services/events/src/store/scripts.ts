@@ -227,6 +227,43 @@ return n
 `;
 
 /**
+ * A user was deactivated: every queue of theirs goes, and its waiting poll gets BAD_EVENT_QUEUE_ID.
+ * At most once per envelope (ARGV[2], '' = always), so a late redelivery cannot drop the queues
+ * of a user reactivated since. ARGV: P, dedupeKey, dedupeTtlSeconds, realm, uid.
+ * Returns the number of queues dropped, or -1 when this envelope was already handled.
+ */
+const DROP_USER = `
+if ARGV[2] ~= '' and not redis.call('SET', P .. 'seen:' .. ARGV[2], '1', 'NX', 'EX', ARGV[3]) then return -1 end
+local realm, uid = ARGV[4], ARGV[5]
+local ukey = P .. 'u:' .. realm .. ':' .. uid
+local n = 0
+for _, q in ipairs(redis.call('SMEMBERS', ukey)) do
+  if redis.call('EXISTS', qkey(q)) == 1 then n = n + 1 end
+  wake(q, 'x')
+  drop(q)
+end
+redis.call('DEL', ukey)
+return n
+`;
+
+/**
+ * The given queues that belong to the realm are dropped (organization deactivated); others are
+ * left alone. ARGV: P, realm, qids... Returns the number dropped.
+ */
+const DROP_IN_REALM = `
+local n = 0
+for i = 3, #ARGV do
+  local q = ARGV[i]
+  if redis.call('HGET', qkey(q), 'realm_id') == ARGV[2] then
+    wake(q, 'x')
+    drop(q)
+    n = n + 1
+  end
+end
+return n
+`;
+
+/**
  * Removes queues whose deadline passed and that no poll waits on; a queue with a waiting poll is
  * put back at the end of that wait. Atomic per call, so any number of instances may sweep.
  * ARGV: P, now, limit. Returns the removed queue ids.
@@ -278,4 +315,6 @@ export const scripts = {
   fanOut: new LuaScript(FANOUT),
   broadcast: new LuaScript(BROADCAST),
   sweep: new LuaScript(SWEEP),
+  dropUser: new LuaScript(DROP_USER),
+  dropInRealm: new LuaScript(DROP_IN_REALM),
 };
