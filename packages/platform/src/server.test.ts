@@ -9,7 +9,7 @@ import { identityHeaders, INTERNAL_HEADERS, type Identity } from "./identity";
 import { InternalClient } from "./internal-client";
 import { createMemoryLogger } from "./logger";
 import { currentRequestId } from "./request-context";
-import { createServer, registerRoute, type ServerOptions } from "./server";
+import { createServer, markShuttingDown, registerRoute, type ServerOptions } from "./server";
 
 const TOKEN = "test-internal-token-0123456789";
 const ALICE: Identity = { userId: 7, realmId: 3, role: 400, isBot: false, email: "alice@example.com", client: "test" };
@@ -265,6 +265,18 @@ describe("error handler", () => {
     const res = await app.inject({ method: "GET", url: "/api/v1/nowhere" });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
+  });
+});
+
+describe("shutting down", () => {
+  it("answers new requests with a 503 envelope and asks the client to drop the connection", async () => {
+    const { app } = build();
+    markShuttingDown(app);
+    const res = await app.inject({ method: "GET", url: "/api/v1/items/1", headers: auth() });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers.connection).toBe("close");
+    expect(res.json()).toEqual({ result: "error", msg: "The server is shutting down; try again", code: "SERVICE_UNAVAILABLE" });
+    await app.close();
   });
 });
 

@@ -107,7 +107,8 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     },
     // Long polls are held up to the poll timeout; do not cut them.
     requestTimeout: 0,
-    return503OnClosing: true,
+    // Requests arriving on kept-alive connections while we shut down get our own 503 (below).
+    return503OnClosing: false,
     // A malformed URL is answered by fastify before routing; give it our envelope too.
     frameworkErrors: (err, _req, reply) => {
       const apiError = toApiError(err);
@@ -141,6 +142,10 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     });
     payload.on("end", () => finish(null));
     payload.on("error", (err) => finish(err));
+  });
+
+  app.addHook("onRequest", async () => {
+    if (shuttingDown.has(app)) throw serviceUnavailable("The server is shutting down; try again");
   });
 
   app.addHook("onSend", async (req, reply) => {
