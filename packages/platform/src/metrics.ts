@@ -1,9 +1,23 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
+/**
+ * Process metrics (CPU, memory, event-loop lag, GC) are collected once per process: every
+ * collector installs timers and observers, and tests build many apps in one process.
+ */
+let processRegistry: Registry | null = null;
+function processMetrics(service: string): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    processRegistry.setDefaultLabels({ service });
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/** Request counts and latency histograms by method, route and status, for one app. */
 export function createMetrics(service: string) {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: "http_requests_total",
     help: "HTTP requests by route and status",
@@ -17,8 +31,14 @@ export function createMetrics(service: string) {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60, 120],
     registers: [registry],
   });
+  const process = processMetrics(service);
   return {
     registry,
+    contentType: registry.contentType,
+    /** The Prometheus text exposition: this app's request metrics, then the process metrics. */
+    async text(): Promise<string> {
+      return (await registry.metrics()) + "\n" + (await process.metrics());
+    },
     observe(method: string, route: string, status: number, seconds: number) {
       const labels = { method, route, status: String(status) };
       requests.inc(labels);

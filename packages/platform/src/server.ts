@@ -199,8 +199,8 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     };
   });
   app.get("/metrics", async (_req, reply) => {
-    reply.header("Content-Type", metrics.registry.contentType);
-    return metrics.registry.metrics();
+    reply.header("Content-Type", metrics.contentType);
+    return metrics.text();
   });
   return app;
 }
