@@ -9,8 +9,8 @@ export interface Recorded {
 }
 
 /**
- * A stand-in for the messaging service (a test peer, not a mock of our code): answers the three
- * calls accounts makes and records them. Channels visible to each user are set by the test.
+ * A stand-in for the messaging service (a test peer, not a mock of our code): answers the calls
+ * accounts makes and records them. Channels visible to each user are set by the test.
  */
 export async function startFakeMessaging() {
   const calls: Recorded[] = [];
@@ -37,7 +37,9 @@ export async function startFakeMessaging() {
         const streams = params.include_default === "true" ? all.filter((s) => s.is_default) : all;
         return send(200, { result: "success", msg: "", streams });
       }
-      if (url.pathname === "/api/v1/users/me/subscriptions") return send(200, { result: "success", msg: "", subscribed: {}, already_subscribed: {} });
+      if (url.pathname === "/api/v1/internal/subscriptions/new_user") {
+        return send(200, { result: "success", msg: "", stream_ids: JSON.parse(params.stream_ids ?? "[]") });
+      }
       if (url.pathname === "/api/v1/internal/messages/send") return send(200, { result: "success", msg: "", id: 1 });
       send(404, { result: "error", msg: "Not Found", code: "BAD_REQUEST" });
     });

@@ -188,10 +188,11 @@ describe("accepting an invitation", () => {
     try {
       const deadline = Date.now() + 10_000;
       while (!messaging.calls.some((c) => c.path.endsWith("/internal/messages/send")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      const sub = messaging.calls.find((c) => c.path === "/api/v1/users/me/subscriptions" && c.method === "POST")!;
-      expect(sub.userId).toBe(org.member.user_id);
-      expect(JSON.parse(sub.params.subscriptions)).toEqual([{ name: "secret" }, { name: "general" }]);
-      expect(JSON.parse(sub.params.principals)).toEqual([acc.user_id]);
+      // The new user joins the invitation's channels; nobody's identity is borrowed for it.
+      const sub = messaging.calls.find((c) => c.path === "/api/v1/internal/subscriptions/new_user" && c.method === "POST")!;
+      expect(sub.userId).toBeNaN();
+      expect(sub.params).toEqual({ realm_id: String(org.realmId), user_id: String(acc.user_id), stream_ids: "[12]" });
+      expect(messaging.calls.some((c) => c.path === "/api/v1/users/me/subscriptions")).toBe(false);
       const dm = messaging.calls.find((c) => c.path === "/api/v1/internal/messages/send")!;
       const botId = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.notification_bot_id;
       expect(dm.userId).toBe(botId);

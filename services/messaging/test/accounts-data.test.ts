@@ -205,6 +205,39 @@ describe("automatic topic visibility follows each user's settings", () => {
   });
 });
 
+describe("POST /internal/subscriptions/new_user (an accepted invitation's channels)", () => {
+  it("subscribes the new user to the channels that exist, with the usual events, once", async () => {
+    const fresh = await m.createOrg();
+    const pub = await m.createStream(fresh.owner, "welcome", [fresh.owner]);
+    const priv = await m.createStream(fresh.owner, "inner", [fresh.owner, fresh.member], { invite_only: true });
+    const joiner = await m.ok(await accounts("POST", "/internal/users", null, { realm_id: fresh.realmId, email: `joiner@${fresh.slug}.test`, full_name: "Jo Iner" }));
+    await m.outbox();
+    const res = await m.ok(await m.call("POST", "/internal/subscriptions/new_user", null, { realm_id: fresh.realmId, user_id: joiner.user_id, stream_ids: [priv, 999999, pub] }));
+    expect(res.stream_ids).toEqual([pub, priv]);
+    const events = await m.clientEvents();
+    const added = events.find((e) => e.type === "messaging.subscription.added")!;
+    expect(added.users).toEqual([joiner.user_id]);
+    expect(added.event.subscriptions.map((s: any) => s.stream_id)).toEqual([pub, priv]);
+    // The private channel's subscribers (and administrators, who see its members) learn about their new peer.
+    const peers = events.filter((e) => e.type === "messaging.subscription.peer_added");
+    const byId = (a: number, b: number) => a - b;
+    expect(peers.find((e) => e.event.stream_ids[0] === priv)!.users.sort(byId)).toEqual([fresh.owner.user_id, fresh.admin.user_id, fresh.member.user_id].sort(byId));
+    // A retry changes nothing.
+    await m.ok(await m.call("POST", "/internal/subscriptions/new_user", null, { realm_id: fresh.realmId, user_id: joiner.user_id, stream_ids: [priv, pub] }));
+    expect(await m.clientEvents()).toEqual([]);
+    // Another organization's user or channels are unknown.
+    expectError(await m.call("POST", "/internal/subscriptions/new_user", null, { realm_id: org.realmId, user_id: joiner.user_id, stream_ids: [pub] }), 400, "BAD_REQUEST", "No such user");
+    expect((await m.ok(await m.call("POST", "/internal/subscriptions/new_user", null, { realm_id: fresh.realmId, user_id: fresh.member2.user_id, stream_ids: [] }))).stream_ids).toEqual([]);
+    const elsewhere = await m.createStream(org.owner, "elsewhere", [org.owner]);
+    expect((await m.ok(await m.call("POST", "/internal/subscriptions/new_user", null, { realm_id: fresh.realmId, user_id: fresh.member2.user_id, stream_ids: [elsewhere] }))).stream_ids).toEqual([]);
+  });
+
+  it("refuses callers without the internal token", async () => {
+    const res = await m.app.inject({ method: "POST", url: "/api/v1/internal/subscriptions/new_user", payload: {} });
+    expect(res.statusCode).toBe(401);
+  });
+});
+
 describe("no borrowed identities", () => {
   it("every call messaging made to accounts was to an internal route", () => {
     expect(accountsRequests.length).toBeGreaterThan(0);

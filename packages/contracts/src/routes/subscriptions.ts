@@ -113,3 +113,22 @@ export const UpdateSubscriptionProperties = route({
   params: { subscription_data: p.json(z.array(SubscriptionPropertyChange)).required() },
   response: empty,
 });
+
+/**
+ * Subscribes a user who just accepted an invitation to the invitation's channels that still
+ * exist, as Zulip does at sign-up: nobody acts, the inviter's right to those channels was
+ * checked when inviting. Idempotent (accounts' consumer may retry). Returns the channel ids the
+ * user is now subscribed to among those asked.
+ */
+export const InternalSubscribeNewUser = route({
+  method: "POST",
+  path: "/internal/subscriptions/new_user",
+  service: "messaging",
+  auth: "internal",
+  params: {
+    realm_id: p.int().required(),
+    user_id: p.int().required(),
+    stream_ids: p.json(z.array(z.number().int())).required(),
+  },
+  response: success({ stream_ids: z.array(z.number().int()) }),
+});

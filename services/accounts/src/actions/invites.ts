@@ -215,9 +215,11 @@ export interface InviteAccepted {
 }
 
 /**
- * Consumer side of an accepted invitation: subscribe the new user (as the referrer, who was
- * allowed to invite to those channels; an active owner if the referrer left) and have the
- * notification bot tell the referrer. Both calls are idempotent, so a retry repeats nothing.
+ * Consumer side of an accepted invitation: the new user joins the invitation's channels (checked
+ * against the inviter's access when inviting; nobody acts now, as in Zulip) and the
+ * notification bot tells the referrer. Both calls are idempotent, so a retry repeats nothing.
+ * Messaging keeps no organization default channels, so `include_realm_default_subscriptions`
+ * adds none.
  */
 export async function doCompleteInviteAcceptance(deps: AccountsDeps, realmId: number, e: InviteAccepted): Promise<void> {
   const messaging = messagingOf(deps);
@@ -227,20 +229,7 @@ export async function doCompleteInviteAcceptance(deps: AccountsDeps, realmId: nu
     getRealm(deps.pool, realmId),
   ]);
   if (!newUser || !newUser.isActive || !realm) return;
-  let actor = referrer && referrer.isActive ? referrer : null;
-  if (!actor) {
-    const { rows } = await deps.pool.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND role = 100 AND NOT is_bot ORDER BY id LIMIT 1", [realmId]);
-    actor = rows[0] ? await getUser(deps.pool, realmId, rows[0].id) : null;
-  }
-  if (actor && (e.stream_ids.length || e.include_realm_default_subscriptions)) {
-    const as = identityOf(actor);
-    const wanted = new Set(e.stream_ids);
-    const streams = (await messaging.accessibleStreams(as)).filter((s) => wanted.has(s.stream_id));
-    if (e.include_realm_default_subscriptions) {
-      for (const s of await messaging.defaultStreams(as)) if (!streams.some((x) => x.stream_id === s.stream_id)) streams.push(s);
-    }
-    await messaging.subscribe(as, streams.map((s) => s.name), newUser.id);
-  }
+  await messaging.subscribeNewUser(realmId, newUser.id, e.stream_ids);
   if (e.notify_referrer_on_join && referrer && referrer.isActive && realm.notificationBotId) {
     const bot = await getUser(deps.pool, realmId, realm.notificationBotId);
     if (bot) {

@@ -1,3 +1,4 @@
+import { InternalSubscribeNewUser } from "@chat/contracts";
 import { InternalClient, type Identity } from "@chat/platform";
 
 export interface StreamRef {
@@ -7,8 +8,9 @@ export interface StreamRef {
 }
 
 /**
- * The few messaging calls accounts makes (channel access checks for invitations, subscribing a
- * new user, the notification bot's direct message), made as a given user.
+ * The few messaging calls accounts makes: the channels an inviting user can access (asked as
+ * that user, who is making the request), subscribing a user who accepted an invitation, and the
+ * notification bot's direct message.
  */
 export class MessagingClient {
   private readonly http: InternalClient;
@@ -22,23 +24,15 @@ export class MessagingClient {
     return r.streams;
   }
 
-  /** The organization's default channels, as the user sees them. */
-  async defaultStreams(as: Identity): Promise<StreamRef[]> {
-    const r = await this.http.call<{ streams: StreamRef[] }>("GET", "/streams", {
-      identity: as,
-      params: { include_public: false, include_subscribed: false, include_default: true },
-    });
-    return r.streams;
-  }
-
-  async subscribe(as: Identity, names: string[], userId: number): Promise<void> {
-    if (!names.length) return;
-    await this.http.call("POST", "/users/me/subscriptions", {
-      identity: as,
-      params: { subscriptions: names.map((name) => ({ name })), principals: [userId] },
+  /** A user who accepted an invitation joins its channels that still exist (no acting user). */
+  async subscribeNewUser(realmId: number, userId: number, streamIds: number[]): Promise<void> {
+    if (!streamIds.length) return;
+    await this.http.call(InternalSubscribeNewUser.method, InternalSubscribeNewUser.path, {
+      params: { realm_id: realmId, user_id: userId, stream_ids: streamIds },
     });
   }
 
+  /** A direct message from the realm's notification bot (the agreed internal send, as that bot). */
   async sendDirect(as: Identity, to: number[], content: string, idempotencyKey: string): Promise<void> {
     await this.http.call("POST", "/internal/messages/send", {
       identity: as,

@@ -16,7 +16,7 @@ import { isAdminRole, isGuestRole, passesCommonPolicy } from "../lib/permissions
 import { streamWatchers } from "../queries/audiences";
 import { findVisibleStreamByName, trafficFor, viewerOf, type Viewer } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
-import { insertStream, selectStreamsByNames, type StreamRow } from "../store/streams";
+import { insertStream, selectStreamsByIds, selectStreamsByNames, type StreamRow } from "../store/streams";
 import {
   deactivateSubscription,
   selectSubscriberIds,
@@ -114,6 +114,22 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
   const response: SubscribeResult = { subscribed: result.subscribed, already_subscribed: result.alreadySubscribed };
   if (!req.authorizationErrorsFatal) response.unauthorized = unauthorized;
   return response;
+}
+
+/**
+ * Internal: a user who just accepted an invitation joins its channels that still exist (no acting
+ * user, as in Zulip: the inviter's access was checked when inviting). Subscribing twice is a no-op.
+ */
+export async function doSubscribeNewUser(deps: AppDeps, realmId: number, userId: number, streamIds: number[]): Promise<number[]> {
+  const user = await getUser(deps, realmId, userId);
+  if (!user || !user.isActive) throw badRequest("No such user");
+  const streams = (await selectStreamsByIds(deps.pool, realmId, [...new Set(streamIds)])).sort((a, b) => a.id - b.id);
+  if (streams.length === 0) return [];
+  await withTx(deps.pool, async (tx) => {
+    const out = await subscribeUsers(tx, deps, realmId, [user], streams);
+    await notifyAdded(tx, deps, realmId, streams, out.added);
+  });
+  return streams.map((s) => s.id);
 }
 
 function checkCanCreate(req: SubscribeRequest, caller: UserRow, realm: InternalRealm, now: Date): void {

@@ -1,8 +1,8 @@
-import { GetSubscriptions, Subscribe, Unsubscribe, UpdateSubscriptionProperties } from "@chat/contracts";
+import { GetSubscriptions, InternalSubscribeNewUser, Subscribe, Unsubscribe, UpdateSubscriptionProperties } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
 import { doUpdateSubscriptionProperties } from "../actions/subscription-properties";
-import { doAddSubscriptions, doRemoveSubscriptions } from "../actions/subscriptions";
+import { doAddSubscriptions, doRemoveSubscriptions, doSubscribeNewUser } from "../actions/subscriptions";
 import { viewerOf } from "../queries/streams";
 import { getSubscriptions } from "../queries/subscriptions";
 
@@ -26,6 +26,10 @@ export const subscriptionRoutes: RoutePlugin = (app, deps) => {
   );
 
   registerRoute(app, Unsubscribe, ({ params, identity }) => doRemoveSubscriptions(deps, identity, params.subscriptions, params.principals));
+
+  registerRoute(app, InternalSubscribeNewUser, async ({ params }) => ({
+    stream_ids: await doSubscribeNewUser(deps, params.realm_id, params.user_id, params.stream_ids),
+  }));
 
   registerRoute(app, UpdateSubscriptionProperties, async ({ params, identity }) => {
     await doUpdateSubscriptionProperties(deps, identity, params.subscription_data);
