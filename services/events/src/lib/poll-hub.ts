@@ -1,4 +1,7 @@
-import type { Logger, Redis } from "@chat/platform";
+import { serviceUnavailable, type Logger, type Redis } from "@chat/platform";
+
+/** Longest wait for the subscriber connection to become ready before a poll answers 503. */
+const SUBSCRIBER_READY_TIMEOUT_MS = 5000;
 
 /** Why a waiting poll stops waiting. */
 export type WakeReason = "events" | "release" | "deleted" | "dropped" | "heartbeat" | "aborted";
@@ -103,7 +106,11 @@ export class PollHub {
     set.add(waiter);
     if (this.closing) waiter.wake("heartbeat");
     try {
-      if (first) await this.serialize(channel, () => this.sub.subscribe(channel));
+      if (first)
+        await this.serialize(channel, async () => {
+          await this.ready();
+          await this.sub.subscribe(channel);
+        });
       else await this.ops.get(channel);
     } catch (err) {
       waiter.close();
@@ -122,6 +129,24 @@ export class PollHub {
         if (!this.waiters.has(w.channel)) await this.sub.unsubscribe(w.channel);
       }).catch(() => {}); // logged by serialize
     }
+  }
+
+  /**
+   * Resolves once the subscriber connection is ready. ioredis writes SUBSCRIBE on a connection
+   * still in its handshake (after a start or a Redis reconnect); the reply switches it to
+   * subscriber mode, its ready check then fails and the poll got a 500.
+   */
+  private ready(): Promise<void> {
+    if (this.sub.status === "ready") return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sub.off("ready", onReady);
+      };
+      const onReady = () => (done(), resolve());
+      const timer = setTimeout(() => (done(), reject(serviceUnavailable())), SUBSCRIBER_READY_TIMEOUT_MS);
+      this.sub.on("ready", onReady);
+    });
   }
 
   /** Runs `op` after the channel's earlier operations; the returned promise carries its failure. */
