@@ -266,7 +266,7 @@ async function automaticPolicyUsers(
 ): Promise<PolicyUsers> {
   const recipients = new Set(plan.recipientIds);
   const named = [...new Set([...rendered.mentionedUserIds, ...groupMentioned])].filter((id) => recipients.has(id));
-  const users = await getUsersByIds(deps, realmId, named);
+  const users = named.length > 0 ? await getUsersByIds(deps, realmId, named) : new Map<number, UserRow>();
   const mentioned = named.filter((id) => users.get(id)?.isActive && !users.get(id)?.isBot).sort((a, b) => a - b);
   const settings = await getUserSettings(deps, realmId, sender.isBot ? mentioned : [sender.id, ...mentioned]);
   return { sender, mentioned, settings };
