@@ -8,14 +8,16 @@ import { parseArgs } from "node:util";
 import { Setup } from "./lib/org";
 import { environment, renderTable, writeResult, RESULTS_DIR, type Figure } from "./lib/report";
 import { remoteTarget, startTarget, type Target } from "./lib/target";
-import { runBaselines, type Baselines } from "./scenarios/baselines";
+import { Calibrator } from "./lib/calibrate";
+import { runBaselines } from "./scenarios/baselines";
 import { runHistory } from "./scenarios/history";
 import { runIdle } from "./scenarios/idle";
 import { runPoll } from "./scenarios/poll";
 import { runRegister } from "./scenarios/register";
 import { runSend } from "./scenarios/send";
 
-const SCENARIOS = ["baselines", "send", "idle", "register", "history", "poll"] as const;
+// Register runs before idle: both use the shared large organization, and idle adds a channel.
+const SCENARIOS = ["baselines", "send", "register", "idle", "history", "poll"] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: pnpm bench [options]
@@ -27,9 +29,11 @@ const USAGE = `usage: pnpm bench [options]
   --seconds <n>          length of each timed load phase
   --subscribers <list>   send scenario subscriber counts (default 10,100)
   --senders <n>          concurrent senders (default 8)
-  --rate <n>             offered msgs/s for the delivery-latency phase (default 500)
+  --rate <n>             offered msgs/s for the delivery-latency phase (default: half the
+                         sustained rate measured just before, in the same run)
   --polls <n>            idle long polls (quick 1000, full 10000)
-  --idle-users <n>       users owning those polls (default: one per poll)
+  --idle-users <n>       users owning those polls (default: min(polls, 1000); the rest are
+                         extra queues of the same users, all reached by one channel message)
   --users <n>            register scenario organization size (default 1000)
   --channels <n>         register scenario channels (default 100)
   --messages <n>         history scenario channel size (quick 20000, full 100000)
@@ -75,8 +79,9 @@ function parse() {
     return n;
   };
   const full = values.full;
-  const only = values.only ? (values.only.split(",").map((s) => s.trim()) as Scenario[]) : [...SCENARIOS];
-  for (const s of only) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario "${s}" (one of ${SCENARIOS.join(", ")})`);
+  const picked = values.only ? (values.only.split(",").map((s) => s.trim()) as Scenario[]) : [...SCENARIOS];
+  for (const s of picked) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario "${s}" (one of ${SCENARIOS.join(", ")})`);
+  const only = SCENARIOS.filter((s) => picked.includes(s));
   const polls = int(values.polls, full ? 10_000 : 1_000);
   return {
     full,
@@ -85,9 +90,9 @@ function parse() {
     seconds: int(values.seconds, full ? 20 : 5),
     subscribers: (values.subscribers ?? "10,100").split(",").map((s) => int(s, 10)),
     senders: int(values.senders, 8),
-    rate: int(values.rate, 500),
+    rate: values.rate === undefined ? undefined : int(values.rate, 500),
     polls,
-    idleUsers: int(values["idle-users"], polls),
+    idleUsers: int(values["idle-users"], Math.min(polls, 1000)),
     users: int(values.users, 1000),
     channels: int(values.channels, 100),
     messages: int(values.messages, full ? 100_000 : 20_000),
@@ -114,7 +119,9 @@ async function main() {
   log(opts.url ? `bench: using the stack at ${opts.url}` : "bench: starting the stack (migrations, five services)...");
   const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile });
   const setup = new Setup(target);
+  let calib: Calibrator | null = null;
   const stopping = async () => {
+    await calib?.stop().catch(() => {});
     await setup.close().catch(() => {});
     await target.stop().catch(() => {});
   };
@@ -129,35 +136,36 @@ async function main() {
   };
 
   try {
-    let baselines: Baselines | null = null;
     if (opts.only.includes("baselines")) {
       log("bench: baselines");
-      baselines = await runBaselines(target, { runs: opts.runs, seconds: Math.min(opts.seconds, 5), concurrency: opts.senders }, log);
+      const baselines = await runBaselines(target, { runs: opts.runs, seconds: Math.min(opts.seconds, 5), concurrency: opts.senders }, log);
       record("baselines", baselines.figures, baselines.raw);
     }
+    // The short baseline taken next to every measured run (see lib/calibrate.ts).
+    calib = await Calibrator.start(target.vars.DATABASE_URL, opts.senders);
     for (const scenario of opts.only) {
       const t = Date.now();
       if (scenario === "send") {
         for (const S of opts.subscribers) {
           log(`bench: send, S=${S}`);
-          const r = await runSend(setup, { subscribers: S, senders: opts.senders, runs: opts.runs, seconds: opts.seconds, rate: opts.rate, drainSeconds: 15 }, baselines, log);
+          const r = await runSend(setup, { subscribers: S, senders: opts.senders, runs: opts.runs, seconds: opts.seconds, rate: opts.rate, drainSeconds: 15 }, calib, log);
           record(`send-s${S}`, r.figures, r.raw);
         }
       } else if (scenario === "idle") {
         log(`bench: idle, C=${opts.polls}`);
-        const r = await runIdle(setup, { polls: opts.polls, users: opts.idleUsers, runs: opts.runs }, baselines, log);
+        const r = await runIdle(setup, { polls: opts.polls, users: opts.idleUsers, runs: opts.runs }, calib, log);
         record("idle", r.figures, r.raw);
       } else if (scenario === "register") {
         log(`bench: register, ${opts.users} users, ${opts.channels} channels`);
-        const r = await runRegister(setup, { users: opts.users, channels: opts.channels, messages: 500, requests: opts.full ? 200 : 60, runs: opts.runs }, baselines, log);
+        const r = await runRegister(setup, { users: opts.users, channels: opts.channels, messages: 500, requests: opts.full ? 200 : 60, runs: opts.runs }, calib, log);
         record("register", r.figures, r.raw);
       } else if (scenario === "history") {
         log(`bench: history, ${opts.messages} messages`);
-        const r = await runHistory(setup, { messages: opts.messages, subscribers: 5, requests: opts.full ? 100 : 30, runs: opts.runs }, baselines, log);
+        const r = await runHistory(setup, { messages: opts.messages, subscribers: 5, requests: opts.full ? 100 : 30, runs: opts.runs }, calib, log);
         record("history", r.figures, r.raw);
       } else if (scenario === "poll") {
         log("bench: poll");
-        const r = await runPoll(setup, { queues: 50, rounds: opts.full ? 10 : 4, runs: opts.runs }, baselines, log);
+        const r = await runPoll(setup, { queues: 50, rounds: opts.full ? 10 : 4, runs: opts.runs }, calib, log);
         record("poll", r.figures, r.raw);
       }
       if (scenario !== "baselines") log(`bench: ${scenario} took ${((Date.now() - t) / 1000).toFixed(0)} s`);

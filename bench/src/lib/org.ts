@@ -40,6 +40,17 @@ export class Setup {
     this.internal = new Caller(this.accountsPool, { [INTERNAL_HEADERS.token]: target.vars.INTERNAL_TOKEN });
   }
 
+  private shared: { size: number; org: Promise<BenchOrg> } | null = null;
+
+  /**
+   * One large organization shared by scenarios that only need many users (register, idle):
+   * creating a thousand users takes a while on a loaded machine, so it is done once.
+   */
+  sharedOrg(size: number): Promise<BenchOrg> {
+    if (!this.shared || this.shared.size < size) this.shared = { size, org: this.createOrg(`shared${size}`, size, 8) };
+    return this.shared.org;
+  }
+
   async createOrg(label: string, userCount: number, concurrency = 4): Promise<BenchOrg> {
     const stringId = `bench${label.replace(/[^a-z0-9]/gi, "").toLowerCase()}${randomBytes(3).toString("hex")}`;
     const created = expectOk(

@@ -18,6 +18,13 @@ export interface Baseline {
   unit: string;
 }
 
+/** A baseline measured next to each run: the ratio is the median of the per-run ratios. */
+export interface PairedBaseline {
+  name: string;
+  unit: string;
+  runs: number[];
+}
+
 /** One printed row: the median over runs, its runs, the target, and the ratio to a baseline. */
 export interface Figure {
   scenario: string;
@@ -28,8 +35,9 @@ export interface Figure {
   target?: Target;
   met?: boolean;
   baseline?: Baseline;
-  /** value / baseline.value */
+  /** value / baseline.value (paired baselines: the median of the per-run ratios) */
   ratio?: number;
+  baselineRuns?: number[];
   note?: string;
 }
 
@@ -38,18 +46,27 @@ export function figure(
   name: string,
   unit: string,
   runs: number[],
-  opts: { target?: Target; baseline?: Baseline; note?: string } = {},
+  opts: { target?: Target; baseline?: Baseline | PairedBaseline; note?: string } = {},
 ): Figure {
   const value = median(runs);
   const f: Figure = { scenario, name, unit, runs: runs.map(round), value: round(value) };
+  if (opts.baseline && "runs" in opts.baseline) {
+    const b = opts.baseline;
+    const ratios = runs.map((v, i) => v / b.runs[i]).filter((r) => Number.isFinite(r));
+    f.baseline = { name: b.name, unit: b.unit, value: round(median(b.runs)) };
+    if (ratios.length) f.ratio = round(median(ratios));
+    f.baselineRuns = b.runs.map(round);
+    opts = { ...opts, baseline: undefined };
+  }
   if (opts.target) {
     f.target = opts.target;
     const t = opts.target;
     f.met = t.op === "<" ? value < t.value : t.op === ">=" ? value >= t.value : value === t.value;
   }
-  if (opts.baseline && Number.isFinite(opts.baseline.value) && opts.baseline.value !== 0) {
-    f.baseline = { ...opts.baseline, value: round(opts.baseline.value) };
-    f.ratio = round(value / opts.baseline.value);
+  const scalar = opts.baseline as Baseline | undefined;
+  if (scalar && Number.isFinite(scalar.value) && scalar.value !== 0) {
+    f.baseline = { ...scalar, value: round(scalar.value) };
+    f.ratio = round(value / scalar.value);
   }
   if (opts.note) f.note = opts.note;
   return f;

@@ -1,6 +1,7 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { startStack, STACK_SERVICES, type StackService } from "@chat/testkit";
+import { freePort, startStack, STACK_SERVICES, type StackService } from "@chat/testkit";
+import { Inspector } from "./inspector";
 import { pidForPort } from "./procs";
 
 /** The system under test: our own stack, or one already running (`--url`). */
@@ -11,8 +12,14 @@ export interface Target {
   vars: Record<string, string>;
   /** Process ids by service (null when not found: a remote stack). */
   pids(): Record<StackService, number | null>;
-  /** Whether this run started the stack (and so may restart it). */
+  /** Whether this run started the stack. */
   owned: boolean;
+  /** Forces a full GC in a service, when this run started it with an inspector; else null. */
+  gc(service: StackService): Promise<void> | null;
+  /** Starts CPU profiles of every service (with `--profile`; otherwise does nothing). */
+  profileStart(): Promise<void>;
+  /** Stops them and writes `<dir>/<label>-<service>.cpuprofile`; returns the files. */
+  profileStop(label: string): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -26,29 +33,61 @@ export const BENCH_ENV: Record<string, string> = {
 };
 
 export interface StartOptions {
-  /** Write V8 CPU profiles of every service into this directory (`--cpu-prof`). */
+  /** Record V8 CPU profiles of the measured windows into this directory. */
   profileDir?: string;
   env?: Record<string, string>;
   serviceEnv?: Partial<Record<StackService, Record<string, string>>>;
 }
 
 export async function startTarget(opts: StartOptions = {}): Promise<Target> {
+  // The events service always gets an inspector (memory readings after a forced GC); with
+  // --profile every service does. An idle inspector costs nothing measurable.
+  const inspected: StackService[] = opts.profileDir ? [...STACK_SERVICES] : ["events"];
+  const inspectPorts: Partial<Record<StackService, number>> = {};
   const serviceEnv: Partial<Record<StackService, Record<string, string>>> = { ...opts.serviceEnv };
-  if (opts.profileDir) {
-    for (const s of STACK_SERVICES) {
-      const dir = path.join(opts.profileDir, s);
-      mkdirSync(dir, { recursive: true });
-      serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}` };
-    }
+  for (const s of inspected) {
+    inspectPorts[s] = await freePort();
+    serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPorts[s]}` };
   }
   const stack = await startStack({ env: { ...BENCH_ENV, ...opts.env }, serviceEnv, readyTimeoutMs: 120_000 });
+  const inspectors = new Map<StackService, Promise<Inspector>>();
+  const inspector = (s: StackService): Promise<Inspector> | null => {
+    const port = inspectPorts[s];
+    if (port === undefined) return null;
+    let i = inspectors.get(s);
+    if (!i) {
+      i = Inspector.connect(port);
+      inspectors.set(s, i);
+    }
+    return i;
+  };
+  const profiled = opts.profileDir ? [...STACK_SERVICES] : [];
   return {
     gatewayUrl: stack.baseUrl,
     urls: stack.urls,
-    vars: stack.vars,
+    vars: { ...stack.vars, __EVENTS_INSPECT: String(inspectPorts.events) },
     owned: true,
+    gc: (s) => inspector(s)?.then((i) => i.collectGarbage()) ?? null,
+    async profileStart() {
+      await Promise.all(profiled.map(async (s) => (await inspector(s)!).startProfile()));
+    },
+    async profileStop(label) {
+      if (!opts.profileDir) return [];
+      mkdirSync(opts.profileDir, { recursive: true });
+      return Promise.all(
+        profiled.map(async (s) => {
+          const profile = await (await inspector(s)!).stopProfile();
+          const file = path.join(opts.profileDir!, `${label}-${s}.cpuprofile`);
+          writeFileSync(file, JSON.stringify(profile));
+          return file;
+        }),
+      );
+    },
     pids: () => Object.fromEntries(STACK_SERVICES.map((s) => [s, pidForPort(stack.ports[s])])) as Record<StackService, number | null>,
-    stop: () => stack.stop(),
+    stop: async () => {
+      for (const i of inspectors.values()) await i.then((x) => x.close()).catch(() => {});
+      await stack.stop();
+    },
   };
 }
 
@@ -76,6 +115,7 @@ export function remoteTarget(gatewayUrl: string, env: Record<string, string | un
     REDIS_URL: env.REDIS_URL ?? "redis://127.0.0.1:6379",
     REDIS_PREFIX: env.REDIS_PREFIX ?? "",
     AMQP_URL: env.AMQP_URL ?? "amqp://guest:guest@127.0.0.1:5672",
+    AMQP_QUEUE_PREFIX: env.AMQP_QUEUE_PREFIX ?? "",
   };
   const local = (u: string) => /^(127\.|localhost|\[::1\])/.test(new URL(u).hostname);
   return {
@@ -83,6 +123,9 @@ export function remoteTarget(gatewayUrl: string, env: Record<string, string | un
     urls,
     vars,
     owned: false,
+    gc: () => null,
+    profileStart: async () => {},
+    profileStop: async () => [],
     pids: () =>
       Object.fromEntries(
         STACK_SERVICES.map((s) => [s, local(urls[s]) ? pidForPort(Number(new URL(urls[s]).port) || 80) : null]),

@@ -5,6 +5,7 @@ import { BaselineServer } from "../lib/baseline-server";
 import { Caller, createPool } from "../lib/http";
 import { closedLoop } from "../lib/load";
 import { figure, type Figure } from "../lib/report";
+import { cpuSeconds } from "../lib/procs";
 import { median, percentile } from "../lib/stats";
 import type { Target } from "../lib/target";
 
@@ -30,6 +31,8 @@ export interface Baselines {
   httpRequestsPerSecond: number;
   /** Bare fastify GET, one client at a time. */
   httpP50Ms: number;
+  /** CPU the bare fastify process spent per request in the rate phase (ms). */
+  httpCpuMsPerRequest: number;
   httpP99Ms: number;
   figures: Figure[];
   raw: Record<string, unknown[]>;
@@ -118,14 +121,16 @@ export async function httpBaseline(server: BaselineServer, concurrency: number, 
   const client = new Caller(pool, {}, "");
   try {
     const form = { type: "stream", to: "bench", topic: "bench", content: "x".repeat(60) };
+    const cpu0 = server.pid === null ? NaN : cpuSeconds(server.pid);
     const rate = await closedLoop(concurrency, seconds * 1000, async () => {
       const r = await client.post("/ok", form);
       return r.status === 200 ? null : `HTTP ${r.status}`;
     });
+    const cpuMs = server.pid === null ? NaN : ((cpuSeconds(server.pid) - cpu0) * 1000) / Math.max(1, rate.ok);
     const lat: number[] = [];
     const end = performance.now() + Math.min(seconds, 2) * 1000;
     while (performance.now() < end) lat.push((await client.get("/ok")).ms);
-    return { rps: rate.ok / rate.seconds, p50: percentile(lat, 50), p99: percentile(lat, 99) };
+    return { rps: rate.ok / rate.seconds, p50: percentile(lat, 50), p99: percentile(lat, 99), cpuMs };
   } finally {
     await pool.close();
   }
@@ -145,7 +150,7 @@ export async function runBaselines(target: Target, opts: BaselineOptions, log: (
   } finally {
     await server.stop();
   }
-  const http = raw.http as Array<{ rps: number; p50: number; p99: number }>;
+  const http = raw.http as Array<{ rps: number; p50: number; p99: number; cpuMs: number }>;
   const b = {
     pgCommitsPerSecond: median(raw.pg as number[]),
     redisWritesPerSecond: median(raw.redis as number[]),
@@ -153,6 +158,7 @@ export async function runBaselines(target: Target, opts: BaselineOptions, log: (
     httpRequestsPerSecond: median(http.map((h) => h.rps)),
     httpP50Ms: median(http.map((h) => h.p50)),
     httpP99Ms: median(http.map((h) => h.p99)),
+    httpCpuMsPerRequest: median(http.map((h) => h.cpuMs)),
   };
   const c = opts.concurrency;
   const figures = [
@@ -160,6 +166,7 @@ export async function runBaselines(target: Target, opts: BaselineOptions, log: (
     figure("baseline", "Redis pipelined RPUSH (1,000 per pipeline)", "writes/s", raw.redis as number[]),
     figure("baseline", "RabbitMQ persistent publish with confirm (100 in flight)", "msgs/s", raw.amqp as number[]),
     figure("baseline", `bare fastify POST, ${c} clients`, "req/s", http.map((h) => h.rps)),
+    figure("baseline", "bare fastify CPU per POST", "ms", http.map((h) => h.cpuMs)),
     figure("baseline", "bare fastify GET latency p50, 1 client", "ms", http.map((h) => h.p50)),
     figure("baseline", "bare fastify GET latency p99, 1 client", "ms", http.map((h) => h.p99)),
   ];

@@ -5,7 +5,7 @@ import type { Setup } from "../lib/org";
 import { cpuWindow, type CpuReport } from "../lib/procs";
 import { figure, type Figure } from "../lib/report";
 import { summarize, type LatencySummary } from "../lib/stats";
-import type { Baselines } from "./baselines";
+import { calibrate, paired, type Calibration, type Calibrator } from "../lib/calibrate";
 
 /**
  * Scenario 4: GET /messages through the gateway on a channel holding M messages: the newest
@@ -63,7 +63,7 @@ const QUERIES: Query[] = [
   },
 ];
 
-export async function runHistory(setup: Setup, opts: HistoryOptions, baselines: Baselines | null, log: (s: string) => void): Promise<{ figures: Figure[]; raw: unknown }> {
+export async function runHistory(setup: Setup, opts: HistoryOptions, calib: Calibrator | null, log: (s: string) => void): Promise<{ figures: Figure[]; raw: unknown }> {
   const org = await setup.createOrg(`hist${opts.messages}`, opts.subscribers, 4);
   const channel = `bench-history`;
   const streamId = (await setup.createChannels(org, [channel], org.users.map((u) => u.userId))).get(channel)!;
@@ -76,8 +76,11 @@ export async function runHistory(setup: Setup, opts: HistoryOptions, baselines: 
   const ctx = { channel, maxId, minId };
   for (const q of QUERIES) for (let i = 0; i < 5; i++) await fetchOnce(reader, q, ctx); // warm-up
 
+  await setup.target.profileStart();
   const runs: Array<{ byQuery: Record<string, LatencySummary & { found: number }>; cpu: CpuReport }> = [];
+  const cals: Calibration[] = [];
   for (let run = 0; run < opts.runs; run++) {
+    cals.push(await calibrate(calib));
     const cpu = cpuWindow(setup.target.pids());
     const byQuery: Record<string, LatencySummary & { found: number }> = {};
     for (const q of QUERIES) {
@@ -93,9 +96,10 @@ export async function runHistory(setup: Setup, opts: HistoryOptions, baselines: 
     runs.push({ byQuery, cpu: cpu.stop() });
     log(`  history run ${run + 1}: ${QUERIES.map((q) => `${q.name.split(",")[0]} p50 ${byQuery[q.name].p50.toFixed(1)} ms`).join("; ")}`);
   }
+  await setup.target.profileStop("history");
   const sc = `history M=${opts.messages}`;
-  const b50 = baselines ? { name: "bare fastify p50", value: baselines.httpP50Ms, unit: "ms" } : undefined;
-  const b99 = baselines ? { name: "bare fastify p99", value: baselines.httpP99Ms, unit: "ms" } : undefined;
+  const b50 = paired.p50(cals);
+  const b99 = paired.p99(cals);
   const figures: Figure[] = [];
   for (const q of QUERIES) {
     figures.push(figure(sc, `GET /messages ${q.name}: p50`, "ms", runs.map((r) => r.byQuery[q.name].p50), { baseline: b50 }));
@@ -107,7 +111,7 @@ export async function runHistory(setup: Setup, opts: HistoryOptions, baselines: 
     );
   }
   figures.push(figure(sc, "load generator CPU", "cores", runs.map((r) => r.cpu.loadGenCores)));
-  return { figures, raw: { options: opts, min_id: minId, max_id: maxId, runs } };
+  return { figures, raw: { options: opts, calibrations: cals, min_id: minId, max_id: maxId, runs } };
 }
 
 async function fetchOnce(c: Caller, q: Query, ctx: { channel: string; maxId: number; minId: number }) {

@@ -1,12 +1,12 @@
 import { Redis } from "ioredis";
 import { BaselineServer } from "../lib/baseline-server";
+import type { Calibrator } from "../lib/calibrate";
 import { Caller, createPool, expectOk } from "../lib/http";
 import { serviceMemory } from "../lib/metrics";
 import type { BenchOrg, Setup } from "../lib/org";
 import { cpuWindow, type CpuReport } from "../lib/procs";
 import { figure, type Figure } from "../lib/report";
 import { mapLimit, percentile, sleep } from "../lib/stats";
-import type { Baselines } from "./baselines";
 
 /**
  * Scenario 2: C idle long polls held by one events instance (straight to the events service,
@@ -38,11 +38,12 @@ interface IdleRun {
 /** Opens the connections in waves: a burst of 10,000 SYNs would overflow the listen backlog. */
 const WAVE = 500;
 
-export async function runIdle(setup: Setup, opts: IdleOptions, _baselines: Baselines | null, log: (s: string) => void): Promise<{ figures: Figure[]; raw: unknown }> {
+export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator | null, log: (s: string) => void): Promise<{ figures: Figure[]; raw: unknown }> {
   const C = opts.polls;
   const U = Math.min(opts.users, C);
   log(`  idle C=${C}: creating ${U} users and the channel`);
-  const org = await setup.createOrg(`idle${C}`, U, 8);
+  const shared = await setup.sharedOrg(U);
+  const org = { ...shared, users: shared.users.slice(0, U) };
   const channel = `bench-idle-${C}`;
   const streamId = (await setup.createChannels(org, [channel], org.users.map((u) => u.userId))).get(channel)!;
 
@@ -56,8 +57,10 @@ export async function runIdle(setup: Setup, opts: IdleOptions, _baselines: Basel
   await regPool.close();
 
   const redis = new Redis(setup.target.vars.REDIS_URL, { maxRetriesPerRequest: 2 });
-  const server = await BaselineServer.start();
+  // The calibrator's bare fastify process when there is one (it holds nothing between runs).
+  const server = calib?.server ?? (await BaselineServer.start());
   const runs: IdleRun[] = [];
+  await setup.target.profileStart();
   try {
     for (let run = 0; run < opts.runs; run++) {
       const r = await idleRun(setup, org, streamId, queues, redis, server);
@@ -66,8 +69,9 @@ export async function runIdle(setup: Setup, opts: IdleOptions, _baselines: Basel
         `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
       );
     }
+    await setup.target.profileStop("idle");
   } finally {
-    await server.stop();
+    if (!calib) await server.stop();
     redis.disconnect();
   }
   const sc = `idle C=${C}`;
@@ -104,7 +108,7 @@ async function idleRun(
   const C = queues.length;
   const eventsUrl = setup.target.urls.events;
   const pool = createPool(eventsUrl, { connections: C, timeoutMs: 600_000 });
-  const before = await settledMemory(eventsUrl);
+  const before = await settledMemory(setup, eventsUrl);
   const wakePattern = `${setup.target.vars.REDIS_PREFIX ?? ""}wake:*`;
   const subscribed0 = (await redis.pubsub("CHANNELS", wakePattern) as string[]).length;
 
@@ -139,7 +143,7 @@ async function idleRun(
     if ((i + 1) % WAVE === 0) await sleep(50);
   }
   const held = await waitHeld(redis, wakePattern, subscribed0 + C, 60_000);
-  const after = await settledMemory(eventsUrl);
+  const after = await settledMemory(setup, eventsUrl);
 
   // One message to the channel: every queue's owner is subscribed.
   const cpu = cpuWindow(setup.target.pids());
@@ -164,9 +168,15 @@ async function idleRun(
   };
 }
 
-/** Memory after a short pause (lets the allocator settle; we cannot force a GC in the service). */
-async function settledMemory(url: string) {
-  await sleep(1500);
+/**
+ * Memory of the events service after a forced full GC (stacks this run started), or after a
+ * pause for a stack given by URL (then the per-poll figures are noisier).
+ */
+async function settledMemory(setup: Setup, url: string) {
+  const gc = setup.target.gc("events");
+  if (gc) await gc;
+  else await sleep(1500);
+  await sleep(300);
   return serviceMemory(url);
 }
 
@@ -191,8 +201,8 @@ async function baselineHold(server: BaselineServer, C: number) {
   const control = createPool(server.url, { connections: 1 });
   const ctl = new Caller(control, {}, "");
   try {
-    // No forced GC: the events service cannot be collected on demand either, so both are read alike.
-    await sleep(1500);
+    await ctl.post("/gc");
+    await sleep(300);
     const before = (await ctl.get("/mem")).body as { rss: number; heap_used: number };
     const arrivals: number[] = [];
     let releasedAt = Infinity;
@@ -203,7 +213,8 @@ async function baselineHold(server: BaselineServer, C: number) {
     }
     const end = performance.now() + 60_000;
     while (performance.now() < end && ((await ctl.get("/held")).body as { held: number }).held < C) await sleep(200);
-    await sleep(1500);
+    await ctl.post("/gc");
+    await sleep(300);
     const after = (await ctl.get("/mem")).body as { rss: number; heap_used: number };
     releasedAt = performance.now();
     await ctl.post("/release");

@@ -2,7 +2,7 @@ import { createPool, expectOk } from "../lib/http";
 import type { Setup } from "../lib/org";
 import { figure, type Figure } from "../lib/report";
 import { mapLimit, sleep, summarize, type LatencySummary } from "../lib/stats";
-import type { Baselines } from "./baselines";
+import { calibrate, paired, type Calibration, type Calibrator } from "../lib/calibrate";
 
 /**
  * The issue's last target: GET /events with an event already waiting, answered by the events
@@ -17,7 +17,7 @@ export interface PollOptions {
   runs: number;
 }
 
-export async function runPoll(setup: Setup, opts: PollOptions, baselines: Baselines | null, log: (s: string) => void): Promise<{ figures: Figure[]; raw: unknown }> {
+export async function runPoll(setup: Setup, opts: PollOptions, calib: Calibrator | null, log: (s: string) => void): Promise<{ figures: Figure[]; raw: unknown }> {
   const org = await setup.createOrg("poll", 1, 1);
   const user = org.users[0];
   const channel = "bench-poll";
@@ -52,8 +52,11 @@ export async function runPoll(setup: Setup, opts: PollOptions, baselines: Baseli
 
   try {
     for (let i = 0; i < 3; i++) await round(true, []); // warm-up
+    await setup.target.profileStart();
     const runs: Array<{ blocking: LatencySummary; nonBlocking: LatencySummary }> = [];
+    const cals: Calibration[] = [];
     for (let run = 0; run < opts.runs; run++) {
+      cals.push(await calibrate(calib));
       const blocking: number[] = [];
       const nonBlocking: number[] = [];
       for (let i = 0; i < opts.rounds; i++) {
@@ -63,16 +66,17 @@ export async function runPoll(setup: Setup, opts: PollOptions, baselines: Baseli
       runs.push({ blocking: summarize(blocking), nonBlocking: summarize(nonBlocking) });
       log(`  poll run ${run + 1}: blocking p50 ${runs[run].blocking.p50.toFixed(2)} ms, dont_block p50 ${runs[run].nonBlocking.p50.toFixed(2)} ms`);
     }
+    await setup.target.profileStop("poll");
     const sc = "poll (events service)";
-    const b50 = baselines ? { name: "bare fastify p50", value: baselines.httpP50Ms, unit: "ms" } : undefined;
-    const b99 = baselines ? { name: "bare fastify p99", value: baselines.httpP99Ms, unit: "ms" } : undefined;
+    const b50 = paired.p50(cals);
+    const b99 = paired.p99(cals);
     return {
       figures: [
         figure(sc, "GET /events, one event waiting, blocking: p50", "ms", runs.map((r) => r.blocking.p50), { target: { op: "<", value: 2 }, baseline: b50 }),
         figure(sc, "GET /events, one event waiting, blocking: p99", "ms", runs.map((r) => r.blocking.p99), { baseline: b99 }),
         figure(sc, "GET /events, one event waiting, dont_block: p50", "ms", runs.map((r) => r.nonBlocking.p50), { baseline: b50 }),
       ],
-      raw: { options: opts, runs },
+      raw: { options: opts, calibrations: cals, runs },
     };
   } finally {
     await pool.close();

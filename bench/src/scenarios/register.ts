@@ -4,7 +4,7 @@ import type { Setup } from "../lib/org";
 import { cpuWindow, type CpuReport } from "../lib/procs";
 import { figure, type Figure } from "../lib/report";
 import { mapLimit, summarize, type LatencySummary } from "../lib/stats";
-import type { Baselines } from "./baselines";
+import { calibrate, paired, type Calibration, type Calibrator } from "../lib/calibrate";
 
 /**
  * Scenario 3: POST /register through the gateway, all event types (no `fetch_event_types`,
@@ -25,9 +25,9 @@ export interface RegisterOptions {
 const MEASURED = 5;
 const GROUPS = 10;
 
-export async function runRegister(setup: Setup, opts: RegisterOptions, baselines: Baselines | null, log: (s: string) => void): Promise<{ figures: Figure[]; raw: unknown }> {
+export async function runRegister(setup: Setup, opts: RegisterOptions, calib: Calibrator | null, log: (s: string) => void): Promise<{ figures: Figure[]; raw: unknown }> {
   log(`  register: creating ${opts.users} users`);
-  const org = await setup.createOrg(`reg${opts.users}`, opts.users, 8);
+  const org = await setup.sharedOrg(opts.users);
   const names = Array.from({ length: opts.channels }, (_, i) => `bench-reg-${i}`);
   log(`  register: creating ${opts.channels} channels`);
   for (let g = 0; g < GROUPS; g++) {
@@ -54,8 +54,11 @@ export async function runRegister(setup: Setup, opts: RegisterOptions, baselines
   // Warm-up (JIT, connection pools, caches), not measured.
   for (let i = 0; i < 10; i++) await registerOnce(callers[i % callers.length]);
 
+  await setup.target.profileStart();
   const runs: Array<{ latency: LatencySummary; bytes: number; keys: number; cpu: CpuReport }> = [];
+  const cals: Calibration[] = [];
   for (let run = 0; run < opts.runs; run++) {
+    cals.push(await calibrate(calib));
     const lat: number[] = [];
     let bytes = 0;
     let keys = 0;
@@ -69,19 +72,20 @@ export async function runRegister(setup: Setup, opts: RegisterOptions, baselines
     runs.push({ latency: summarize(lat), bytes, keys, cpu: cpu.stop() });
     log(`  register run ${run + 1}: p50 ${runs[run].latency.p50.toFixed(1)} ms, p99 ${runs[run].latency.p99.toFixed(1)} ms (${keys} keys, ${bytes} bytes)`);
   }
+  await setup.target.profileStop("register");
   const sc = `register U=${opts.users}`;
   const figures = [
     figure(sc, `POST /register p50, all event types, ${opts.channels} channels`, "ms", runs.map((r) => r.latency.p50), {
-      baseline: baselines ? { name: "bare fastify p50", value: baselines.httpP50Ms, unit: "ms" } : undefined,
+      baseline: paired.p50(cals),
     }),
     figure(sc, "POST /register p99", "ms", runs.map((r) => r.latency.p99), {
       target: { op: "<", value: 50 },
-      baseline: baselines ? { name: "bare fastify p99", value: baselines.httpP99Ms, unit: "ms" } : undefined,
+      baseline: paired.p99(cals),
     }),
     figure(sc, "register response size", "KB", runs.map((r) => r.bytes / 1024)),
     figure(sc, "load generator CPU", "cores", runs.map((r) => r.cpu.loadGenCores)),
   ];
-  return { figures, raw: { options: opts, runs } };
+  return { figures, raw: { options: opts, calibrations: cals, runs } };
 }
 
 async function registerOnce(c: Caller): Promise<{ ms: number; bytes: number; keys: number }> {
