@@ -65,7 +65,7 @@ export async function startTarget(opts: StartOptions = {}): Promise<Target> {
   return {
     gatewayUrl: stack.baseUrl,
     urls: stack.urls,
-    vars: { ...stack.vars, __EVENTS_INSPECT: String(inspectPorts.events) },
+    vars: stack.vars,
     owned: true,
     gc: (s) => inspector(s)?.then((i) => i.collectGarbage()) ?? null,
     async profileStart() {
