@@ -104,7 +104,13 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
     payload: {
       user: userSummary(user),
       ...(audience.length
-        ? { client: { event: { type: "realm_user", op: "add", person: userObject(user, { clientGravatar: false }) }, users: audience } }
+        ? {
+            client: {
+              // Humans carry their (empty) custom profile data, as register's realm_users do.
+              event: { type: "realm_user", op: "add", person: { ...userObject(user, { clientGravatar: false }), ...(user.isBot ? {} : { profile_data: {} }) } },
+              users: audience,
+            },
+          }
         : {}),
     },
   });
