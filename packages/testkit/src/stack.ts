@@ -35,7 +35,7 @@ export interface StackOptions {
   serviceEnv?: Partial<Record<StackService, Record<string, string> | ((vars: Record<string, string>) => Record<string, string>)>>;
   /** Start only these (default: all five). Meant for local experiments, not committed tests. */
   services?: readonly StackService[];
-  /** How long one service may take to answer `/ready` (default 60 s: two cores, five tsx boots). */
+  /** How long one service may take to answer `/ready` (default 120 s: two busy cores, five tsx boots). */
   readyTimeoutMs?: number;
   /** The entry file of a service, relative to the repo root (default `services/<x>/src/main.ts`). */
   entry?: (service: StackService) => string;
@@ -100,16 +100,30 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+function canBind(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const server = net.createServer();
     server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.once("error", () => resolve(null));
+    server.listen(port, "127.0.0.1", () => {
+      const bound = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/**
+ * A port nothing listens on. Picked below the kernel's ephemeral range (32768+), so no outgoing
+ * connection (to PostgreSQL, Redis, ...) can take it between this check and the service's bind.
+ */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await canBind(20_000 + Math.floor(Math.random() * 12_000));
+    if (port) return port;
+  }
+  const port = await canBind(0);
+  if (!port) throw new Error("no free TCP port");
+  return port;
 }
 
 class Tail {
@@ -156,7 +170,7 @@ async function waitReady(url: string, run: Running, timeoutMs: number): Promise<
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   installExitHook();
   const services = opts.services ?? STACK_SERVICES;
-  const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 120_000;
   const env = await createTestEnv();
   await env.migrate(...SCHEMA_SERVICES.filter((s) => existsSync(path.join(REPO_ROOT, "services", s, "migrations"))));
 
