@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,6 +62,20 @@ describe("pnpm start", () => {
     expect(run.stderr()).toContain(`Redis does not answer at 127.0.0.1:${closed} (REDIS_URL)`);
     expect(run.stderr()).toContain("redis-server");
     expect(run.stderr()).not.toContain("PostgreSQL does not answer");
+  });
+
+  it("refuses to start when a service's port is taken (another `pnpm start`?)", async () => {
+    const busy = net.createServer().listen(0, "127.0.0.1");
+    await new Promise((r) => busy.once("listening", r));
+    const port = (busy.address() as net.AddressInfo).port;
+    try {
+      const run = runStart({ ...env.vars, LOGS_DIR: logs, EVENTS_URL: `http://127.0.0.1:${port}` });
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain(`Port ${port} (events) is already in use`);
+      expect(run.stdout()).not.toContain("Starting");
+    } finally {
+      busy.close();
+    }
   });
 
   it("migrates, starts every service, prints working demo credentials and stops cleanly on Ctrl-C", async () => {
