@@ -5,17 +5,16 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { baseConfigShape, ConfigError, loadConfig, SERVICE_PORTS } from "@chat/platform";
-import { START_COMMANDS } from "@chat/testkit";
+import { portOpen, START_COMMANDS } from "@chat/testkit";
 import { CliError } from "./lib/clients";
 import { loadCliConfig, startConfigShape } from "./lib/config";
 import { createDemo, describeDemo } from "./lib/demo";
 import { migrateAll, REPO_ROOT } from "./lib/migrate";
 
 type Service = keyof typeof SERVICE_PORTS;
-/** Start order; they boot in parallel, and `/ready` tells when each can serve. */
+/** They boot in parallel; `/ready` tells when each can serve. */
 const SERVICES: Service[] = ["accounts", "messaging", "scheduler", "events", "gateway"];
 
 const INFRA = [
@@ -52,26 +51,13 @@ const CHILD_PRELOAD = path.join(REPO_ROOT, "packages/testkit/src/stack-child.ts"
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const warn = (line: string) => process.stderr.write(`${line}\n`);
 
-function canConnect(host: string, port: number, timeoutMs = 1500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
-}
-
 /** Says which of PostgreSQL, Redis and RabbitMQ do not answer, and how to start each. */
 async function checkInfrastructure(env: Record<string, string>): Promise<boolean> {
   const missing: string[] = [];
   for (const infra of INFRA) {
     const url = new URL(env[infra.variable]);
     const port = Number(url.port || infra.defaultPort);
-    if (!(await canConnect(url.hostname, port))) {
+    if (!(await portOpen(url.hostname, port))) {
       missing.push(`  ${infra.name} does not answer at ${url.hostname}:${port} (${infra.variable}). Start it with:\n    ${infra.start}`);
     }
   }
@@ -184,7 +170,7 @@ async function main(): Promise<number> {
 
   const ports = servicePorts(env);
   for (const s of SERVICES) {
-    if (await canConnect("127.0.0.1", ports[s], 500)) {
+    if (await portOpen("127.0.0.1", ports[s], 500)) {
       warn(`Port ${ports[s]} (${s}) is already in use: is another \`pnpm start\` running?`);
       return 1;
     }
