@@ -186,6 +186,8 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
     HOST: "127.0.0.1",
     SHUTDOWN_GRACE_SECONDS: "5",
+    // Several stacks and service suites share one PostgreSQL (max_connections 100 by default).
+    DATABASE_POOL_SIZE: "5",
     GATEWAY_URL: urls.gateway,
     // What clients reach: realm_url in server_settings/register, and the demo's base_url.
     EXTERNAL_URL: urls.gateway,
