@@ -5,7 +5,7 @@
  */
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "@chat/platform";
-import { createOrg, createUser, findUsers, parseRole, resetApiKey } from "./lib/accounts";
+import { createOrg, createUser, findUsers, parseRole, resetApiKey, setBillingAdmin } from "./lib/accounts";
 import { createChannel } from "./lib/channels";
 import { CliError } from "./lib/clients";
 import { loadCliConfig, type CliConfig } from "./lib/config";
@@ -122,6 +122,24 @@ user
         botOwnerId,
       });
       output(o.json, { ...c, role, full_name: o.name }, [`${o.bot ? "bot" : "user"} ${c.user_id} ${c.email} created (role ${role})`, `API key: ${c.api_key}`]);
+    }),
+  );
+
+user
+  .command("billing-admin")
+  .description("grant (or with --remove, take away) a user's billing role")
+  .requiredOption("--org <id>", "organization id", intArg)
+  .requiredOption("--user <user>", "the user's email or user id")
+  .option("--remove", "take the billing role away")
+  .option("--json", "print the result as JSON")
+  .action(
+    action(async (o: { org: number; user: string; remove?: boolean; json?: boolean }) => {
+      const [found] = await findUsers(cfg(), o.org, [o.user]);
+      const value = !o.remove;
+      await setBillingAdmin(cfg(), o.org, found.user_id, value);
+      output(o.json, { user_id: found.user_id, email: found.email, is_billing_admin: value }, [
+        `${found.email} (user ${found.user_id}) ${value ? "is now" : "is no longer"} a billing administrator`,
+      ]);
     }),
   );
 

@@ -1,4 +1,4 @@
-import { InternalCreateRealm, InternalCreateUser, InternalGetUsers, InternalResetApiKey, type UserSummary } from "@chat/contracts";
+import { InternalCreateRealm, InternalCreateUser, InternalGetUsers, InternalResetApiKey, InternalSetBillingAdmin, type UserSummary } from "@chat/contracts";
 import { ROLES } from "@chat/platform";
 import { callRoute, CliError } from "./clients";
 import type { CliConfig } from "./config";
@@ -59,6 +59,11 @@ export async function createUser(
 
 export async function resetApiKey(cfg: CliConfig, realmId: number, email: string): Promise<Credentials> {
   return callRoute(accounts(cfg), InternalResetApiKey, { realm_id: realmId, email });
+}
+
+/** Grants or removes the billing role (Zulip sets it outside its API too). */
+export async function setBillingAdmin(cfg: CliConfig, realmId: number, userId: number, value: boolean): Promise<void> {
+  await callRoute(accounts(cfg), InternalSetBillingAdmin, { realm_id: realmId, user_id: userId, is_billing_admin: value });
 }
 
 /** Looks users up by email or numeric id; every one must exist in the organization. */

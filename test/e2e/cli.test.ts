@@ -132,6 +132,19 @@ describe("pnpm chat api-key reset", () => {
   });
 });
 
+describe("pnpm chat user billing-admin", () => {
+  it("grants and takes away the billing role, which clients see on the user", async () => {
+    const org = await newOrg();
+    const owner = apiClient(stack.baseUrl, org.owner.email, org.owner.api_key);
+    const granted = await chatJson(["user", "billing-admin", "--org", String(org.realm_id), "--user", org.owner.email]);
+    expect(granted).toEqual({ user_id: org.owner.user_id, email: org.owner.email, is_billing_admin: true });
+    expect((await owner.get("/users/me")).body).toMatchObject({ is_billing_admin: true });
+    const removed = await chatJson(["user", "billing-admin", "--org", String(org.realm_id), "--user", String(org.owner.user_id), "--remove"]);
+    expect(removed).toMatchObject({ is_billing_admin: false });
+    expect((await owner.get("/users/me")).body).toMatchObject({ is_billing_admin: false });
+  });
+});
+
 describe("pnpm chat channel create", () => {
   it("creates public and invite-only channels through the gateway or as the owner internally", async () => {
     const org = await newOrg();

@@ -76,7 +76,7 @@ describe("PATCH /users/{user_id}: role", () => {
   });
 });
 
-describe("PATCH /users/{user_id}: name and billing role", () => {
+describe("PATCH /users/{user_id}: name (the billing role is not a parameter)", () => {
   it("an administrator renames a user", async () => {
     await t.markOutbox();
     await t.ok(await patchUser(org.admin, org.guest.user_id, { full_name: "Gus The Guest" }));
@@ -86,15 +86,43 @@ describe("PATCH /users/{user_id}: name and billing role", () => {
     expectError(await patchUser(org.admin, org.guest.user_id, { full_name: "" }), 400, "BAD_REQUEST", "Name too short!");
   });
 
-  it("owners set the billing role", async () => {
-    expectError(await patchUser(org.admin, org.member.user_id, { is_billing_admin: true }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+  it("PATCH does not take the billing role (Zulip has no such parameter): it is ignored and reported", async () => {
     await t.markOutbox();
-    await t.ok(await patchUser(org.owner, org.member.user_id, { is_billing_admin: true }));
+    const res = await t.ok(await patchUser(org.owner, org.member.user_id, { is_billing_admin: true }));
+    expect(res.ignored_parameters_unsupported).toEqual(["is_billing_admin"]);
+    expect(await notices(t)).toEqual([]);
+    expect((await getUser(org.member.user_id, org.guest)).is_billing_admin).toBe(false);
+  });
+});
+
+describe("POST /internal/users/billing_admin (the operator's billing role)", () => {
+  const setBilling = (userId: number, value: boolean, realmId = org.realmId) =>
+    t.call("POST", "/internal/users/billing_admin", { params: { realm_id: realmId, user_id: userId, is_billing_admin: value } });
+
+  it("grants the billing role and sends realm_user update with is_billing_admin to everyone", async () => {
+    await t.markOutbox();
+    await t.ok(await setBilling(org.member.user_id, true));
     const [n] = await notices(t);
-    expect(n.event.person).toEqual({ user_id: org.member.user_id, is_billing_admin: true });
+    expect(n.event).toEqual({ type: "realm_user", op: "update", person: { user_id: org.member.user_id, is_billing_admin: true } });
     expect(n.users).toEqual(everyone(org));
     expect((await getUser(org.member.user_id, org.guest)).is_billing_admin).toBe(true);
     expect((await registerState(t, org.member.as, { fetch_event_types: ["realm_user"] })).is_billing_admin).toBe(true);
+    // The same value again changes nothing and notifies no one.
+    await t.ok(await setBilling(org.member.user_id, true));
+    expect(await notices(t)).toEqual([]);
+    await t.ok(await setBilling(org.member.user_id, false));
+    expect((await notices(t)).map((x) => x.event.person)).toEqual([{ user_id: org.member.user_id, is_billing_admin: false }]);
+    expect((await getUser(org.member.user_id, org.guest)).is_billing_admin).toBe(false);
+  });
+
+  it("answers No such user for a bot, a missing user or another organization's user", async () => {
+    const other = await t.createOrg();
+    await t.markOutbox();
+    expectError(await setBilling(org.bot.user_id, true), 400, "BAD_REQUEST", "No such user");
+    expectError(await setBilling(999999, true), 400, "BAD_REQUEST", "No such user");
+    expectError(await setBilling(other.member.user_id, true), 400, "BAD_REQUEST", "No such user");
+    expect(await notices(t)).toEqual([]);
+    expect((await getUser(other.member.user_id, other.member)).is_billing_admin).toBe(false);
   });
 });
 

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import { InternalClient } from "@chat/platform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
@@ -196,13 +197,17 @@ describe("every realm_user update form, seen by another user", () => {
     expect(persons(events)).toEqual([{ user_id: bot.user_id, bot_owner_id: subject().user_id }]);
   });
 
-  it("role (with the system groups) and billing role", async () => {
+  it("role (with the system groups) and billing role (set by an operator)", async () => {
     const role = await verifyAction(viewer(), async () => ok(await as(org.users.admin).patch(`/users/${subject().user_id}`, { role: 300 })));
     expect(typesOf(role)).toEqual(["user_group/remove_members", "user_group/add_members", "realm_user/update"]);
     expect(persons(role)).toEqual([{ user_id: subject().user_id, role: 300 }]);
     const back = await verifyAction(viewer(), async () => ok(await as(org.users.admin).patch(`/users/${subject().user_id}`, { role: 400 })));
     expect(persons(back)).toEqual([{ user_id: subject().user_id, role: 400 }]);
-    const billing = await verifyAction(viewer(), async () => ok(await as(org.users.owner).patch(`/users/${subject().user_id}`, { is_billing_admin: true })));
+    // The billing role is an operator's change (the admin CLI's internal route), as in Zulip.
+    const accounts = new InternalClient(stack.urls.accounts, stack.vars.INTERNAL_TOKEN);
+    const billing = await verifyAction(viewer(), () =>
+      accounts.call("POST", "/internal/users/billing_admin", { params: { realm_id: org.id, user_id: subject().user_id, is_billing_admin: true } }),
+    );
     expect(persons(billing)).toEqual([{ user_id: subject().user_id, is_billing_admin: true }]);
   });
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Linkifier } from "../events/accounts";
 import { UserSummary } from "../models";
 import { p } from "../params";
-import { route, success, type ServiceName } from "../route";
+import { empty, route, success, type ServiceName } from "../route";
 
 /**
  * Service-to-service routes. Never exposed by the gateway (auth "internal"); called with the
@@ -89,6 +89,20 @@ export const InternalResetApiKey = route({
   auth: "internal",
   params: { realm_id: p.int().required(), email: p.str().required() },
   response: success({ user_id: z.number().int(), email: z.string(), api_key: z.string() }),
+});
+
+/**
+ * Admin CLI: grant or remove the billing role. Zulip changes it outside its API (billing pages,
+ * management commands), so this is an operator's action; clients see `realm_user` update with
+ * `is_billing_admin` (spec section 6). Another organization's user is "No such user".
+ */
+export const InternalSetBillingAdmin = route({
+  method: "POST",
+  path: "/internal/users/billing_admin",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().required(), user_id: p.int().required(), is_billing_admin: p.bool().required() },
+  response: empty,
 });
 
 /** Parameters POST /register passes to every service that contributes initial state. */

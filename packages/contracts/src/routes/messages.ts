@@ -106,8 +106,11 @@ export const GetMessages = route({
   },
   response: success({
     messages: z.array(MessageObject),
-    /** Newest = 10000000000000000, beyond the safe-integer range zod checks for ints. */
-    anchor: z.number().optional(),
+    /**
+     * An integer; "newest" answers Zulip's 10000000000000000, beyond the safe-integer range
+     * that zod's int() accepts, so that one value is allowed by name.
+     */
+    anchor: z.union([z.number().int(), z.literal(10_000_000_000_000_000)]).optional(),
     found_anchor: z.boolean().optional(),
     found_oldest: z.boolean().optional(),
     found_newest: z.boolean().optional(),
@@ -121,7 +124,8 @@ export const GetMessage = route({
   service: "messaging",
   auth: "user",
   params: { message_id: p.int().path(), apply_markdown: p.bool().default(true) },
-  response: success({ message: MessageObject, raw_content: z.string() }),
+  // Search highlights belong to GET /messages only; Zulip's single-message object has none.
+  response: success({ message: MessageObject.omit({ match_content: true, match_subject: true }), raw_content: z.string() }),
 });
 
 export const DeleteMessage = route({

@@ -5,7 +5,8 @@ import { ProfileDataUpdate } from "./custom-profile-fields";
 
 /**
  * Administrators edit another user: full name, role (owners only to or from owner; never the
- * last owner), billing role (owners) and custom profile field values.
+ * last owner) and custom profile field values. The billing role is not set here (Zulip has no
+ * such API parameter): see InternalSetBillingAdmin.
  */
 export const UpdateUser = route({
   method: "PATCH",
@@ -16,8 +17,6 @@ export const UpdateUser = route({
     user_id: p.int().path(),
     full_name: p.str(),
     role: p.int(),
-    /** Ours: Zulip changes the billing role outside the API; owners may do it here. */
-    is_billing_admin: p.bool(),
     profile_data: p.json(z.array(ProfileDataUpdate)),
   },
   response: empty,

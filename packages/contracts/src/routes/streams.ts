@@ -39,7 +39,8 @@ export const GetStreams = route({
     include_default: p.bool().default(false),
     include_owner_subscribed: p.bool().default(false),
   },
-  response: success({ streams: z.array(StreamObject) }),
+  // Subscriber lists come only with register's `include_subscribers`; Zulip's GET /streams has none.
+  response: success({ streams: z.array(StreamObject.omit({ subscribers: true })) }),
 });
 
 export const GetStreamById = route({
@@ -48,7 +49,8 @@ export const GetStreamById = route({
   service: "messaging",
   auth: "user",
   params: { stream_id: p.int().path() },
-  response: success({ stream: StreamObject }),
+  // Zulip's BasicChannel: neither `is_default` (a GET /streams flag) nor subscriber lists.
+  response: success({ stream: StreamObject.omit({ is_default: true, subscribers: true }) }),
 });
 
 export const GetStreamId = route({

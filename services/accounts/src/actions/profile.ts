@@ -116,7 +116,6 @@ async function notifyGroupMembers(tx: Queryable, realmId: number, groupId: numbe
 export interface UpdateUserInput {
   fullName?: string;
   role?: number;
-  isBillingAdmin?: boolean;
   profileData?: Array<{ id: number; value: string | number[] | null }>;
 }
 
@@ -127,7 +126,6 @@ export interface UpdateUserInput {
 export async function doUpdateUserByAdmin(deps: AccountsDeps, who: Identity, userId: number, p: UpdateUserInput): Promise<void> {
   requireAdmin(who);
   if (p.role !== undefined && !VALID_ROLES.includes(p.role)) throw badRequest("Invalid role");
-  if (p.isBillingAdmin !== undefined) requireOwner(who);
   if (p.fullName !== undefined) checkFullName(p.fullName);
   await withTx(deps.pool, async (tx) => {
     // The realm lock makes the last-owner check safe against a concurrent change.
@@ -143,14 +141,24 @@ export async function doUpdateUserByAdmin(deps: AccountsDeps, who: Identity, use
     }
     if (p.fullName !== undefined) await changeFullNameInTx(tx, user, p.fullName);
     if (p.role !== undefined) await changeRoleInTx(tx, user, p.role);
-    if (p.isBillingAdmin !== undefined && p.isBillingAdmin !== user.isBillingAdmin) {
-      await setBillingAdmin(tx, user.realmId, user.id, p.isBillingAdmin);
-      await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, is_billing_admin: p.isBillingAdmin });
-    }
     if (p.profileData !== undefined) {
       if (user.isBot) throw badRequest("Bots cannot have custom profile fields");
       await applyProfileDataInTx(tx, user, p.profileData);
     }
+  });
+}
+
+/**
+ * The billing role, set by an operator (internal route, admin CLI): any human user of the
+ * organization, active or not; the same value again changes nothing and notifies no one.
+ */
+export async function doSetBillingAdmin(deps: AccountsDeps, realmId: number, userId: number, value: boolean): Promise<void> {
+  await withTx(deps.pool, async (tx) => {
+    const user = await getProfileUser(tx, realmId, userId, { lock: true });
+    if (!user || user.isBot) throw badRequest("No such user");
+    if (user.isBillingAdmin === value) return;
+    await setBillingAdmin(tx, realmId, user.id, value);
+    await notifyRealmUserUpdate(tx, realmId, user.id, { user_id: user.id, is_billing_admin: value });
   });
 }
 

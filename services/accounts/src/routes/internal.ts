@@ -8,12 +8,14 @@ import {
   InternalListLinkifiers,
   InternalListUserGroups,
   InternalResetApiKey,
+  InternalSetBillingAdmin,
   InternalUserGroupCanMention,
   InternalUserGroupIsMember,
   InternalUserGroupMembers,
 } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
+import { doSetBillingAdmin } from "../actions/profile";
 import { doCreateRealm } from "../actions/realms";
 import { doCreateUser, doResetApiKey } from "../actions/users";
 import type { AccountsDeps } from "../deps";
@@ -62,6 +64,11 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, InternalResetApiKey, async ({ params }) => {
     const { user, apiKey } = await doResetApiKey(deps, params.realm_id, params.email);
     return { user_id: user.id, email: user.email, api_key: apiKey };
+  });
+
+  registerRoute(app, InternalSetBillingAdmin, async ({ params }) => {
+    await doSetBillingAdmin(deps, params.realm_id, params.user_id, params.is_billing_admin);
+    return {};
   });
 
   registerRoute(app, InternalGetRealm, async ({ params }) => ({ realm: await getInternalRealm(deps, params.realm_id) }));

@@ -37,7 +37,6 @@ export function profileRoutes(app: FastifyInstance, deps: AccountsDeps): void {
     await doUpdateUserByAdmin(deps, identity, params.user_id, {
       fullName: params.full_name,
       role: params.role,
-      isBillingAdmin: params.is_billing_admin,
       profileData: params.profile_data,
     });
     return {};
