@@ -101,12 +101,27 @@ function rateLimited(result: RateLimitResult, headers: Record<string, string>): 
 async function readSmallBody(req: FastifyRequest): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req.raw) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_CREDENTIAL_BODY) throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      req.raw.off("data", onData);
+      req.raw.off("end", onEnd);
+      req.raw.off("error", onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_CREDENTIAL_BODY) return void chunks.push(chunk);
+      // Not destroyed: the rest is read and discarded, so the client gets its 413 instead of a
+      // reset connection (or a stalled upload on a kept-alive one).
+      stop();
+      req.raw.resume();
+      reject(new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 }));
+    };
+    const onEnd = () => (stop(), resolve(Buffer.concat(chunks)));
+    const onError = (err: Error) => (stop(), reject(err));
+    req.raw.on("data", onData);
+    req.raw.on("end", onEnd);
+    req.raw.on("error", onError);
+  });
 }
 
 /** The `username` form field (urlencoded or multipart) or query parameter, normalized. */

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { fastifyPath, type ServiceName } from "@chat/contracts";
-import { identityHeaders, INTERNAL_HEADERS } from "@chat/platform";
+import { ApiError, identityHeaders, INTERNAL_HEADERS } from "@chat/platform";
 import type { Gate } from "../gate";
 import type { UpstreamProxy } from "../proxy";
 import { upstreamHeaders } from "../proxy";
@@ -15,6 +15,9 @@ export interface ApiRouteDeps {
 }
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/** The services' form body limit (platform `createServer` default). */
+const MAX_FORM_BODY_BYTES = 5 * 1024 * 1024;
 
 /** Everything below /api/v1: match the contract table, admit, then stream to the owning service. */
 export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promise<void> {
@@ -32,6 +35,11 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
     }
     // One metrics series per contract route, not one for the whole wildcard.
     req.metricsRoute = fastifyPath(match.route);
+    // Refused here, before streaming: a service that answers 413 mid-body closes the connection
+    // and the gateway would only see a broken pipe (503). Uploads have the owner's own limit.
+    if (!match.route.upload && Number(req.headers["content-length"] ?? 0) > MAX_FORM_BODY_BYTES) {
+      throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
+    }
     const admission = await deps.gate.admit(req, match.route);
     const internal = admission.identity
       ? identityHeaders(admission.identity, deps.internalToken)
