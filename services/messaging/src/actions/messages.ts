@@ -81,7 +81,12 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   const plan = kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now) : await planDirectMessage(deps, who, sender, req);
   const dir = await buildMentionDirectory(deps, viewerOf(who), content);
   const rendered = renderMarkdown(content, dir);
-  const topicParticipants = plan.accessed ? new Set(await selectTopicParticipants(deps.pool, who.realmId, plan.accessed.stream.id, plan.topic)) : new Set<number>();
+  // Only a topic wildcard mention uses the topic's participants, and reading them scans every
+  // message of the topic (slower the longer it gets): ordinary sends skip it.
+  const topicParticipants =
+    plan.accessed && rendered.topicWildcard
+      ? new Set(await selectTopicParticipants(deps.pool, who.realmId, plan.accessed.stream.id, plan.topic))
+      : new Set<number>();
   topicParticipants.add(sender.id);
   if (plan.accessed) checkWildcardPolicy(plan, rendered, topicParticipants.size, sender, realm, now);
   const groupMentioned = new Set<number>();
