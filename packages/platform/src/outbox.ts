@@ -186,7 +186,10 @@ export class OutboxRelay {
     const onError = (err: Error) => (broken = err);
     client.on("error", onError);
     try {
-      await client.query("BEGIN");
+      // Marking rows published need not wait for the WAL flush: a mark lost in a PostgreSQL
+      // crash only republishes those rows, and consumers are idempotent on the envelope id.
+      // These commits were about 40% of the WAL flushes of a channel send (bench/README.md).
+      await client.query("BEGIN; SET LOCAL synchronous_commit TO off");
       const lock = await client.query("SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok", [`${this.opts.schema}.outbox`]);
       if (!lock.rows[0].ok) {
         await client.query("ROLLBACK");
