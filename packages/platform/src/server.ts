@@ -229,8 +229,14 @@ export function toApiError(err: unknown): ApiError {
     // fastify's own client errors (bad content length, malformed URL, ...): keep their status.
     return new ApiError("BAD_REQUEST", e.message || "Bad request", { status: e.statusCode });
   }
+  // busboy's parse failures (no boundary, a part cut short, a bad part header) are the client's.
+  if (typeof e.message === "string" && MALFORMED_MULTIPART.test(e.message)) {
+    return new ApiError("BAD_REQUEST", "Malformed multipart body", { status: 400 });
+  }
   return new ApiError(null, "Internal server error", { status: 500 });
 }
+
+const MALFORMED_MULTIPART = /^(Multipart: |Malformed part header|Part terminated early|Unexpected end of (form|multipart))/;
 
 function isFormRequest(req: FastifyRequest): boolean {
   const type = String(req.headers["content-type"] ?? "").toLowerCase();

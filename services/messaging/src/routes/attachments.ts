@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { PassThrough, pipeline as pipelineCb } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { DeleteAttachment, DownloadFile, GetAttachments, InternalCleanUpAttachments, UploadFile } from "@chat/contracts";
 import { ApiError, badRequest, INTERNAL_HEADERS, registerRoute, type Identity, type Logger, type Pool } from "@chat/platform";
@@ -49,7 +50,13 @@ async function receiveSingleFile(req: FastifyRequest, deps: AttachmentsDeps, who
         part.file.resume();
         continue;
       }
-      staged = await storeUploadedFile(deps, who, { stream: part.file, filename: part.filename, mimetype: part.mimetype });
+      // A part cut short (the body ended mid-file) is destroyed before we get it when the whole
+      // body arrived at once, and piping a destroyed stream never settles: refuse it now, and
+      // bind the stream to a pipe at once so a later failure reaches storage.
+      if (part.file.destroyed) throw badRequest("Malformed multipart body");
+      const body = new PassThrough();
+      pipelineCb(part.file, body, () => {});
+      staged = await storeUploadedFile(deps, who, { stream: body, filename: part.filename, mimetype: part.mimetype });
       if (part.file.truncated) throw new FileTooLargeError(deps.maxUploadBytes);
     }
   } catch (err) {
