@@ -18,6 +18,8 @@ beforeEach(async () => {
   h.peer.messages.length = 0;
   h.peer.sendCalls = 0;
   h.peer.refusing.clear();
+  h.peer.sendDelays.clear();
+  h.peer.maxInFlight.clear();
   h.peer.users.get(alice.userId)!.is_active = true;
   await h.pool.query("DELETE FROM scheduled_messages");
   await h.pool.query("DELETE FROM outbox");
@@ -169,6 +171,21 @@ describe("delivery", () => {
     expect(h.peer.sendCalls).toBe(40);
     expect(new Set(h.peer.messages.map((m) => m.key))).toEqual(new Set(ids.map((id) => `scheduled:${id}`)));
     expect(await h.events("scheduler.scheduled_message.delivered")).toHaveLength(40);
+  });
+
+  it("sends one sender's messages one after another in scheduled order, other senders' alongside", async () => {
+    // All due together; the first is slow to be accepted, so parallel claimers would overtake it.
+    for (let i = 0; i < 4; i++) await toChannel(`alice ${i}`, { scheduled_delivery_timestamp: ts(T0) + 10 });
+    await schedule({ type: "stream", to: CHANNEL, topic: "t", content: "bob 0", scheduled_delivery_timestamp: ts(T0) + 10 }, bob);
+    h.peer.sendDelays.set("alice 0", 300);
+    h.peer.sendDelays.set("alice 1", 50);
+    h.clock.advance(10_000);
+    expect(await h.loop({ intervalMs: 50, concurrency: 4 }).runPass()).toEqual({ delivered: 5, failed: 0 });
+    const contents = h.peer.messages.map((m) => m.params.content);
+    expect(contents.filter((c) => c.startsWith("alice"))).toEqual(["alice 0", "alice 1", "alice 2", "alice 3"]);
+    // Bob did not wait for Alice's slow message.
+    expect(contents.indexOf("bob 0")).toBeLessThan(contents.indexOf("alice 0"));
+    expect(h.peer.maxInFlight.get(alice.userId)).toBe(1);
   });
 
   it("after an outage delivers everything that came due, once", async () => {

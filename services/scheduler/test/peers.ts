@@ -17,6 +17,10 @@ export interface Peer {
   /** Channels messaging refuses to post to (as if the sender lost permission). */
   refusing: Set<number>;
   notificationBotId: number | null;
+  /** Milliseconds messaging takes to accept a message with this content (default none). */
+  sendDelays: Map<string, number>;
+  /** Per sender, the most sends it ever had in progress at once. */
+  maxInFlight: Map<number, number>;
   close(): Promise<void>;
 }
 
@@ -34,8 +38,11 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
     users: new Map(),
     refusing: new Set(),
     notificationBotId: null,
+    sendDelays: new Map(),
+    maxInFlight: new Map(),
     close: () => app.close(),
   };
+  const inFlight = new Map<number, number>();
   const err = (msg: string, extra: Record<string, unknown> = {}, code = "BAD_REQUEST", status = 400) => ({ status, body: { result: "error", msg, code, ...extra } });
   const addressCheck = (b: Record<string, string>) => {
     const to = JSON.parse(b.to);
@@ -62,6 +69,14 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
     peer.sendCalls++;
     const b = req.body as Record<string, string>;
     const sender = Number(req.headers["x-chat-user-id"]);
+    const delay = peer.sendDelays.get(b.content);
+    if (delay) {
+      const now = (inFlight.get(sender) ?? 0) + 1;
+      inFlight.set(sender, now);
+      peer.maxInFlight.set(sender, Math.max(peer.maxInFlight.get(sender) ?? 0, now));
+      await new Promise((r) => setTimeout(r, delay));
+      inFlight.set(sender, now - 1);
+    }
     const seen = peer.messages.find((m) => m.sender === sender && m.key === b.idempotency_key);
     if (seen) return { result: "success", msg: "", id: seen.id };
     const bad = addressCheck(b);

@@ -129,14 +129,22 @@ export async function deleteScheduledMessage(db: Queryable, realmId: number, id:
 /**
  * Claims the next due message across all organizations: the row stays locked until the
  * caller's transaction ends, and other replicas skip it instead of waiting or sending it too.
+ * Only a sender's earliest due message is eligible, so while one claimer sends it the others
+ * move on to other senders: each sender's messages go out one after another, in scheduled
+ * order (as Zulip's single delivery worker does), while different senders' go in parallel.
  */
 export async function claimNextDue(db: Queryable, now: Date): Promise<ScheduledMessageRow | null> {
   const { rows } = await db.query(
-    `SELECT ${COLUMNS} FROM scheduled_messages
+    `SELECT ${COLUMNS} FROM scheduled_messages s
       WHERE NOT delivered AND NOT failed AND scheduled_at <= $1
+        AND NOT EXISTS (
+          SELECT 1 FROM scheduled_messages e
+           WHERE e.realm_id = s.realm_id AND e.sender_id = s.sender_id
+             AND NOT e.delivered AND NOT e.failed AND e.scheduled_at <= $1
+             AND (e.scheduled_at, e.id) < (s.scheduled_at, s.id))
       ORDER BY scheduled_at, id
       LIMIT 1
-      FOR UPDATE SKIP LOCKED`,
+      FOR UPDATE OF s SKIP LOCKED`,
     [now],
   );
   return rows[0] ? toRow(rows[0]) : null;
