@@ -3,6 +3,13 @@ import { serviceUnavailable, type Logger, type Redis } from "@chat/platform";
 /** Longest wait for the subscriber connection to become ready before a poll answers 503. */
 const SUBSCRIBER_READY_TIMEOUT_MS = 5000;
 
+/**
+ * How long a queue's channel stays subscribed after its last poll ended. Clients poll again as
+ * soon as an answer arrives, so the next poll finds the channel subscribed and skips a SUBSCRIBE
+ * round trip before its fetch (and the UNSUBSCRIBE after the previous poll).
+ */
+const LINGER_MS = 10_000;
+
 /** Why a waiting poll stops waiting. */
 export type WakeReason = "events" | "release" | "deleted" | "dropped" | "heartbeat" | "aborted";
 
@@ -77,11 +84,16 @@ export class PollHub {
   private readonly waiters = new Map<string, Set<Waiter>>();
   /** Serializes SUBSCRIBE/UNSUBSCRIBE per channel. */
   private readonly ops = new Map<string, Promise<void>>();
+  /** Channels Redis confirmed as subscribed (and not unsubscribed since). */
+  private readonly subscribed = new Set<string>();
+  /** Subscribed channels without a waiter, with the timer that unsubscribes them. */
+  private readonly lingering = new Map<string, NodeJS.Timeout>();
   private closing = false;
 
   constructor(
     private readonly sub: Redis,
     private readonly log: Logger,
+    private readonly lingerMs = LINGER_MS,
   ) {
     sub.on("message", (channel: string, message: string) => {
       for (const w of this.waiters.get(channel) ?? []) w.receive(message);
@@ -105,11 +117,19 @@ export class PollHub {
     }
     set.add(waiter);
     if (this.closing) waiter.wake("heartbeat");
+    const linger = this.lingering.get(channel);
+    if (linger) {
+      clearTimeout(linger);
+      this.lingering.delete(channel);
+    }
     try {
       if (first)
         await this.serialize(channel, async () => {
+          // Decided in the serialized op, so a queued UNSUBSCRIBE has run by now.
+          if (this.subscribed.has(channel) && this.sub.status === "ready") return;
           await this.ready();
           await this.sub.subscribe(channel);
+          this.subscribed.add(channel);
         });
       else await this.ops.get(channel);
     } catch (err) {
@@ -124,11 +144,20 @@ export class PollHub {
     if (!set || !set.delete(w)) return;
     if (set.size === 0) {
       this.waiters.delete(w.channel);
-      this.serialize(w.channel, async () => {
-        // Someone started watching again while we queued: keep the subscription.
-        if (!this.waiters.has(w.channel)) await this.sub.unsubscribe(w.channel);
-      }).catch(() => {}); // logged by serialize
+      const timer = setTimeout(() => this.unsubscribe(w.channel), this.closing ? 0 : this.lingerMs);
+      timer.unref();
+      this.lingering.set(w.channel, timer);
     }
+  }
+
+  private unsubscribe(channel: string): void {
+    this.lingering.delete(channel);
+    this.serialize(channel, async () => {
+      // Someone started watching again while we queued: keep the subscription.
+      if (this.waiters.has(channel) || !this.subscribed.has(channel)) return;
+      this.subscribed.delete(channel);
+      await this.sub.unsubscribe(channel);
+    }).catch(() => {}); // logged by serialize
   }
 
   /**
@@ -169,6 +198,8 @@ export class PollHub {
 
   async close(): Promise<void> {
     this.releaseAll();
+    for (const timer of this.lingering.values()) clearTimeout(timer);
+    this.lingering.clear();
     await Promise.all([...this.ops.values()]);
     this.sub.disconnect();
   }
