@@ -28,7 +28,7 @@ export interface GateDeps {
 
 /** Who may pass and how often: authentication and every rate limit, before any forwarding. */
 export class Gate {
-  private readonly rules: Record<"api" | "events" | "ip" | "password", RateLimitRule>;
+  private readonly rules: Record<"api" | "events" | "ip" | "password" | "authFailures", RateLimitRule>;
 
   constructor(private readonly deps: GateDeps) {
     const c = deps.config;
@@ -38,12 +38,14 @@ export class Gate {
       events: { name: "user-events", max: c.RATE_LIMIT_USER_MAX, windowSeconds: c.RATE_LIMIT_USER_WINDOW_SECONDS },
       ip: { name: "ip", max: c.RATE_LIMIT_IP_MAX, windowSeconds: c.RATE_LIMIT_IP_WINDOW_SECONDS },
       password: { name: "username", max: c.RATE_LIMIT_AUTH_MAX, windowSeconds: c.RATE_LIMIT_AUTH_WINDOW_SECONDS },
+      // Wrong credentials per address, with the per-IP numbers: API keys cannot be guessed at speed.
+      authFailures: { name: "auth-failures", max: c.RATE_LIMIT_IP_MAX, windowSeconds: c.RATE_LIMIT_IP_WINDOW_SECONDS },
     };
   }
 
   async admit(req: FastifyRequest, route: RouteDef): Promise<Admission> {
     if (route.auth === "user") {
-      const who = await this.deps.authenticator.authenticate(req.headers.authorization, req.id);
+      const who = await this.authenticate(req);
       const identity: Identity = { ...who, role: who.role as Role, client: clientName(req) };
       const rule = route.service === "events" ? this.rules.events : this.rules.api;
       const results = await this.check([[rule, `${who.realmId}:${who.userId}`]], false);
@@ -68,6 +70,28 @@ export class Gate {
         if (status === 200 && username) await this.deps.limiter.clear(this.rules.password, username).catch(() => {});
       },
     };
+  }
+
+  /**
+   * HTTP Basic, limited per client address once too many attempts failed: while over the limit,
+   * the address gets 429 without its credentials being checked (right ones included).
+   */
+  private async authenticate(req: FastifyRequest) {
+    const ip = clientIp(req, this.deps.config.TRUST_PROXY_HOPS);
+    const rule = this.rules.authFailures;
+    if (this.deps.config.RATE_LIMITING_ENABLED) {
+      const state = await this.deps.limiter.peek(rule, ip).catch(() => null);
+      if (state && !state.allowed) throw rateLimited(state, rateLimitHeaders([state], this.deps.clock.now()));
+    }
+    try {
+      return await this.deps.authenticator.authenticate(req.headers.authorization, req.id);
+    } catch (err) {
+      // Only wrong credentials count; a request without any is not a guess.
+      if (err instanceof ApiError && err.status === 401 && req.headers.authorization && this.deps.config.RATE_LIMITING_ENABLED) {
+        await this.deps.limiter.hit(rule, ip).catch(() => null);
+      }
+      throw err;
+    }
   }
 
   /** Counts the request against each rule in turn; the first one exhausted answers 429. */

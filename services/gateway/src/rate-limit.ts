@@ -41,8 +41,21 @@ local oldest = tonumber(redis.call('LINDEX', KEYS[1], -1))
 local newest = tonumber(redis.call('LINDEX', KEYS[1], 0))
 return {allowed, max - count, oldest + window - now, newest + window - now}`;
 
+// Counts the requests still inside the window without recording one: {count, ms until the oldest leaves}.
+const PEEK = `
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local count = 0
+local oldest = nil
+for _, v in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local t = tonumber(v)
+  if t > now - window then count = count + 1; oldest = t end
+end
+return {count, oldest and (oldest + window - now) or 0}`;
+
 interface LimiterCommands {
   gwRateHit(key: string, now: number, windowMs: number, max: number): Promise<[number, number, number, number]>;
+  gwRatePeek(key: string, now: number, windowMs: number): Promise<[number, number]>;
 }
 
 /** Redis-backed limits shared by every gateway replica. Times come from the injected clock. */
@@ -55,6 +68,7 @@ export class RateLimiter {
   ) {
     this.redis = redis as Redis & LimiterCommands;
     if (!("gwRateHit" in redis)) redis.defineCommand("gwRateHit", { numberOfKeys: 1, lua: HIT });
+    if (!("gwRatePeek" in redis)) redis.defineCommand("gwRatePeek", { numberOfKeys: 1, lua: PEEK });
   }
 
   private key(rule: RateLimitRule, subject: string): string {
@@ -73,6 +87,21 @@ export class RateLimiter {
       remaining: Math.max(0, remaining),
       retryAfterSeconds: allowed === 1 ? 0 : Math.max(0, retryMs) / 1000,
       resetSeconds: Math.max(0, resetMs) / 1000,
+    };
+  }
+
+  /** Whether `subject` is over `rule` right now, without counting a request. */
+  async peek(rule: RateLimitRule, subject: string): Promise<RateLimitResult> {
+    ensureRedisReady(this.redis);
+    const windowMs = rule.windowSeconds * 1000;
+    const [count, retryMs] = await this.redis.gwRatePeek(this.key(rule, subject), this.clock.now().getTime(), windowMs);
+    const allowed = count < rule.max;
+    return {
+      allowed,
+      max: rule.max,
+      remaining: Math.max(0, rule.max - count),
+      retryAfterSeconds: allowed ? 0 : Math.max(0, retryMs) / 1000,
+      resetSeconds: Math.max(0, retryMs) / 1000,
     };
   }
 
