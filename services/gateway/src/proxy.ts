@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from "node:http";
+import { Transform } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Agent, request } from "undici";
-import { serviceUnavailable, type Logger } from "@chat/platform";
+import { ApiError, serviceUnavailable, type Logger } from "@chat/platform";
 
 /** Headers that describe one connection, not the message: never forwarded either way. */
 const HOP_BY_HOP = new Set([
@@ -48,6 +49,11 @@ export interface ForwardOptions {
   onStatus?: (status: number) => Promise<void>;
   /** A held request (GET /events): released at shutdown so the client re-polls elsewhere. */
   longPoll?: boolean;
+  /**
+   * Largest streamed body passed on. Past it the gateway answers 413 itself: the service would
+   * refuse too, but its early answer reaches us only as a broken pipe.
+   */
+  maxBodyBytes?: number;
 }
 
 /**
@@ -82,15 +88,17 @@ export class UpstreamProxy {
     const headers = { ...opts.headers };
     if (opts.body !== undefined) headers["content-length"] = String(opts.body.length);
     let res: Awaited<ReturnType<typeof request>>;
+    const limited = hasBody && opts.body === undefined && opts.maxBodyBytes !== undefined ? limitBody(req, opts.maxBodyBytes) : null;
     try {
       res = await request(opts.baseUrl + opts.path, {
         method: method as "GET",
         headers,
-        body: hasBody ? (opts.body ?? req.raw) : undefined,
+        body: hasBody ? (opts.body ?? limited?.stream ?? req.raw) : undefined,
         dispatcher: this.agent,
         signal: abort.signal,
       });
     } catch (err) {
+      if (limited?.exceeded()) throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
       const e = err as { code?: string; message?: string };
       req.log.warn({ err: e.message, code: e.code, upstream: opts.baseUrl }, "upstream unavailable");
       throw serviceUnavailable();
@@ -120,6 +128,24 @@ export class UpstreamProxy {
   async close(): Promise<void> {
     await this.agent.close().catch((err) => this.log.warn({ err: (err as Error).message }, "closing upstream agent"));
   }
+}
+
+/** The request body, failing past `max` bytes; the rest is then read and dropped so the client gets its answer. */
+function limitBody(req: FastifyRequest, max: number): { stream: Transform; exceeded: () => boolean } {
+  let size = 0;
+  let over = false;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size <= max) return done(null, chunk);
+      over = true;
+      req.raw.unpipe(stream);
+      req.raw.resume();
+      done(new Error("request body too large"));
+    },
+  });
+  req.raw.pipe(stream);
+  return { stream, exceeded: () => over };
 }
 
 function requestHasBody(req: FastifyRequest): boolean {

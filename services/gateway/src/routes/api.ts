@@ -52,6 +52,7 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
       responseHeaders: admission.responseHeaders,
       onStatus: admission.onStatus,
       longPoll: match.route.longPoll === true,
+      maxBodyBytes: match.route.upload ? undefined : MAX_FORM_BODY_BYTES,
     });
   };
   app.route({ method: METHODS, url: "/api/v1/*", handler });
