@@ -1,4 +1,22 @@
+import { readFileSync } from "node:fs";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { defineConfig } from "vitest/config";
+
+/**
+ * Files that boot the whole stack (five service processes) or build images dominate the run.
+ * They start first, so the many short files fill the other workers around them instead of a
+ * long one starting last and running alone. With a results cache (a developer's later runs)
+ * vitest's own longest-first order already does this; on a fresh clone (CI) this is what does.
+ */
+const HEAVY = /\bstartStack\(|\brunDemo\(|\bexecFileSync\(|\bspawnSync\(/;
+
+class HeavyFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const heavy = new Set(sorted.filter((f) => HEAVY.test(readFileSync(f.moduleId, "utf8"))));
+    return [...sorted.filter((f) => heavy.has(f)), ...sorted.filter((f) => !heavy.has(f))];
+  }
+}
 
 export default defineConfig({
   test: {
@@ -6,6 +24,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Vitest's default on 2 cores is one worker, which runs every file in turn although most of
+    // a file's time is spent waiting on PostgreSQL, RabbitMQ or a service. VITEST_MAX_WORKERS
+    // overrides it.
+    maxWorkers: Number(process.env.VITEST_MAX_WORKERS ?? 3),
+    sequence: { sequencer: HeavyFirstSequencer },
     globalSetup: ["packages/testkit/src/global-setup.ts"],
   },
 });

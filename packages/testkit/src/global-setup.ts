@@ -1,3 +1,4 @@
+import { pruneTemplates } from "./env";
 import { resolveInfra, stopContainers } from "./infra";
 
 /**
@@ -9,6 +10,7 @@ export default async function setup(project: { provide?: (key: string, value: un
   process.env.TEST_DATABASE_URL = infra.databaseUrl;
   process.env.REDIS_URL = infra.redisUrl;
   process.env.AMQP_URL = infra.amqpUrl;
+  await pruneTemplates(infra.databaseUrl);
   project?.provide?.("infra", infra);
   return async () => {
     await stopContainers();
