@@ -174,6 +174,19 @@ async function probe(route: RouteDef, req: FuzzRequest): Promise<string | null> 
 
 const label = (r: FuzzRequest) => `${r.mutation} ${r.method} ${r.path} ${JSON.stringify(r.fields).slice(0, 300)}${r.body ? ` body ${r.body.contentType}` : ""}`;
 
+describe("the stored-data fingerprint", () => {
+  it("covers every service schema and sees the change an accepted request makes", async () => {
+    const before = await store.take();
+    expect(store.tables.some((t) => t.startsWith("accounts."))).toBe(true);
+    expect(store.tables.some((t) => t.startsWith("messaging."))).toBe(true);
+    expect(store.tables.some((t) => t.startsWith("scheduler."))).toBe(true);
+    const res = await sendRaw(stack.baseUrl, { method: "POST", path: "/drafts", fields: [["drafts", '[{"type":"","to":[],"topic":"","content":"seen"}]']], mutation: "valid" }, auth);
+    expect(res.status).toBe(200);
+    expect(StoreFingerprint.diff(before, await store.take())).toContain("messaging.drafts");
+    known = null;
+  });
+});
+
 describe("bad input on every public endpoint (fast-check)", () => {
   publicRoutes.forEach((route, i) => {
     it(`${route.method} ${route.path}`, async () => {
