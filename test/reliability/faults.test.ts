@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, runDemo, startProxy, startStack, type DemoOutput, type Stack, type StackService, type TcpProxy } from "@chat/testkit";
 import { Load, type Credentials } from "./lib/load";
 import { buildReport, fetchTopic, formatDetails, formatTable, type PhaseReport } from "./lib/verify";
+import { SMALL_POOLS } from "../security/lib/pools";
 
 /**
  * The faults of issue 9, one after another, each under a steady load of channel sends and long
@@ -69,6 +70,7 @@ beforeAll(async () => {
       EVENTS_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS),
       EVENTS_HEARTBEAT_JITTER_SECONDS: "1",
       DELIVERY_INTERVAL_MS: "250",
+      ...SMALL_POOLS,
     },
     serviceEnv: Object.fromEntries(services.map((s) => [s, proxiedEnv])),
   });

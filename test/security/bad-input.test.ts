@@ -6,6 +6,7 @@ import { createOrgObjects, type OrgObjects } from "./lib/fixtures";
 import { StoreFingerprint, type Fingerprint } from "./lib/fingerprint";
 import { badRequests, coverageExamples, type Baseline, type FuzzRequest } from "./lib/inputs";
 import { envelopeProblem, isRefused, sendRaw, type WireResponse } from "./lib/wire";
+import { SMALL_POOLS } from "./lib/pools";
 
 /**
  * Property: for every public endpoint of the contract table and every one of its parameters, a
@@ -38,7 +39,7 @@ const tallies = new Map<string, Tally>();
 
 beforeAll(async () => {
   stack = await startStack({
-    env: { RATE_LIMIT_USER_MAX: "1000000", RATE_LIMIT_IP_MAX: "1000000", RATE_LIMIT_AUTH_MAX: "1000000" },
+    env: { RATE_LIMIT_USER_MAX: "1000000", RATE_LIMIT_IP_MAX: "1000000", RATE_LIMIT_AUTH_MAX: "1000000", ...SMALL_POOLS },
   });
   demo = await runDemo(stack);
   objects = await createOrgObjects(demo, 0);

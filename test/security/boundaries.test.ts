@@ -5,6 +5,7 @@ import { allRoutes, type RouteDef } from "@chat/contracts";
 import { identityHeaders } from "@chat/platform";
 import { apiClient, basicAuth, runDemo, startStack, type DemoOutput, type DemoUser, type Stack, type StackService } from "@chat/testkit";
 import { StoreFingerprint } from "./lib/fingerprint";
+import { SMALL_POOLS } from "./lib/pools";
 
 /**
  * The trust boundaries: services answer nothing without the internal token (whatever identity
@@ -22,7 +23,7 @@ let db: pg.Client;
 
 beforeAll(async () => {
   stack = await startStack({
-    env: { RATE_LIMIT_AUTH_MAX: String(AUTH_MAX), RATE_LIMIT_IP_MAX: String(IP_MAX), LOG_LEVEL: "info" },
+    env: { RATE_LIMIT_AUTH_MAX: String(AUTH_MAX), RATE_LIMIT_IP_MAX: String(IP_MAX), LOG_LEVEL: "info", ...SMALL_POOLS },
   });
   demo = await runDemo(stack);
   db = new pg.Client({ connectionString: stack.env.databaseUrl });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, basicAuth, runDemo, startStack, type ApiClient, type DemoOutput, type Stack } from "@chat/testkit";
 import { sendMultipart } from "./lib/fixtures";
 import { executableParts } from "./lib/html";
+import { SMALL_POOLS } from "./lib/pools";
 
 /**
  * What users write never becomes executable HTML for other users (message content, channel
@@ -69,7 +70,7 @@ beforeAll(async () => {
   uploadsRoot = path.join(sandbox, "store", "uploads");
   stack = await startStack({
     serviceEnv: { messaging: { UPLOADS_DIR: uploadsRoot, MAX_FILE_UPLOAD_SIZE_MIB: String(UPLOAD_LIMIT_MIB) } },
-    env: { RATE_LIMIT_USER_MAX: "1000000" },
+    env: { RATE_LIMIT_USER_MAX: "1000000", ...SMALL_POOLS },
   });
   demo = await runDemo(stack);
   const o = demo.orgs[0].users;

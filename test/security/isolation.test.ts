@@ -4,6 +4,7 @@ import { basicAuth, runDemo, startStack, type DemoOutput, type DemoUser, type St
 import { createOrgObjects, type OrgObjects } from "./lib/fixtures";
 import type { FuzzRequest, WireValue } from "./lib/inputs";
 import { sendRaw, type WireResponse } from "./lib/wire";
+import { SMALL_POOLS } from "./lib/pools";
 
 /**
  * Tenant isolation: every endpoint that names an object by id, called with another
@@ -19,7 +20,7 @@ let org1: OrgObjects;
 const figures: string[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ env: { RATE_LIMIT_USER_MAX: "1000000" } });
+  stack = await startStack({ env: { RATE_LIMIT_USER_MAX: "1000000", ...SMALL_POOLS } });
   demo = await runDemo(stack);
   [org0, org1] = await Promise.all([createOrgObjects(demo, 0), createOrgObjects(demo, 1)]);
 }, 240_000);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, runDemo, startStack, type ApiClient, type ApiResponse, type DemoOutput, type Stack } from "@chat/testkit";
+import { SMALL_POOLS } from "./lib/pools";
 
 /**
  * Every role of the demo organization against every endpoint with a role rule: allowed exactly
@@ -17,7 +18,7 @@ let demo: DemoOutput;
 const matrix = new Map<string, Partial<Record<RoleName, string>>>();
 
 beforeAll(async () => {
-  stack = await startStack({ env: { RATE_LIMIT_USER_MAX: "1000000" } });
+  stack = await startStack({ env: { RATE_LIMIT_USER_MAX: "1000000", ...SMALL_POOLS } });
   demo = await runDemo(stack);
 }, 240_000);
 
