@@ -1,5 +1,5 @@
 /**
- * `pnpm bench:top <file.cpuprofile> [n]`: the functions with the most self time in a V8 CPU
+ * `pnpm --filter @chat/bench top <file.cpuprofile> [n]`: the functions with the most self time in a V8 CPU
  * profile, and the same grouped by package, as plain text (for the README and quick looks;
  * open the file in Chrome DevTools or speedscope.app for a flame graph).
  */
@@ -73,7 +73,7 @@ export function topFunctions(profile: Profile, n = 25) {
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!)) {
   const file = process.argv[2];
   if (!file) {
-    process.stderr.write("usage: pnpm bench:top <file.cpuprofile> [n]\n");
+    process.stderr.write("usage: pnpm --filter @chat/bench top <file.cpuprofile> [n]\n");
     process.exit(2);
   }
   const top = topFunctions(JSON.parse(readFileSync(file, "utf8")) as Profile, Number(process.argv[3] ?? 25));

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Pool } from "undici";
 import { identityHeaders, INTERNAL_HEADERS, ROLES, type Identity } from "@chat/platform";
 import { basicAuth, Caller, createPool, expectOk } from "./http";
+import { cpuWindow } from "./procs";
 import { mapLimit } from "./stats";
 import type { Target } from "./target";
 
@@ -113,6 +114,12 @@ export class Setup {
       ids.set(name, found.stream_id);
     }
     return ids;
+  }
+
+  /** CPU of every service and of the PostgreSQL backends of the stack's database, over a window. */
+  cpuWindow() {
+    const db = decodeURIComponent(new URL(this.target.vars.DATABASE_URL).pathname.slice(1));
+    return cpuWindow(this.target.pids(), db || undefined);
   }
 
   async close(): Promise<void> {

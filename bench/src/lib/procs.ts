@@ -72,6 +72,21 @@ export function rssBytes(pid: number): number {
   }
 }
 
+/** CPU seconds so far of each PostgreSQL backend serving database `dbName`, by pid. */
+export function dbBackendsCpu(dbName: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      if (cmd.startsWith("postgres: ") && cmd.includes(` ${dbName} `)) out.set(Number(entry), cpuSeconds(Number(entry)));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
 /** Busy share of the whole machine (all cores) between two readings of /proc/stat. */
 export function machineTicks(): { busy: number; total: number } {
   const line = readFileSync("/proc/stat", "utf8").split("\n")[0];
@@ -91,12 +106,17 @@ export interface CpuReport {
   wallSeconds: number;
 }
 
-/** Measures CPU over a window: call `stop()` at its end. */
-export function cpuWindow(pids: Record<string, number | null>) {
+/**
+ * Measures CPU over a window: call `stop()` at its end. With `dbName`, the PostgreSQL backends
+ * serving that database count as one more service, "postgres" (backends opened during the
+ * window count from zero).
+ */
+export function cpuWindow(pids: Record<string, number | null>, dbName?: string) {
   const start = performance.now();
   const self0 = process.cpuUsage();
   const m0 = machineTicks();
   const svc0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid === null ? NaN : cpuSeconds(pid)]));
+  const db0 = dbName ? dbBackendsCpu(dbName) : null;
   return {
     stop(): CpuReport {
       const wall = (performance.now() - start) / 1000;
@@ -104,6 +124,11 @@ export function cpuWindow(pids: Record<string, number | null>) {
       const m1 = machineTicks();
       const services: Record<string, number> = {};
       for (const [k, pid] of Object.entries(pids)) services[k] = pid === null ? NaN : (cpuSeconds(pid) - svc0[k]) / wall;
+      if (dbName && db0) {
+        let used = 0;
+        for (const [pid, cpu] of dbBackendsCpu(dbName)) used += cpu - (db0.get(pid) ?? 0);
+        services.postgres = used / wall;
+      }
       return {
         loadGenCores: (self.user + self.system) / 1e6 / wall,
         services,

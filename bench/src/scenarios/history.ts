@@ -2,7 +2,7 @@ import pg from "pg";
 import type { Caller } from "../lib/http";
 import { expectOk } from "../lib/http";
 import type { Setup } from "../lib/org";
-import { cpuWindow, type CpuReport } from "../lib/procs";
+import type { CpuReport } from "../lib/procs";
 import { figure, type Figure } from "../lib/report";
 import { summarize, type LatencySummary } from "../lib/stats";
 import { calibrate, paired, type Calibration, type Calibrator } from "../lib/calibrate";
@@ -81,7 +81,7 @@ export async function runHistory(setup: Setup, opts: HistoryOptions, calib: Cali
   const cals: Calibration[] = [];
   for (let run = 0; run < opts.runs; run++) {
     cals.push(await calibrate(calib));
-    const cpu = cpuWindow(setup.target.pids());
+    const cpu = setup.cpuWindow();
     const byQuery: Record<string, LatencySummary & { found: number }> = {};
     for (const q of QUERIES) {
       const lat: number[] = [];

@@ -1,10 +1,9 @@
-import { Redis } from "ioredis";
 import { BaselineServer } from "../lib/baseline-server";
 import type { Calibrator } from "../lib/calibrate";
 import { Caller, createPool, expectOk } from "../lib/http";
 import { serviceMemory } from "../lib/metrics";
 import type { BenchOrg, Setup } from "../lib/org";
-import { cpuWindow, type CpuReport } from "../lib/procs";
+import { cpuSeconds, type CpuReport } from "../lib/procs";
 import { figure, type Figure } from "../lib/report";
 import { mapLimit, percentile, sleep } from "../lib/stats";
 
@@ -25,6 +24,7 @@ export interface IdleOptions {
 interface IdleRun {
   rssPerPollBytes: number;
   heapPerPollBytes: number;
+  memory: Record<"before" | "held" | "released", { rss: number; heapUsed: number }>;
   held: number;
   fanOutLastMs: number;
   fanOutP50Ms: number;
@@ -34,6 +34,9 @@ interface IdleRun {
   baseline: { rssPerHeldBytes: number; heapPerHeldBytes: number; releaseLastMs: number; released: number };
   cpu: CpuReport;
 }
+
+/** Longer than anything a finished poll keeps alive in the events service (see the reference reading). */
+const COOL_DOWN_MS = 12_000;
 
 /** Opens the connections in waves: a burst of 10,000 SYNs would overflow the listen backlog. */
 const WAVE = 500;
@@ -56,14 +59,17 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
   });
   await regPool.close();
 
-  const redis = new Redis(setup.target.vars.REDIS_URL, { maxRetriesPerRequest: 2 });
   // The calibrator's bare fastify process when there is one (it holds nothing between runs).
   const server = calib?.server ?? (await BaselineServer.start());
   const runs: IdleRun[] = [];
-  await setup.target.profileStart();
   try {
+    // One unmeasured round first: the events process sizes its heap and fills its caches for C
+    // polls, so the measured rounds' RSS deltas show the polls rather than that growth.
+    log(`  idle C=${C}: warm-up round`);
+    await idleRun(setup, org, streamId, queues, server);
+    await setup.target.profileStart();
     for (let run = 0; run < opts.runs; run++) {
-      const r = await idleRun(setup, org, streamId, queues, redis, server);
+      const r = await idleRun(setup, org, streamId, queues, server);
       runs.push(r);
       log(
         `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
@@ -72,12 +78,12 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
     await setup.target.profileStop("idle");
   } finally {
     if (!calib) await server.stop();
-    redis.disconnect();
   }
   const sc = `idle C=${C}`;
-  const bRss = { name: "bare fastify held request", value: median(runs.map((r) => r.baseline.rssPerHeldBytes / 1024)), unit: "KB" };
-  const bHeap = { name: "bare fastify held request", value: median(runs.map((r) => r.baseline.heapPerHeldBytes / 1024)), unit: "KB" };
-  const bRel = { name: `bare fastify releasing ${C}`, value: median(runs.map((r) => r.baseline.releaseLastMs)), unit: "ms" };
+  // Paired: the bare fastify process held and released C requests in the same round.
+  const bRss = { name: "bare fastify held request", unit: "KB", runs: runs.map((r) => r.baseline.rssPerHeldBytes / 1024) };
+  const bHeap = { name: "bare fastify held request", unit: "KB", runs: runs.map((r) => r.baseline.heapPerHeldBytes / 1024) };
+  const bRel = { name: `bare fastify releasing ${C}`, unit: "ms", runs: runs.map((r) => r.baseline.releaseLastMs) };
   const figures = [
     figure(sc, "polls held by one events instance", "polls", runs.map((r) => r.held), { target: { op: ">=", value: C } }),
     figure(sc, "RSS per held poll", "KB", runs.map((r) => r.rssPerPollBytes / 1024), { target: { op: "<", value: 4 }, baseline: bRss }),
@@ -93,29 +99,23 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
   return { figures, raw: { polls: C, users: U, runs } };
 }
 
-function median(values: number[]): number {
-  return percentile(values, 50);
-}
-
 async function idleRun(
   setup: Setup,
   org: BenchOrg,
   streamId: number,
   queues: Array<{ user: BenchOrg["users"][number]; queueId: string; lastEventId: number }>,
-  redis: Redis,
   server: BaselineServer,
 ): Promise<IdleRun> {
   const C = queues.length;
   const eventsUrl = setup.target.urls.events;
   const pool = createPool(eventsUrl, { connections: C, timeoutMs: 600_000 });
   const before = await settledMemory(setup, eventsUrl);
-  const wakePattern = `${setup.target.vars.REDIS_PREFIX ?? ""}wake:*`;
-  const subscribed0 = (await redis.pubsub("CHANNELS", wakePattern) as string[]).length;
 
   const arrivals: number[] = [];
   let pollErrors = 0;
   let delivered = 0;
   let sentAt = Infinity;
+  let returnedEarly = 0;
   const polls: Promise<void>[] = [];
   for (let i = 0; i < C; i++) {
     const q = queues[i];
@@ -125,6 +125,8 @@ async function idleRun(
         .get("/events", { queue_id: q.queueId, last_event_id: q.lastEventId })
         .then((res) => {
           const at = performance.now();
+          // Back before the message was sent (a heartbeat): this poll was not held at the send.
+          if (at < sentAt) returnedEarly++;
           if (res.status !== 200) {
             pollErrors++;
             return;
@@ -142,21 +144,28 @@ async function idleRun(
     );
     if ((i + 1) % WAVE === 0) await sleep(50);
   }
-  const held = await waitHeld(redis, wakePattern, subscribed0 + C, 60_000);
+  await waitSettled(setup.target.pids().events, C);
   const after = await settledMemory(setup, eventsUrl);
 
   // One message to the channel: every queue's owner is subscribed.
-  const cpu = cpuWindow(setup.target.pids());
+  const cpu = setup.cpuWindow();
   sentAt = performance.now();
+  const held = C - returnedEarly;
   expectOk(await setup.gateway(org.owner).post("/messages", { type: "stream", to: streamId, topic: "idle", content: "wake up" }), "POST /messages");
   await Promise.race([Promise.all(polls), sleep(30_000)]);
   const cpuReport = cpu.stop();
   await pool.destroy();
+  // The heap's reference reading: the same process once the polls are answered and anything a
+  // poll leaves behind for a while (the wake-channel subscription lingers 10 s) is gone. (RSS
+  // is compared with the reading before the hold: freed pages are not always returned.)
+  await sleep(COOL_DOWN_MS);
+  const released = await settledMemory(setup, eventsUrl);
 
   const baseline = await baselineHold(server, C);
   return {
     rssPerPollBytes: (after.rss - before.rss) / C,
-    heapPerPollBytes: (after.heapUsed - before.heapUsed) / C,
+    heapPerPollBytes: (after.heapUsed - released.heapUsed) / C,
+    memory: { before, held: after, released },
     held,
     fanOutLastMs: arrivals.length ? Math.max(...arrivals) : NaN,
     fanOutP50Ms: percentile(arrivals, 50),
@@ -181,18 +190,19 @@ async function settledMemory(setup: Setup, url: string) {
 }
 
 /**
- * Waits until the events service subscribed one wake channel per poll (its sign that the poll
- * is held), or the timeout; returns how many are held.
+ * Waits until the events service has taken in every poll: its CPU falls quiet once the last
+ * request is parsed and parked (a process still reading polls is busy). Without a pid (a stack
+ * given by URL) it waits a time that grows with the number of polls.
  */
-async function waitHeld(redis: Redis, pattern: string, want: number, timeoutMs: number): Promise<number> {
-  const end = performance.now() + timeoutMs;
-  let n = 0;
-  while (performance.now() < end) {
-    n = ((await redis.pubsub("CHANNELS", pattern)) as string[]).length;
-    if (n >= want) break;
-    await sleep(200);
+async function waitSettled(pid: number | null, polls: number): Promise<void> {
+  if (pid === null) return sleep(3000 + polls / 2);
+  const end = performance.now() + 60_000;
+  let quiet = 0;
+  while (performance.now() < end && quiet < 3) {
+    const c0 = cpuSeconds(pid);
+    await sleep(300);
+    quiet = (cpuSeconds(pid) - c0) / 0.3 < 0.05 ? quiet + 1 : 0;
   }
-  return n;
 }
 
 async function baselineHold(server: BaselineServer, C: number) {
@@ -219,13 +229,19 @@ async function baselineHold(server: BaselineServer, C: number) {
     releasedAt = performance.now();
     await ctl.post("/release");
     await Promise.race([Promise.all(holds), sleep(30_000)]);
+    // Read like the events service: connections closed, then a full GC.
+    await pool.destroy();
+    await sleep(500);
+    await ctl.post("/gc");
+    await sleep(300);
+    const released = (await ctl.get("/mem")).body as { rss: number; heap_used: number };
     return {
       rssPerHeldBytes: (after.rss - before.rss) / C,
-      heapPerHeldBytes: (after.heap_used - before.heap_used) / C,
+      heapPerHeldBytes: (after.heap_used - released.heap_used) / C,
       releaseLastMs: arrivals.length ? Math.max(...arrivals) : NaN,
       released: arrivals.length,
     };
   } finally {
-    await Promise.all([pool.destroy(), control.close()]);
+    await Promise.all([pool.destroy().catch(() => {}), control.close()]);
   }
 }

@@ -1,7 +1,7 @@
 import type { Caller } from "../lib/http";
 import { expectOk } from "../lib/http";
 import type { Setup } from "../lib/org";
-import { cpuWindow, type CpuReport } from "../lib/procs";
+import type { CpuReport } from "../lib/procs";
 import { figure, type Figure } from "../lib/report";
 import { mapLimit, summarize, type LatencySummary } from "../lib/stats";
 import { calibrate, paired, type Calibration, type Calibrator } from "../lib/calibrate";
@@ -62,7 +62,7 @@ export async function runRegister(setup: Setup, opts: RegisterOptions, calib: Ca
     const lat: number[] = [];
     let bytes = 0;
     let keys = 0;
-    const cpu = cpuWindow(setup.target.pids());
+    const cpu = setup.cpuWindow();
     for (let i = 0; i < opts.requests; i++) {
       const r = await registerOnce(callers[i % callers.length]);
       lat.push(r.ms);
@@ -83,6 +83,11 @@ export async function runRegister(setup: Setup, opts: RegisterOptions, calib: Ca
       baseline: paired.p99(cals),
     }),
     figure(sc, "register response size", "KB", runs.map((r) => r.bytes / 1024)),
+    ...["accounts", "messaging", "events", "gateway", "postgres"].map((s) =>
+      figure(sc, `${s} CPU per register`, "ms", runs.map((r) => ((r.cpu.services[s] ?? NaN) * r.cpu.wallSeconds * 1000) / opts.requests), {
+        baseline: paired.cpu(cals),
+      }),
+    ),
     figure(sc, "load generator CPU", "cores", runs.map((r) => r.cpu.loadGenCores)),
   ];
   return { figures, raw: { options: opts, calibrations: cals, runs } };

@@ -4,7 +4,7 @@ import { createPool, expectOk } from "../lib/http";
 import { closedLoop, openLoop, type LoopResult } from "../lib/load";
 import type { Setup } from "../lib/org";
 import { Poller } from "../lib/poller";
-import { cpuWindow, type CpuReport } from "../lib/procs";
+import type { CpuReport } from "../lib/procs";
 import { figure, type Figure } from "../lib/report";
 import { sleep, summarize, type LatencySummary } from "../lib/stats";
 import { calibrate, paired, type Calibration, type Calibrator } from "../lib/calibrate";
@@ -192,7 +192,7 @@ export async function runSend(
 }
 
 async function phase(setup: Setup, tracker: Tracker, S: number, drainSeconds: number, load: () => Promise<LoopResult & { skipped?: number }>): Promise<PhaseResult> {
-  const cpu = cpuWindow(setup.target.pids());
+  const cpu = setup.cpuWindow();
   const sends = await load();
   const cpuReport = cpu.stop();
   await drain(tracker, S, drainSeconds);
@@ -264,7 +264,7 @@ function sendFigures(S: number, K: number, opts: SendOptions, tp: PhaseResult[],
     figure(sc, "send errors (both phases)", "requests", tp.map((r, i) => r.sends.errors + rate[i].sends.errors + (rate[i].sends.skipped ?? 0)), {
       note: pollErrors ? `${pollErrors} poll errors` : undefined,
     }),
-    ...(["gateway", "messaging", "events", "accounts"] as const).map((s) =>
+    ...(["gateway", "messaging", "events", "accounts", "postgres"] as const).map((s) =>
       figure(sc, `${s} CPU per message (closed loop)`, "ms", tp.map((r) => cpuPerMessage(r, s)), {
         baseline: paired.cpu(cals),
       }),
