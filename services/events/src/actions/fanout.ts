@@ -6,6 +6,18 @@ import type { QueueStore } from "../store/queues";
 /** Queue descriptors never change after creation, so a bounded in-process cache is safe. */
 const DESCRIPTOR_CACHE_SIZE = 20_000;
 
+const registrationKeys = new WeakMap<QueueDescriptor, string>();
+
+/** Everything of a queue's registration that decides the form of its copy (see eventsForQueue). */
+function registrationKey(q: QueueDescriptor): string {
+  let key = registrationKeys.get(q);
+  if (key === undefined) {
+    key = JSON.stringify([q.eventTypes, q.narrow, q.capabilities, q.applyMarkdown, q.clientGravatar, q.includeSubscribers]);
+    registrationKeys.set(q, key);
+  }
+  return key;
+}
+
 /**
  * Delivers client notices into queues: resolves the audience's queues (one round trip), shapes
  * the event per queue (filters, markdown, flags, local echo), then writes every queue's copy in
@@ -45,12 +57,11 @@ export class Deliverer {
     const descriptors = await this.descriptors([...targets.keys()]);
     const variants: string[][] = [];
     const variantIndex = new Map<string, number>();
-    const pairs: Array<[string, number]> = [];
-    for (const [queueId, target] of targets) {
-      const queue = descriptors.get(queueId);
-      if (!queue || queue.realmId !== realmId || (target.userId !== null && queue.userId !== target.userId)) continue;
-      const events = eventsForQueue(queue, notice, target.flags).map((e) => JSON.stringify(e));
-      if (events.length === 0) continue;
+    // Queues registered alike whose users got the same flags receive the same copy: it is
+    // shaped and serialized once per such group (-1: the group takes nothing), not per queue.
+    const byShape = new Map<string, number>();
+    const variantFor = (events: string[]): number => {
+      if (events.length === 0) return -1;
       const key = events.join("\n");
       let index = variantIndex.get(key);
       if (index === undefined) {
@@ -58,7 +69,20 @@ export class Deliverer {
         variants.push(events);
         variantIndex.set(key, index);
       }
-      pairs.push([queueId, index]);
+      return index;
+    };
+    const pairs: Array<[string, number]> = [];
+    for (const [queueId, target] of targets) {
+      const queue = descriptors.get(queueId);
+      if (!queue || queue.realmId !== realmId || (target.userId !== null && queue.userId !== target.userId)) continue;
+      // The sender's own queue gets its local echo ids: a copy of its own.
+      const shape = notice.sender_queue?.queue_id === queueId ? null : `${target.flags?.join(",") ?? "-"}|${registrationKey(queue)}`;
+      let index = shape === null ? undefined : byShape.get(shape);
+      if (index === undefined) {
+        index = variantFor(eventsForQueue(queue, notice, target.flags).map((e) => JSON.stringify(e)));
+        if (shape !== null) byShape.set(shape, index);
+      }
+      if (index >= 0) pairs.push([queueId, index]);
     }
     if (pairs.length === 0) return 0;
     const written = await this.store.fanOut(envelopeId, variants, pairs);
