@@ -46,7 +46,7 @@ describe("bench harness", () => {
   });
 
   it("idle: one message reaches every held poll", async () => {
-    const { figures } = await runIdle(setup, { polls: 20, users: 5, runs: 1 }, calib, quiet);
+    const { figures } = await runIdle(setup, { polls: 20, users: 5, runs: 1, coolDownMs: 200 }, calib, quiet);
     expect(find(figures, "polls held").value).toBe(20);
     expect(find(figures, "polls that missed the event").value).toBe(0);
   });

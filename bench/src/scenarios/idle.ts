@@ -19,6 +19,8 @@ export interface IdleOptions {
   /** Users owning the queues (queue i belongs to user i mod users). */
   users: number;
   runs: number;
+  /** Wait before the heap's reference reading (default: longer than a poll's leftovers live). */
+  coolDownMs?: number;
 }
 
 interface IdleRun {
@@ -66,10 +68,10 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
     // One unmeasured round first: the events process sizes its heap and fills its caches for C
     // polls, so the measured rounds' RSS deltas show the polls rather than that growth.
     log(`  idle C=${C}: warm-up round`);
-    await idleRun(setup, org, streamId, queues, server);
+    await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS);
     await setup.target.profileStart();
     for (let run = 0; run < opts.runs; run++) {
-      const r = await idleRun(setup, org, streamId, queues, server);
+      const r = await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS);
       runs.push(r);
       log(
         `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
@@ -105,6 +107,7 @@ async function idleRun(
   streamId: number,
   queues: Array<{ user: BenchOrg["users"][number]; queueId: string; lastEventId: number }>,
   server: BaselineServer,
+  coolDownMs: number,
 ): Promise<IdleRun> {
   const C = queues.length;
   const eventsUrl = setup.target.urls.events;
@@ -158,7 +161,7 @@ async function idleRun(
   // The heap's reference reading: the same process once the polls are answered and anything a
   // poll leaves behind for a while (the wake-channel subscription lingers 10 s) is gone. (RSS
   // is compared with the reading before the hold: freed pages are not always returned.)
-  await sleep(COOL_DOWN_MS);
+  await sleep(coolDownMs);
   const released = await settledMemory(setup, eventsUrl);
 
   const baseline = await baselineHold(server, C);

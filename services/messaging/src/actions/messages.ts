@@ -16,12 +16,9 @@ import { getUserSettings } from "../queries/user-settings";
 import type { UserSettingsView } from "../lib/user-settings";
 import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibility-policy";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
-import { insertMessage, selectTopicParticipants, topicHasMessages, type MessageRow } from "../store/messages";
+import { insertSentMessage, selectTopicParticipants, type MessageRow, type StoredSend } from "../store/messages";
 import { upsertDirectRecipient } from "../store/recipients";
-import { setFirstMessageIdIfUnset } from "../store/streams";
 import { selectStreamSubscriptions } from "../store/subscriptions";
-import { selectTopicPolicies } from "../store/user-topics";
-import { insertUserMessages } from "../store/usermessages";
 import type { UserRow } from "../store/users";
 import { setVisibilityPolicy } from "./user-topics";
 
@@ -125,7 +122,6 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     }
     const stream = plan.accessed?.stream;
     const recipientId = stream ? stream.recipientId : await upsertDirectRecipient(tx, who.realmId, plan.recipientIds);
-    const isNewTopic = stream ? !(await topicHasMessages(tx, who.realmId, stream.id, plan.topic)) : false;
     const row: MessageRow = {
       id: 0,
       realmId: who.realmId,
@@ -139,13 +135,9 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
       dateSent: now,
       lastEditTime: null,
     };
-    row.id = await insertMessage(tx, { ...row, hasLink: rendered.hasLink, hasImage: rendered.hasImage, hasAttachment: rendered.hasAttachment });
-    await insertUserMessages(tx, row.realmId, row.id, entries);
-    let policy: number | undefined;
-    if (stream) {
-      await setFirstMessageIdIfUnset(tx, who.realmId, stream.id, row.id);
-      policy = await applyAutomaticPolicies(tx, plan, policyUsers!, isNewTopic, now);
-    }
+    const stored = await insertSentMessage(tx, { ...row, hasLink: rendered.hasLink, hasImage: rendered.hasImage, hasAttachment: rendered.hasAttachment }, entries);
+    row.id = stored.id;
+    const policy = stream ? await applyAutomaticPolicies(tx, plan, policyUsers!, stored, now) : undefined;
     await emitMessageEvent(tx, row, plan, entries, sender, realm, req);
     await deps.hooks.onMessageSent?.(tx, {
       id: row.id,
@@ -282,10 +274,11 @@ async function automaticPolicyUsers(
  * policies (see policyAfterSend), then mentioned users follow the topic when they chose to.
  * Returns the sender's new policy when it changed.
  */
-async function applyAutomaticPolicies(tx: Queryable, plan: Plan, users: PolicyUsers, isNewTopic: boolean, now: Date): Promise<number | undefined> {
+async function applyAutomaticPolicies(tx: Queryable, plan: Plan, users: PolicyUsers, stored: StoredSend, now: Date): Promise<number | undefined> {
   const stream = plan.accessed!.stream;
   const { sender } = users;
-  const current = await selectTopicPolicies(tx, stream.realmId, stream.id, plan.topic);
+  const current = stored.topicPolicies;
+  const isNewTopic = !stored.topicExisted;
   let senderPolicy: number | undefined;
   if (!sender.isBot) {
     const s = users.settings.get(sender.id)!;

@@ -102,10 +102,6 @@ export async function insertStream(db: Queryable, s: NewStream): Promise<StreamR
   return selectStreamById(db, s.realmId, id);
 }
 
-export async function setFirstMessageIdIfUnset(db: Queryable, realmId: number, streamId: number, messageId: number): Promise<void> {
-  await db.query("UPDATE streams SET first_message_id = $3 WHERE realm_id = $1 AND id = $2 AND first_message_id IS NULL", [realmId, streamId, messageId]);
-}
-
 export async function recomputeFirstMessageId(db: Queryable, realmId: number, streamId: number): Promise<void> {
   await db.query(
     `UPDATE streams SET first_message_id = (SELECT min(id) FROM messages WHERE realm_id = $1 AND stream_id = $2)

@@ -26,15 +26,6 @@ export async function selectUserTopic(db: Queryable, realmId: number, userId: nu
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-/** Policies of several users for one topic. */
-export async function selectTopicPolicies(db: Queryable, realmId: number, streamId: number, topic: string): Promise<Map<number, number>> {
-  const { rows } = await db.query(
-    "SELECT user_id, visibility_policy FROM user_topics WHERE realm_id = $1 AND stream_id = $2 AND lower(topic_name) = lower($3)",
-    [realmId, streamId, topic],
-  );
-  return new Map(rows.map((r) => [Number(r.user_id), r.visibility_policy as number]));
-}
-
 export async function selectUserTopics(db: Queryable, realmId: number, userId: number): Promise<UserTopicRow[]> {
   const { rows } = await db.query("SELECT * FROM user_topics WHERE realm_id = $1 AND user_id = $2 ORDER BY last_updated, stream_id", [realmId, userId]);
   return rows.map(toRow);
