@@ -38,13 +38,15 @@ export async function getRegisterState(deps: AccountsDeps, who: Identity, p: Reg
   const [me, realm] = await Promise.all([getUser(deps.pool, who.realmId, who.userId), getRealm(deps.pool, who.realmId)]);
   if (!me || !realm) throw badRequest("No such user");
   const ctx: StateContext = { deps, who, me, realm, wants, capabilities: p.client_capabilities, clientGravatar: p.client_gravatar };
-  const state: Record<string, unknown> = {};
-  if (wants("realm")) Object.assign(state, await realmState(ctx));
-  if (wants("realm_user")) Object.assign(state, await realmUserState(ctx));
-  // user_settings (+ legacy flattened keys), realm_user_settings_defaults, alert_words, custom_profile_fields.
-  Object.assign(state, await settingsRegisterState({ db: deps.pool, me, wants, capabilities: p.client_capabilities }));
-  Object.assign(state, await registerStateExtras(ctx));
-  return state;
+  // The parts read in parallel (each on its own pooled connection), merged in this order.
+  const parts = await Promise.all([
+    wants("realm") ? realmState(ctx) : {},
+    wants("realm_user") ? realmUserState(ctx) : {},
+    // user_settings (+ legacy flattened keys), realm_user_settings_defaults, alert_words, custom_profile_fields.
+    settingsRegisterState({ db: deps.pool, me, wants, capabilities: p.client_capabilities }),
+    registerStateExtras(ctx),
+  ]);
+  return Object.assign({}, ...parts) as Record<string, unknown>;
 }
 
 async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
@@ -162,11 +164,14 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
 
 async function realmUserState(ctx: StateContext): Promise<Record<string, unknown>> {
   const { deps, me, realm, clientGravatar } = ctx;
-  const [users, bots] = await Promise.all([listRealmUsers(deps.pool, realm.id), listSystemBots(deps.pool, realm.id)]);
+  // Each user's delivery email as this viewer may see it, and custom profile field values.
+  const [users, bots, view] = await Promise.all([
+    listRealmUsers(deps.pool, realm.id),
+    listSystemBots(deps.pool, realm.id),
+    userViewFor(deps.pool, realm.id, me, { profileData: true }),
+  ]);
   const now = deps.clock.now();
   const can = (policy: number) => policyAllows(policy, me, realm, now);
-  // Each user's delivery email as this viewer may see it, and custom profile field values.
-  const view = await userViewFor(deps.pool, realm.id, me, { profileData: true });
   return {
     realm_users: users.filter((u) => u.isActive).map((u) => view(u, userObject(u, { clientGravatar }))),
     realm_non_active_users: users.filter((u) => !u.isActive).map((u) => view(u, userObject(u, { clientGravatar }))),

@@ -54,7 +54,13 @@ export interface SettingsStateContext {
 export async function settingsRegisterState(ctx: SettingsStateContext): Promise<Record<string, unknown>> {
   const { db, me, wants } = ctx;
   const state: Record<string, unknown> = {};
-  const settings = await getEffectiveSettings(db, me);
+  // Independent reads, in parallel.
+  const [settings, defaultsRow, alertWords, profileFields] = await Promise.all([
+    getEffectiveSettings(db, me),
+    wants("realm_user_settings_defaults") ? getRealmDefaultsRow(db, me.realmId) : null,
+    wants("alert_words") ? listAlertWords(db, me.realmId, me.id) : null,
+    wants("custom_profile_fields") ? customProfileFieldsState(db, me.realmId) : null,
+  ]);
   const extras = { available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS, emojiset_choices: EMOJISET_CHOICES };
   if (wants("user_settings")) state.user_settings = { ...settings, ...extras };
   if (ctx.capabilities.user_settings_object !== true) {
@@ -68,9 +74,9 @@ export async function settingsRegisterState(ctx: SettingsStateContext): Promise<
     }
   }
   if (wants("realm_user_settings_defaults")) {
-    state.realm_user_settings_defaults = { ...effectiveRealmDefaults(await getRealmDefaultsRow(db, me.realmId)), ...extras };
+    state.realm_user_settings_defaults = { ...effectiveRealmDefaults(defaultsRow!), ...extras };
   }
-  if (wants("alert_words")) state.alert_words = await listAlertWords(db, me.realmId, me.id);
-  if (wants("custom_profile_fields")) Object.assign(state, await customProfileFieldsState(db, me.realmId));
+  if (alertWords) state.alert_words = alertWords;
+  if (profileFields) Object.assign(state, profileFields);
   return state;
 }

@@ -23,17 +23,29 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   const want = (t: string) => req.fetchEventTypes === null || req.fetchEventTypes.includes(t);
   const viewer = viewerOf(who);
   const state: Record<string, unknown> = {};
-  if (want("message")) state.max_message_id = await selectMaxMessageId(deps.pool, who.realmId, who.userId);
-  if (want("subscription")) Object.assign(state, await gatherSubscriptions(deps, viewer, req.includeSubscribers));
-  if (want("stream")) state.streams = await visibleStreams(deps, viewer);
-  if (want("message") && want("update_message_flags")) state.unread_msgs = await unreadMessages(deps, who);
-  if (want("starred_messages")) state.starred_messages = await selectStarredIds(deps.pool, who.realmId, who.userId);
-  if (want("drafts")) state.drafts = await getRegisterDrafts(deps, who);
-  if (want("user_topic")) state.user_topics = (await userTopics(deps, who)).map(({ streamName: _n, ...t }) => t);
+  const topics = want("user_topic") || want("muted_topics") ? userTopics(deps, who) : null;
+  // Independent reads, in parallel (each on its own pooled connection); keys keep this order.
+  const [maxId, subscriptions, streams, unread, starred, drafts, userTopicRows, recent] = await Promise.all([
+    want("message") ? selectMaxMessageId(deps.pool, who.realmId, who.userId) : null,
+    want("subscription") ? gatherSubscriptions(deps, viewer, req.includeSubscribers) : null,
+    want("stream") ? visibleStreams(deps, viewer) : null,
+    want("message") && want("update_message_flags") ? unreadMessages(deps, who) : null,
+    want("starred_messages") ? selectStarredIds(deps.pool, who.realmId, who.userId) : null,
+    want("drafts") ? getRegisterDrafts(deps, who) : null,
+    topics,
+    want("recent_private_conversations") ? recentConversations(deps, who) : null,
+  ]);
+  if (want("message")) state.max_message_id = maxId;
+  if (want("subscription")) Object.assign(state, subscriptions);
+  if (want("stream")) state.streams = streams;
+  if (want("message") && want("update_message_flags")) state.unread_msgs = unread;
+  if (want("starred_messages")) state.starred_messages = starred;
+  if (want("drafts")) state.drafts = drafts;
+  if (want("user_topic")) state.user_topics = userTopicRows!.map(({ streamName: _n, ...t }) => t);
   else if (want("muted_topics")) {
-    state.muted_topics = (await userTopics(deps, who)).filter((t) => t.visibility_policy === 1).map((t) => [t.streamName, t.topic_name, t.last_updated]);
+    state.muted_topics = userTopicRows!.filter((t) => t.visibility_policy === 1).map((t) => [t.streamName, t.topic_name, t.last_updated]);
   }
-  if (want("recent_private_conversations")) state.recent_private_conversations = await recentConversations(deps, who);
+  if (want("recent_private_conversations")) state.recent_private_conversations = recent;
   return state;
 }
 
