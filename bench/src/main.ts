@@ -42,6 +42,9 @@ const USAGE = `usage: pnpm bench [options]
   --profile <dir>        write V8 CPU profiles (--cpu-prof) of every service into <dir>
   --results <dir>        where the JSON files go (default bench/results)
   --stack-logs           mirror the services' output (warnings and errors) to stderr
+
+  BENCH_NODE_OPTIONS in the environment adds Node flags to every service it starts (for
+  trying a deployment's NODE_OPTIONS, such as --max-semi-space-size=64).
 `;
 
 function parse() {

@@ -45,9 +45,12 @@ export async function startTarget(opts: StartOptions = {}): Promise<Target> {
   const inspected: StackService[] = opts.profileDir ? [...STACK_SERVICES] : ["events"];
   const inspectPorts: Partial<Record<StackService, number>> = {};
   const serviceEnv: Partial<Record<StackService, Record<string, string>>> = { ...opts.serviceEnv };
+  // Extra Node flags for every service (as a deployment's NODE_OPTIONS would set them).
+  const nodeOptions = process.env.BENCH_NODE_OPTIONS ?? "";
+  for (const s of STACK_SERVICES) if (nodeOptions) serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: nodeOptions };
   for (const s of inspected) {
     inspectPorts[s] = await freePort();
-    serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPorts[s]}` };
+    serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: `${nodeOptions} --inspect=127.0.0.1:${inspectPorts[s]}`.trim() };
   }
   const stack = await startStack({ env: { ...BENCH_ENV, ...opts.env }, serviceEnv, readyTimeoutMs: 120_000 });
   const inspectors = new Map<StackService, Promise<Inspector>>();
