@@ -60,7 +60,7 @@ export async function getMessages(deps: AppDeps, who: Identity, req: GetMessages
   else if (anchorSpec.kind === "newest") anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else {
     const params = [...base.params];
-    const { rows } = await deps.pool.query(`SELECT min(m.id) AS id ${base.from} AND (${FLAGS_SQL} & ${FLAG_BITS.read}) = 0`, params);
+    const { rows } = await runQuery(deps, base, `SELECT min(m.id) AS id ${base.from} AND (${FLAGS_SQL} & ${FLAG_BITS.read}) = 0`, params);
     anchor = rows[0].id === null ? LARGER_THAN_MAX_MESSAGE_ID : Number(rows[0].id);
   }
   const anchoredLeft = anchor === 0;
@@ -85,6 +85,18 @@ interface BaseQuery {
   from: string;
   params: unknown[];
   select: string;
+  /**
+   * Plan with the actual values each time (not the pool's prepared, generic plan): a generic
+   * plan cannot tell a rare search word from a common one, and for a rare word on a large
+   * channel it walked every message testing the search (160 ms instead of 4 at 100,000).
+   */
+  customPlan: boolean;
+}
+
+/** Runs a message query, unprepared when the base asks for plans made with its values. */
+function runQuery(deps: AppDeps, base: BaseQuery, text: string, values: unknown[]) {
+  // The pool prepares `query(text, values)`; a config object runs as an unnamed statement.
+  return base.customPlan ? deps.pool.query({ text, values }) : deps.pool.query(text, values);
 }
 
 /**
@@ -104,10 +116,14 @@ function baseQuery(viewer: Viewer, terms: ResolvedTerm[]): BaseQuery {
     select += `, ts_headline('english', replace(replace(replace(m.topic, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), ${q}, 'HighlightAll=true, StartSel="<span class=""highlight"">", StopSel=</span>') AS match_subject`;
   }
   const where = conds.length ? ` AND ${conds.join(" AND ")}` : "";
+  // The viewer's row of each message, looked up per message: as a plain LEFT JOIN, a page after
+  // an old anchor became a merge join that read the viewer's rows from the channel's first
+  // message up to the anchor (10 ms at 20,000 messages in, growing with the depth). LIMIT 1
+  // keeps PostgreSQL from turning the lookup back into such a join.
   const from = history
-    ? `FROM messages m LEFT JOIN usermessages um ON um.message_id = m.id AND um.user_id = $1 WHERE m.realm_id = $2${where}`
+    ? `FROM messages m LEFT JOIN LATERAL (SELECT flags FROM usermessages WHERE user_id = $1 AND message_id = m.id LIMIT 1) um ON true WHERE m.realm_id = $2${where}`
     : `FROM usermessages um JOIN messages m ON m.id = um.message_id WHERE um.user_id = $1 AND um.realm_id = $2${where}`;
-  return { from, params, select };
+  return { from, params, select, customPlan: search !== undefined };
 }
 
 async function runRange(deps: AppDeps, base: BaseQuery, side: "before" | "after", anchor: number, limit: number) {
@@ -117,7 +133,7 @@ async function runRange(deps: AppDeps, base: BaseQuery, side: "before" | "after"
     side === "before"
       ? `SELECT ${base.select} ${base.from} AND m.id <= $${n - 1} ORDER BY m.id DESC LIMIT $${n}`
       : `SELECT ${base.select} ${base.from} AND m.id >= $${n - 1} ORDER BY m.id ASC LIMIT $${n}`;
-  const { rows } = await deps.pool.query(sql, params);
+  const { rows } = await runQuery(deps, base, sql, params);
   return rows.map((r) => {
     const extra: Partial<MessageObject> = {};
     if (r.match_content !== undefined) {
@@ -134,7 +150,7 @@ async function getByIds(deps: AppDeps, viewer: Viewer, req: GetMessagesRequest, 
   }
   const base = baseQuery(viewer, terms);
   const params = [...base.params, req.messageIds];
-  const { rows } = await deps.pool.query(`SELECT ${base.select} ${base.from} AND m.id = ANY($${params.length}::bigint[]) ORDER BY m.id`, params);
+  const { rows } = await runQuery(deps, base, `SELECT ${base.select} ${base.from} AND m.id = ANY($${params.length}::bigint[]) ORDER BY m.id`, params);
   // Messages readable through channel history are included even without a narrow.
   const found = new Set(rows.map((r) => Number(r.id)));
   const accessed = await accessMessages(deps.pool, viewer, req.messageIds!.filter((id) => !found.has(id)));
