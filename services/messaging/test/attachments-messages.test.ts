@@ -61,7 +61,14 @@ async function attachmentsOf(as: Identity) {
   return (await filesCall()("GET", "/attachments", { as })).body.attachments as any[];
 }
 async function onDisk(): Promise<number> {
-  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).length;
+  // A deletion in progress can remove a directory while it is being listed: list again.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).length;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT" || attempt >= 20) throw err;
+    }
+  }
 }
 
 describe("uploads in messages", () => {
