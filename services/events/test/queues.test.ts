@@ -198,6 +198,24 @@ describe("long polling", () => {
     expect(await ev.redis.smembers(`${inst.config.REDIS_PREFIX}u:1:${who.userId}`)).toEqual([]);
   });
 
+  it("one event to more waiting polls than one batched read takes: each poll gets its own queue's events", async () => {
+    // 600 polls woken together are read in two script calls; queue i has acknowledged i % 3
+    // earlier events, so a reply handed to the wrong poll would carry the wrong id.
+    const who = Array.from({ length: 600 }, () => user());
+    const queues = await Promise.all(who.map((u) => queueFor(inst, u)));
+    for (const k of [1, 2]) {
+      const group = who.filter((_, i) => i % 3 >= k).map((u) => u.userId);
+      await direct(1, group, { type: "custom", early: k });
+    }
+    const polls = who.map((u, i) => poll(inst, u, queues[i], (i % 3) - 1));
+    await new Promise((r) => setTimeout(r, 500));
+    await direct(1, who.map((u) => u.userId), { type: "custom", all: true });
+    const replies = await Promise.all(polls);
+    replies.forEach((res, i) => {
+      expect(res.body).toEqual({ result: "success", msg: "", events: [{ id: i % 3, type: "custom", all: true }], queue_id: queues[i] });
+    });
+  });
+
   it("DELETE /events needs queue_id", async () => {
     const res = await inst.call("DELETE", "/events", { as: user() });
     expect(res.body).toMatchObject({ code: "REQUEST_VARIABLE_MISSING", var_name: "queue_id" });

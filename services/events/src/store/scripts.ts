@@ -147,6 +147,26 @@ if #events > 0 then end_poll(q, token) end
 return {'OK', events}
 `;
 
+/**
+ * READ for many polls at once (a fan-out wakes thousands together): one reply per poll, in
+ * order, each as READ's. ARGV: P, n, then n groups of qid, uid, realm, token.
+ */
+const READ_MANY = `
+local out = {}
+for i = 0, tonumber(ARGV[2]) - 1 do
+  local b = 3 + i * 4
+  local q, uid, realm, token = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
+  if redis.call('EXISTS', qkey(q)) == 0 or not owned(q, uid, realm) then
+    out[#out + 1] = {'BAD'}
+  else
+    local events = redis.call('ZRANGE', ekey(q), 0, -1)
+    if #events > 0 then end_poll(q, token) end
+    out[#out + 1] = {'OK', events}
+  end
+end
+return out
+`;
+
 /** The heartbeat interval passed: push a heartbeat and return everything. ARGV: P, qid, uid, realm, token, cap. */
 const HEARTBEAT = `
 local q, uid, realm, token = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
@@ -308,6 +328,7 @@ export const scripts = {
   create: new LuaScript(CREATE),
   fetch: new LuaScript(FETCH),
   read: new LuaScript(READ),
+  readMany: new LuaScript(READ_MANY),
   heartbeat: new LuaScript(HEARTBEAT),
   endPoll: new LuaScript(END_POLL),
   delete: new LuaScript(DELETE),
