@@ -218,8 +218,17 @@ describe("PATCH /realm/user_settings_defaults", () => {
     expect(state.realm_user_settings_defaults).toMatchObject({ twenty_four_hour_time: true, enter_sends: true, email_address_visibility: 2, presence_enabled: false });
     expect(state.realm_user_settings_defaults).not.toHaveProperty("timezone");
 
+    await t.markOutbox();
     const created = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "newbie@x.test", full_name: "New Bie" } }));
     const newbie = t.identity({ ...created, role: 400, realm_id: org.realmId });
+    // realm_user/add reaches everyone, but only members see the real delivery email; the guest's copy says null.
+    const adds = (await notices(t)).filter((n) => n.event.type === "realm_user" && n.event.op === "add");
+    const members = everyone(org, [{ user_id: created.user_id } as never]).filter((id) => id !== org.guest.user_id);
+    expect(adds.map((n) => [n.users, n.event.person.delivery_email])).toEqual([
+      [members, "newbie@x.test"],
+      [[org.guest.user_id], null],
+    ]);
+    expect(adds.every((n) => n.event.person.email === `user${created.user_id}@${org.stringId}.invalid`)).toBe(true);
     const fresh = await registerState(t, newbie, { fetch_event_types: ["user_settings", "realm_user"] });
     expect(fresh.user_settings).toMatchObject({ twenty_four_hour_time: true, enter_sends: true, email_address_visibility: 2, presence_enabled: false });
     // Visible to members only, so the API email is a dummy address.

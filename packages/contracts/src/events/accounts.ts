@@ -5,6 +5,11 @@ import { defineEvent } from "./index";
 /** A user was created (any role, bots included). */
 export const AccountsUserCreated = defineEvent("accounts.user.created", z.object({ user: UserSummary }).passthrough());
 /** A user's fields changed; `user` is the whole new summary. */
+/**
+ * The realm_user/add notice for the users who may not see a new user's delivery email (theirs
+ * says null); the others get theirs with `accounts.user.created`.
+ */
+export const AccountsUserAnnounced = defineEvent("accounts.user.announced", z.object({ user_id: z.number().int() }).passthrough());
 export const AccountsUserUpdated = defineEvent("accounts.user.updated", z.object({ user: UserSummary }).passthrough());
 /** A user was deactivated; they can no longer authenticate. */
 export const AccountsUserDeactivated = defineEvent("accounts.user.deactivated", z.object({ user: UserSummary }).passthrough());

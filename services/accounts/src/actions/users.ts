@@ -17,10 +17,13 @@ import {
   getUser,
   getUserByEmail,
   insertUser,
+  listRealmUsers,
   lockUser,
   setUserActive,
   type UserRow,
 } from "../store/users";
+import { getUserSettingsRow } from "../store/settings";
+import { canSeeDeliveryEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
 
 export interface CreateUserInput {
   realmId: number;
@@ -97,23 +100,33 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
   user = await applyRealmDefaultsToNewUser(tx, user);
   const apiKey = generateApiKey();
   await insertApiKey(tx, user.realmId, user.id, hashApiKey(apiKey));
-  const audience = input.isSystemBot ? [] : await activeUserIds(tx, user.realmId);
+  // Everyone active learns of the user; the delivery email only those its visibility allows
+  // (the organization's default for new users may hide it), the rest get null, as in Zulip.
+  const viewers = input.isSystemBot ? [] : (await listRealmUsers(tx, user.realmId)).filter((u) => u.isActive);
+  const visibility = (await getUserSettingsRow(tx, user.realmId, user.id)).email_address_visibility;
+  const policy = typeof visibility === "number" ? visibility : EMAIL_VISIBILITY.everyone;
+  const person = { ...userObject(user, { clientGravatar: false }), ...(user.isBot ? {} : { profile_data: {} }) };
+  const seeing = viewers.filter((v) => canSeeDeliveryEmail(v, user.id, policy)).map((v) => v.id);
+  const notSeeing = viewers.filter((v) => !canSeeDeliveryEmail(v, user.id, policy)).map((v) => v.id);
   await emitEvent(tx, {
     type: "accounts.user.created",
     realmId: user.realmId,
     payload: {
       user: userSummary(user),
-      ...(audience.length
-        ? {
-            client: {
-              // Humans carry their (empty) custom profile data, as register's realm_users do.
-              event: { type: "realm_user", op: "add", person: { ...userObject(user, { clientGravatar: false }), ...(user.isBot ? {} : { profile_data: {} }) } },
-              users: audience,
-            },
-          }
-        : {}),
+      // Humans carry their (empty) custom profile data, as register's realm_users do.
+      ...(seeing.length ? { client: { event: { type: "realm_user", op: "add", person }, users: seeing } } : {}),
     },
   });
+  if (notSeeing.length) {
+    await emitEvent(tx, {
+      type: "accounts.user.announced",
+      realmId: user.realmId,
+      payload: {
+        user_id: user.id,
+        client: { event: { type: "realm_user", op: "add", person: { ...person, delivery_email: null } }, users: notSeeing },
+      },
+    });
+  }
   if (!input.isSystemBot) {
     // After realm_user/add, so clients know the user before seeing them join a group.
     const groups = await systemGroupIds(tx, user.realmId);
