@@ -149,6 +149,7 @@ describe("deactivation and reactivation by administrators", () => {
   });
 
   it("deactivates the user and their bots: realm_user update is_active false to the remaining users", async () => {
+    await t.ok(await t.call("POST", "/users/me/android_gcm_reg_id", { as: victim.as, params: { token: "victim-phone" } }));
     await t.markOutbox();
     await t.ok(await t.call("DELETE", `/users/${victim.user_id}`, { as: org.admin.as, params: { deactivation_notification_comment: "Bye" } }));
     const all = await notices(t);
@@ -166,6 +167,9 @@ describe("deactivation and reactivation by administrators", () => {
     ]);
     expectError(await t.call("POST", "/internal/authenticate", { params: { email: victim.email, api_key: victim.api_key } }), 401, "UNAUTHORIZED", "Account is deactivated");
     expect((await getUser(victim.user_id)).is_active).toBe(false);
+    // A deactivated account gets no more notifications on its devices.
+    const { rows } = await t.pool.query("SELECT count(*)::int AS n FROM push_device_tokens WHERE user_id = $1", [victim.user_id]);
+    expect(rows[0].n).toBe(0);
     expectError(await t.call("DELETE", `/users/${victim.user_id}`, { as: org.admin.as }), 400, "BAD_REQUEST", "User is deactivated");
   });
 

@@ -71,11 +71,18 @@ describe("DELETE /users/me", () => {
     await t.markOutbox();
     await t.ok(await t.call("DELETE", "/users/me", { as: who }));
 
+    const sys = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.system_groups;
     const events = await t.outbox();
-    expect(events.map((e) => e.type)).toEqual(["accounts.user.deactivated", "accounts.user.deactivated"]);
-    expect(events.map((e) => e.payload.user.user_id)).toEqual([u.user_id, bot.user_id]);
-    expect(events.every((e) => e.payload.user.is_active === false)).toBe(true);
-    const notice = events[0].payload.client;
+    const deactivated = events.filter((e) => e.type === "accounts.user.deactivated");
+    expect(deactivated.map((e) => e.payload.user.user_id)).toEqual([u.user_id, bot.user_id]);
+    expect(deactivated.every((e) => e.payload.user.is_active === false)).toBe(true);
+    // Group member lists show active users only: both leave their system group, as when an
+    // administrator deactivates them.
+    expect(events.filter((e) => e.payload.client?.event.type === "user_group").map((e) => e.payload.client.event)).toEqual([
+      { type: "user_group", op: "remove_members", group_id: sys["role:fullmembers"], user_ids: [u.user_id] },
+      { type: "user_group", op: "remove_members", group_id: sys["role:fullmembers"], user_ids: [bot.user_id] },
+    ]);
+    const notice = deactivated[0].payload.client;
     expect(RealmUserUpdateEvent.parse(notice.event)).toEqual({ type: "realm_user", op: "update", person: { user_id: u.user_id, is_active: false } });
     expect(notice.users).toContain(org.guest.user_id);
     expect(notice.users).not.toContain(u.user_id);
@@ -92,7 +99,6 @@ describe("DELETE /users/me", () => {
     expect(state.realm_non_active_users.map((m: any) => m.user_id)).toEqual(expect.arrayContaining([u.user_id, bot.user_id]));
     expect(state.realm_users.map((m: any) => m.user_id)).not.toContain(u.user_id);
     // Deactivated users drop out of group membership answers.
-    const sys = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.system_groups;
     const m = await t.ok(await t.call("GET", "/internal/user_groups/is_member", { params: { realm_id: org.realmId, group_id: sys["role:members"], user_id: u.user_id } }));
     expect(m.is_member).toBe(false);
   });

@@ -7,7 +7,8 @@ import { ROLE, userSummary, VALID_ROLES } from "../lib/format";
 import { checkFullName } from "../lib/validate";
 import { getRealm, lockRealm } from "../store/realms";
 import { addMembers, removeMembers, systemGroupIds } from "../store/user-groups";
-import { activeBotsOwnedBy, activeUserIds, countActiveOwners, setUserActive } from "../store/users";
+import { deleteAllTokens } from "../store/push-tokens";
+import { activeBotsOwnedBy, activeUserIds, countActiveOwners, setUserActive, type UserRow } from "../store/users";
 import {
   deleteAvatarImage,
   directNamedGroupIds,
@@ -162,9 +163,14 @@ export async function doSetBillingAdmin(deps: AccountsDeps, realmId: number, use
   });
 }
 
-/** Marks a user inactive (their bots too) and tells replicas, auth caches and clients. */
-async function deactivateInTx(tx: Queryable, user: ProfileUser): Promise<void> {
+/**
+ * Marks a user inactive and tells replicas, auth caches and clients (realm_user update, and
+ * user_group remove_members for every group they are directly in). Their push tokens go: a
+ * deactivated account must not receive notifications on its devices. Callers handle bots.
+ */
+export async function deactivateInTx(tx: Queryable, user: UserRow): Promise<void> {
   const updated = await setUserActive(tx, user.realmId, user.id, false);
+  await deleteAllTokens(tx, user.realmId, user.id);
   const audience = await activeUserIds(tx, user.realmId);
   await emitEvent(tx, {
     type: "accounts.user.deactivated",
@@ -181,7 +187,7 @@ async function deactivateInTx(tx: Queryable, user: ProfileUser): Promise<void> {
  * Group member lists show active users only, so a user leaving (or coming back) changes every
  * list they are directly in: clients learn it through user_group events.
  */
-async function notifyGroupsOfActivity(tx: Queryable, user: ProfileUser, op: "add_members" | "remove_members"): Promise<void> {
+async function notifyGroupsOfActivity(tx: Queryable, user: Pick<UserRow, "realmId" | "id">, op: "add_members" | "remove_members"): Promise<void> {
   for (const groupId of await directNamedGroupIds(tx, user.realmId, user.id)) await notifyGroupMembers(tx, user.realmId, groupId, op, [user.id]);
 }
 

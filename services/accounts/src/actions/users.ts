@@ -5,10 +5,10 @@ import { generateApiKey, hashApiKey, hashPassword } from "../lib/credentials";
 import { ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
 import { checkFullName, isValidEmail } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
-import { deleteAllTokens } from "../store/push-tokens";
 import { getRealm, lockRealm } from "../store/realms";
 import { addMembers, systemGroupIds } from "../store/user-groups";
 import { notifyMembersAdded } from "./user-groups";
+import { deactivateInTx } from "./profile";
 import {
   activeBotsOwnedBy,
   activeUserIds,
@@ -170,23 +170,6 @@ export async function doResetApiKey(deps: AccountsDeps, realmId: number, email: 
     await emitEvent(tx, { type: "accounts.api_key.reset", realmId, payload: { user_id: user.id, email: user.email } });
     return { user, apiKey };
   });
-}
-
-/** Marks a user inactive and tells services (replicas, auth caches) and the realm's clients. */
-async function deactivateInTx(tx: Queryable, user: UserRow): Promise<UserRow> {
-  const updated = await setUserActive(tx, user.realmId, user.id, false);
-  // A deactivated account must not receive notifications on its devices.
-  await deleteAllTokens(tx, user.realmId, user.id);
-  const audience = await activeUserIds(tx, user.realmId);
-  await emitEvent(tx, {
-    type: "accounts.user.deactivated",
-    realmId: user.realmId,
-    payload: {
-      user: userSummary(updated),
-      client: { event: { type: "realm_user", op: "update", person: { user_id: user.id, is_active: false } }, users: audience },
-    },
-  });
-  return updated;
 }
 
 /** DELETE /users/me: refused for the only owner or the only user; the user's bots go with them. */
