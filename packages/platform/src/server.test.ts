@@ -183,6 +183,10 @@ describe("registerRoute: Zulip parameters over HTTP", () => {
     const bad = await app.inject({ method: "GET", url: "/api/v1/items/abc", headers: auth() });
     expect(bad.statusCode).toBe(404);
     expect(bad.json()).toEqual({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
+    // Long segments (an upload's percent-encoded name) reach the route rather than a 414.
+    const long = await app.inject({ method: "GET", url: `/api/v1/items/${"1".repeat(1500)}`, headers: auth() });
+    expect(long.statusCode).not.toBe(414);
+    expect(long.json().code).toBe("BAD_REQUEST");
   });
 
   it("refuses calls without the internal token, and user routes without an identity", async () => {

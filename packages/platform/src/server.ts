@@ -109,7 +109,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     requestTimeout: 0,
     // fastify's default (100) answered 414 for the URL of an upload whose name is long (names keep
     // up to 200 characters, percent-encoded up to 9 bytes each).
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     // Requests arriving on kept-alive connections while we shut down get our own 503 (below).
     return503OnClosing: false,
     // A malformed URL is answered by fastify before routing; give it our envelope too.
