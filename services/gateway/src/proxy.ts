@@ -4,6 +4,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { Agent, request } from "undici";
 import { ApiError, serviceUnavailable, type Logger } from "@chat/platform";
 
+/** Largest upstream answer the gateway reads whole before sending it on (see `forward`). */
+const BUFFERED_RESPONSE_BYTES = 64 * 1024;
+
 /** Headers that describe one connection, not the message: never forwarded either way. */
 const HOP_BY_HOP = new Set([
   "connection",
@@ -112,6 +115,20 @@ export class UpstreamProxy {
       reply.header(name, value);
     }
     reply.headers(opts.responseHeaders ?? {});
+    // Small answers of known length (nearly every API call and long poll) are read whole and
+    // written in one go, which costs less than piping a stream for a kilobyte; large ones
+    // (register's state, downloads) stream through.
+    const length = Number(res.headers["content-length"] ?? NaN);
+    if (length <= BUFFERED_RESPONSE_BYTES) {
+      let body: Buffer;
+      try {
+        body = Buffer.from(await res.body.arrayBuffer());
+      } catch (err) {
+        req.log.warn({ err: (err as Error).message }, "upstream response broke off");
+        throw serviceUnavailable();
+      }
+      return reply.send(body);
+    }
     res.body.on("error", (err) => req.log.warn({ err: err.message }, "upstream response broke off"));
     return reply.send(res.body);
   }
