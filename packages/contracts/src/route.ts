@@ -40,3 +40,14 @@ export const empty = z.strictObject({});
 export function fastifyPath(def: Pick<RouteDef, "path">): string {
   return "/api/v1" + def.path.replace(/\{(\w+)\}/g, ":$1");
 }
+
+/**
+ * Placeholders that share a position with another one (`/users/{user_id}` and
+ * `/users/{email}`) carry a pattern, so a service's router can tell them apart.
+ */
+export const PATH_PARAM_PATTERNS: Record<string, string> = { email: "^[^/]*@[^/]*$" };
+
+/** The path a service registers with fastify: `fastifyPath` plus the placeholders' patterns. */
+export function fastifyRoutePath(def: Pick<RouteDef, "path">): string {
+  return "/api/v1" + def.path.replace(/\{(\w+)\}/g, (_m, name: string) => (PATH_PARAM_PATTERNS[name] ? `:${name}(${PATH_PARAM_PATTERNS[name]})` : `:${name}`));
+}

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
-import { fastifyPath, type ParamSpecs, type ParsedParams, type RouteDef } from "@chat/contracts";
+import { fastifyPath, fastifyRoutePath, type ParamSpecs, type ParsedParams, type RouteDef } from "@chat/contracts";
 import type { z } from "zod";
 import { ApiError, serviceUnavailable } from "./errors";
 import { INTERNAL_HEADERS, readIdentity, tokenMatches, type Identity } from "./identity";
@@ -279,10 +279,13 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
   handler: Handler<S, R>,
 ): void {
   const opts = app.serverOptions;
+  const metricsRoute = fastifyPath(def);
   app.route({
     method: def.method,
-    url: fastifyPath(def),
+    url: fastifyRoutePath(def),
     handler: async (req, reply) => {
+      // The plain path as the metrics label (the registered one may carry a pattern).
+      req.metricsRoute = metricsRoute;
       if (!tokenMatches(req.headers[INTERNAL_HEADERS.token], opts.internalToken)) {
         throw new ApiError("UNAUTHORIZED", "Internal token missing or wrong", { status: 401 });
       }

@@ -145,6 +145,28 @@ describe("users", () => {
     expectError(await t.call("GET", "/users/999999", { as: org.member.as }), 400, "BAD_REQUEST", "No such user");
   });
 
+  it("GET /users/{email}: by API email, dummy address, or a real address the caller may see", async () => {
+    const byEmail = (email: string, as = org.member.as) => t.call("GET", `/users/${encodeURIComponent(email)}`, { as });
+    // A user whose address everyone sees: by it, in any case.
+    const { user } = await t.ok(await byEmail(org.moderator.email.toUpperCase()));
+    expect(user).toMatchObject({ user_id: org.moderator.user_id, full_name: "Mona Moderator" });
+    // Hidden from all but administrators: the API email becomes a dummy, which finds the user
+    // for anyone; the real address only for those who may see it.
+    await t.ok(await t.call("PATCH", "/settings", { as: org.member2.as, params: { email_address_visibility: 3 } }));
+    const dummy = `user${org.member2.user_id}@${org.stringId}.invalid`;
+    expect((await t.ok(await byEmail(dummy))).user).toMatchObject({ user_id: org.member2.user_id, email: dummy, delivery_email: null });
+    expect((await t.ok(await byEmail(org.member2.email, org.admin.as))).user).toMatchObject({ user_id: org.member2.user_id, delivery_email: org.member2.email });
+    expectError(await byEmail(org.member2.email), 400, "BAD_REQUEST", "No such user");
+    // Unknown addresses and other organizations' users look the same.
+    expectError(await byEmail("nobody@x.test"), 400, "BAD_REQUEST", "No such user");
+    expectError(await byEmail(other.member.email), 400, "BAD_REQUEST", "No such user");
+    expectError(await byEmail(`user${other.member.user_id}@${org.stringId}.invalid`), 400, "BAD_REQUEST", "No such user");
+    // The id route and /users/me are still theirs.
+    expect((await t.ok(await t.call("GET", `/users/${org.moderator.user_id}`, { as: org.member.as }))).user.user_id).toBe(org.moderator.user_id);
+    expect((await t.ok(await t.call("GET", "/users/me", { as: org.member.as }))).user_id).toBe(org.member.user_id);
+    await t.ok(await t.call("PATCH", "/settings", { as: org.member2.as, params: { email_address_visibility: 1 } }));
+  });
+
   it("POST /users: administrators create members; realm_user add reaches the organization", async () => {
     await t.markOutbox();
     const body = await t.ok(await t.call("POST", "/users", { as: org.admin.as, params: { email: "New.Person@x.test", password: "pw-123456", full_name: " New Person " } }));

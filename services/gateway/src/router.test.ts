@@ -36,6 +36,8 @@ describe("Router", () => {
   it("matches integer placeholders on digits only; string placeholders take the rest", () => {
     expect(path(router.match("GET", "/api/v1/users/42"))).toBe("GET /users/{user_id}");
     expect(path(router.match("GET", "/api/v1/users/iago%40zulip.com"))).toBe("GET /users/{email}");
+    // An email placeholder takes only what looks like an address.
+    expect(router.match("GET", "/api/v1/users/iago")).toEqual({ kind: "not_found" });
     expect(path(router.match("GET", "/api/v1/messages/7/history"))).toBe("GET /messages/{message_id}/history");
     expect(router.match("GET", "/api/v1/messages/seven/history")).toEqual({ kind: "not_found" });
   });
@@ -71,10 +73,11 @@ describe("Router", () => {
   it("routes every public route of the contracts to itself", () => {
     const real = new Router(publicRoutes);
     for (const def of publicRoutes) {
-      const sample = def.path.replace(/\{(\w+)\}/g, (_m, name: string) => (def.params[name]?.kind === "int" ? "17" : "x"));
+      const value = (name: string) => (def.params[name]?.kind === "int" ? "17" : name === "email" ? "x%40y.test" : "x");
+      const sample = def.path.replace(/\{(\w+)\}/g, (_m, name: string) => value(name));
       const m = real.match(def.method, `/api/v1${sample}`);
       expect(m.kind, `${def.method} ${def.path}`).toBe("route");
-      if (m.kind === "route") expect(m.route.service).toBe(def.service);
+      if (m.kind === "route") expect(`${m.route.method} ${m.route.path} ${m.route.service}`).toBe(`${def.method} ${def.path} ${def.service}`);
     }
   });
 });

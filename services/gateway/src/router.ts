@@ -1,4 +1,4 @@
-import type { HttpMethod, RouteDef } from "@chat/contracts";
+import { PATH_PARAM_PATTERNS, type HttpMethod, type RouteDef } from "@chat/contracts";
 
 export const API_PREFIX = "/api/v1";
 
@@ -14,7 +14,7 @@ export function upstreamUrl(url: string): string {
   return ROOT_ALIASES.some((prefix) => url.startsWith(prefix)) ? API_PREFIX + url : url;
 }
 
-type Segment = { literal: string } | { param: string; digitsOnly: boolean };
+type Segment = { literal: string } | { param: string; digitsOnly: boolean; pattern?: RegExp };
 
 interface Pattern {
   path: string;
@@ -37,16 +37,17 @@ function compile(def: RouteDef): Segment[] {
       const m = /^\{(\w+)\}$/.exec(part);
       if (!m) return { literal: part };
       // Integer ids only match digits, so `/users/me` never lands on `/users/{user_id}`.
-      return { param: m[1], digitsOnly: def.params[m[1]]?.kind === "int" };
+      const pattern = PATH_PARAM_PATTERNS[m[1]];
+      return { param: m[1], digitsOnly: def.params[m[1]]?.kind === "int", ...(pattern ? { pattern: new RegExp(pattern) } : {}) };
     });
 }
 
-/** Literal segments win over placeholders, left to right. */
+/** Literal segments win over placeholders, and integer placeholders over string ones, left to right. */
 function moreSpecific(a: Pattern, b: Pattern): number {
+  const rank = (seg: Segment) => ("literal" in seg ? 0 : seg.digitsOnly || seg.pattern ? 1 : 2);
   for (let i = 0; i < a.segments.length; i++) {
-    const la = "literal" in a.segments[i];
-    const lb = "literal" in b.segments[i];
-    if (la !== lb) return la ? -1 : 1;
+    const d = rank(a.segments[i]) - rank(b.segments[i]);
+    if (d !== 0) return d;
   }
   return 0;
 }
@@ -64,7 +65,7 @@ export class Router {
       // Service-to-service routes are never reachable from outside, whatever the table says.
       if (def.auth === "internal" || def.path.startsWith("/internal/")) continue;
       const segments = compile(def);
-      const shape = segments.map((s) => ("literal" in s ? s.literal : s.digitsOnly ? "{int}" : "{str}")).join("/");
+      const shape = segments.map((s) => ("literal" in s ? s.literal : s.digitsOnly ? "{int}" : s.pattern ? `{${s.pattern.source}}` : "{str}")).join("/");
       let pattern = patterns.get(shape);
       if (!pattern) {
         pattern = { path: def.path, segments, byMethod: new Map() };
@@ -108,6 +109,6 @@ function matches(pattern: Pattern, parts: string[]): boolean {
   return pattern.segments.every((seg, i) => {
     const part = parts[i];
     if ("literal" in seg) return seg.literal === part;
-    return part !== "" && (!seg.digitsOnly || DIGITS.test(part));
+    return part !== "" && (!seg.digitsOnly || DIGITS.test(part)) && (!seg.pattern || seg.pattern.test(part));
   });
 }

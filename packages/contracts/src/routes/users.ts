@@ -56,6 +56,24 @@ export const GetUser = route({
   response: success({ user: UserObject }),
 });
 
+/**
+ * A user by email (Zulip feature level 39; lookups as from level 302): the Zulip API email
+ * (`user{id}@...` dummy addresses included), or the real address where its owner's email
+ * visibility lets the caller see it.
+ */
+export const GetUserByEmail = route({
+  method: "GET",
+  path: "/users/{email}",
+  service: "accounts",
+  auth: "user",
+  params: {
+    email: p.str().path(),
+    client_gravatar: p.bool().default(true),
+    include_custom_profile_fields: p.bool().default(false),
+  },
+  response: success({ user: UserObject }),
+});
+
 /** Administrators create a user with a password (Zulip's POST /users). */
 export const CreateUser = route({
   method: "POST",

@@ -2,7 +2,10 @@ import { badRequest, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { userObject, userSummary } from "../lib/format";
 import { ownProfileData, userViewFor } from "./profile";
-import { getUser, getUsersByEmails, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
+import { getUser, getUserByDeliveryEmail, getUserByEmail, getUsersByEmails, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
+import { getRealm } from "../store/realms";
+import { getUserSettingsRow } from "../store/settings";
+import { canSeeDeliveryEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
 
 /** A user of the caller's realm (system bots included), or Zulip's "No such user". */
 export async function accessUserById(deps: AccountsDeps, realmId: number, userId: number): Promise<UserRow> {
@@ -45,6 +48,29 @@ export async function getMember(deps: AccountsDeps, who: Identity, userId: numbe
   const u = await accessUserById(deps, who.realmId, userId);
   const view = await userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile });
   return view(u, userObject(u, { clientGravatar }));
+}
+
+/**
+ * GET /users/{email}: the Zulip API email first (a `user{id}@<realm>.invalid` dummy address
+ * finds that user whatever their email visibility), then the real address, found only where
+ * its owner's email visibility lets the caller see it. Anything else is "No such user", so a
+ * lookup cannot tell a hidden address from an unknown one.
+ */
+export async function getMemberByEmail(deps: AccountsDeps, who: Identity, email: string, clientGravatar: boolean, withProfile: boolean) {
+  const realm = await getRealm(deps.pool, who.realmId);
+  const dummy = /^user(\d+)@(.+)$/i.exec(email);
+  if (realm && dummy && dummy[2].toLowerCase() === `${realm.stringId}.invalid`.toLowerCase()) {
+    return getMember(deps, who, Number(dummy[1]), clientGravatar, withProfile);
+  }
+  let u = await getUserByEmail(deps.pool, who.realmId, email);
+  if (!u) {
+    const real = await getUserByDeliveryEmail(deps.pool, who.realmId, email);
+    const visibility = real ? (await getUserSettingsRow(deps.pool, who.realmId, real.id)).email_address_visibility : undefined;
+    const policy = typeof visibility === "number" ? visibility : EMAIL_VISIBILITY.everyone;
+    if (real && canSeeDeliveryEmail({ id: who.userId, role: who.role }, real.id, policy)) u = real;
+  }
+  if (!u) throw badRequest("No such user");
+  return getMember(deps, who, u.id, clientGravatar, withProfile);
 }
 
 /**

@@ -1,9 +1,9 @@
-import { CreateUser, DeactivateOwnUser, GetOwnUser, GetUser, GetUsers } from "@chat/contracts";
+import { CreateUser, DeactivateOwnUser, GetOwnUser, GetUser, GetUserByEmail, GetUsers } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
 import { doCreateUserByAdmin, doDeactivateOwnUser } from "../actions/users";
 import type { AccountsDeps } from "../deps";
-import { getMember, getOwnUser, getRealmMembers } from "../queries/users";
+import { getMember, getMemberByEmail, getOwnUser, getRealmMembers } from "../queries/users";
 
 export function userRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, GetOwnUser, ({ identity }) => getOwnUser(deps, identity));
@@ -14,6 +14,10 @@ export function userRoutes(app: FastifyInstance, deps: AccountsDeps): void {
 
   registerRoute(app, GetUser, async ({ identity, params }) => ({
     user: await getMember(deps, identity, params.user_id, params.client_gravatar, params.include_custom_profile_fields),
+  }));
+
+  registerRoute(app, GetUserByEmail, async ({ identity, params }) => ({
+    user: await getMemberByEmail(deps, identity, params.email, params.client_gravatar, params.include_custom_profile_fields),
   }));
 
   registerRoute(app, CreateUser, async ({ identity, params }) => {

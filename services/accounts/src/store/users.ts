@@ -81,6 +81,11 @@ export async function lockUser(db: Queryable, realmId: number, userId: number): 
   return rows[0] ? toUser(rows[0]) : null;
 }
 
+export async function getUserByDeliveryEmail(db: Queryable, realmId: number, email: string): Promise<UserRow | null> {
+  const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND lower(delivery_email) = lower($2) ORDER BY id LIMIT 1", [realmId, email]);
+  return rows[0] ? toUser(rows[0]) : null;
+}
+
 export async function getUserByEmail(db: Queryable, realmId: number, email: string): Promise<UserRow | null> {
   const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND lower(email) = lower($2)", [realmId, email]);
   return rows[0] ? toUser(rows[0]) : null;
