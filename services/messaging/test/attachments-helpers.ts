@@ -42,7 +42,7 @@ export interface AttachmentsHarness {
   hooks: ReturnType<typeof attachmentHooks>;
   call: ReturnType<typeof serviceClient>;
   upload(as: Identity, files: Array<{ name: string; body: string | Buffer; type?: string; field?: string }>, fields?: Record<string, string>): Promise<{ status: number; body: any }>;
-  download(as: Identity, url: string): Promise<{ status: number; body: Buffer; headers: Record<string, unknown> }>;
+  download(as: Identity, url: string, headers?: Record<string, string>): Promise<{ status: number; body: Buffer; headers: Record<string, unknown> }>;
   events(type?: string): Promise<Array<{ type: string; payload: any }>>;
   /** A channel message (public unless `invite_only`) received by `recipients`; runs the send hook. */
   sendToChannel(sender: Identity, content: string, opts?: { inviteOnly?: boolean; recipients?: number[]; subscribers?: number[]; historyPublic?: boolean }): Promise<number>;
@@ -113,8 +113,8 @@ export async function startAttachmentsHarness(opts: { maxUploadBytes?: number; s
       });
       return { status: res.statusCode, body: res.json() };
     },
-    async download(as, url) {
-      const res = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: identityHeaders(as, token) });
+    async download(as, url, headers = {}) {
+      const res = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: { ...identityHeaders(as, token), ...headers } });
       return { status: res.statusCode, body: res.rawPayload, headers: res.headers };
     },
     async events(type) {

@@ -59,6 +59,18 @@ describe.each(kinds)("%s storage", (_name, make) => {
     await storage.delete(key); // deleting twice is fine
   });
 
+  it("reads back a byte range, reporting the whole file's size", async () => {
+    const storage = make();
+    const key = "3/cd/randomrandom/range.txt";
+    await storage.put(key, Readable.from([Buffer.from("0123456789")]), { contentType: "text/plain", maxBytes: 100 });
+    const part = await storage.get(key, { start: 2, end: 5 });
+    expect(part?.size).toBe(10);
+    expect(await text(part!.stream)).toBe("2345");
+    const tail = await storage.get(key, { start: 9, end: 9 });
+    expect(await text(tail!.stream)).toBe("9");
+    await storage.delete(key);
+  });
+
   it("streams a multi-part sized file", async () => {
     const storage = make();
     const key = "3/cd/bigbigbigbig/big.bin";

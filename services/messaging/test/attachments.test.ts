@@ -139,6 +139,29 @@ describe("download", () => {
     expect(res.headers["content-length"]).toBe("25");
   });
 
+  it("serves byte ranges: 206 with Content-Range, 416 past the end, the whole file otherwise", async () => {
+    const { url } = await uploadText(owner, "clip.txt", "0123456789");
+    const get = (headers: Record<string, string>) => h.download(owner, url, headers);
+    const part = await get({ range: "bytes=2-5" });
+    expect(part.status).toBe(206);
+    expect(part.body.toString()).toBe("2345");
+    expect(part.headers).toMatchObject({ "content-range": "bytes 2-5/10", "content-length": "4", "accept-ranges": "bytes" });
+    const suffix = await get({ range: "bytes=-3" });
+    expect([suffix.status, suffix.body.toString(), suffix.headers["content-range"]]).toEqual([206, "789", "bytes 7-9/10"]);
+    const past = await get({ range: "bytes=10-" });
+    expect(past.status).toBe(416);
+    expect(past.headers["content-range"]).toBe("bytes */10");
+    expect(JSON.parse(past.body.toString())).toMatchObject({ result: "error", code: "BAD_REQUEST" });
+    // Several ranges, or an If-Range we cannot check, get the whole file.
+    const wholes: Array<Record<string, string>> = [{ range: "bytes=0-1,4-5" }, { range: "bytes=0-1", "if-range": '"x"' }];
+    for (const headers of wholes) {
+      const whole = await get(headers);
+      expect([whole.status, whole.body.toString(), whole.headers["accept-ranges"]]).toEqual([200, "0123456789", "bytes"]);
+    }
+    // Someone who may not see the file learns nothing from a range either.
+    expect((await h.download(stranger, url, { range: "bytes=0-1" })).status).toBe(404);
+  });
+
   it("makes active content a download", async () => {
     const res = await h.upload(owner, [{ name: "x.html", body: "<b>hi</b>", type: "text/html" }]);
     const dl = await h.download(owner, res.body.url);

@@ -17,7 +17,8 @@ import {
 } from "../actions/attachments";
 import type { AppDeps, RoutePlugin } from "../deps";
 import { accessAttachmentForDownload, getAttachments } from "../queries/attachments";
-import { createStorage, FileTooLargeError, loadAttachmentsConfig, type FileStorage } from "../storage";
+import { createStorage, FileTooLargeError, loadAttachmentsConfig, type ByteRange, type FileStorage } from "../storage";
+import { requestedRange } from "../lib/byte-range";
 
 export interface AttachmentsModule {
   storage: FileStorage;
@@ -77,12 +78,22 @@ async function receiveSingleFile(req: FastifyRequest, deps: AttachmentsDeps, who
 /** Types a browser may show inline; anything else downloads, so an upload can never run as a page. */
 const INLINE_TYPES = /^(image\/(png|jpeg|gif|webp|avif|bmp)|audio\/[\w.+-]+|video\/[\w.+-]+|application\/pdf|text\/plain)$/i;
 
-async function sendFile(reply: FastifyReply, req: FastifyRequest, file: { stream: NodeJS.ReadableStream; size: number }, name: string, contentType: string) {
+async function sendFile(
+  reply: FastifyReply,
+  req: FastifyRequest,
+  file: { stream: NodeJS.ReadableStream; size: number },
+  name: string,
+  contentType: string,
+  range: ByteRange | null,
+) {
   const disposition = INLINE_TYPES.test(contentType) ? "inline" : "attachment";
   reply.hijack();
-  reply.raw.writeHead(200, {
+  reply.raw.writeHead(range ? 206 : 200, {
     "content-type": contentType,
-    "content-length": String(file.size),
+    "content-length": String(range ? range.end - range.start + 1 : file.size),
+    ...(range ? { "content-range": `bytes ${range.start}-${range.end}/${file.size}` } : {}),
+    // Players seek in audio and video with ranges (Safari plays no video without them).
+    "accept-ranges": "bytes",
     "content-disposition": `${disposition}; filename*=UTF-8''${encodeURIComponent(name)}`,
     "x-content-type-options": "nosniff",
     "content-security-policy": "default-src 'none'; sandbox",
@@ -107,12 +118,16 @@ export function attachmentRoutes(mod: AttachmentsModule): RoutePlugin {
     registerRoute(app, DownloadFile, async ({ params, identity, req, reply }) => {
       const pathId = [params.dir, params.random, params.filename].join("/");
       const row = await accessAttachmentForDownload(deps.pool, identity, params.realm_id_str, `${params.realm_id_str}/${pathId}`);
-      const file = await deps.storage.get(row.pathId);
+      const range = requestedRange(req.headers.range, req.headers["if-range"] as string | undefined, row.size);
+      if (range === "unsatisfiable") {
+        throw new ApiError("BAD_REQUEST", "Requested range not satisfiable", { status: 416, headers: { "Content-Range": `bytes */${row.size}` } });
+      }
+      const file = await deps.storage.get(row.pathId, range ?? undefined);
       if (!file) {
         req.log.error({ pathId: row.pathId }, "attachment row without a stored file");
         throw new ApiError("BAD_REQUEST", "File not found", { status: 404 });
       }
-      await sendFile(reply, req, file, row.fileName, row.contentType);
+      await sendFile(reply, req, file, row.fileName, row.contentType, range);
       return {};
     });
 

@@ -5,7 +5,7 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { byteLimit } from "./limit";
-import type { FileStorage, StoredFile } from "./types";
+import type { ByteRange, FileStorage, StoredFile } from "./types";
 
 /**
  * Files in a local directory (in Kubernetes: a volume shared by the messaging replicas). A file is
@@ -43,11 +43,11 @@ export class LocalDirectoryStorage implements FileStorage {
     return { size: limit.bytes };
   }
 
-  async get(key: string): Promise<StoredFile | null> {
+  async get(key: string, range?: ByteRange): Promise<StoredFile | null> {
     const file = this.pathOf(key);
     try {
       const stat = await fs.stat(file);
-      return { stream: createReadStream(file), size: stat.size };
+      return { stream: createReadStream(file, range ? { start: range.start, end: range.end } : {}), size: stat.size };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw err;

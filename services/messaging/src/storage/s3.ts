@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, NoSuchKey, S3Client, S3ServiceException } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { byteLimit } from "./limit";
-import type { FileStorage, StoredFile } from "./types";
+import type { ByteRange, FileStorage, StoredFile } from "./types";
 
 export interface S3StorageOptions {
   bucket: string;
@@ -62,10 +62,14 @@ export class S3Storage implements FileStorage {
     return { size: limit.bytes };
   }
 
-  async get(key: string): Promise<StoredFile | null> {
+  async get(key: string, range?: ByteRange): Promise<StoredFile | null> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.opts.bucket, Key: this.keyOf(key) }));
-      return { stream: res.Body as Readable, size: Number(res.ContentLength ?? 0) };
+      const res = await this.client.send(
+        new GetObjectCommand({ Bucket: this.opts.bucket, Key: this.keyOf(key), Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      );
+      // A ranged answer's Content-Range ends in the whole object's size.
+      const total = range ? Number(/\/(\d+)$/.exec(res.ContentRange ?? "")?.[1] ?? NaN) : Number(res.ContentLength ?? 0);
+      return { stream: res.Body as Readable, size: total };
     } catch (err) {
       if (err instanceof NoSuchKey || (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404)) return null;
       throw err;
