@@ -44,6 +44,11 @@ beforeAll(async () => {
       }
       return sendJson(res, 200, { result: "success", msg: "", size, sha256: hash.digest("hex"), content_type: req.headers["content-type"] });
     }
+    if (req.headers.range === "bytes=2-5") {
+      // A download's byte range, as messaging answers it.
+      res.writeHead(206, { "content-type": "video/mp4", "content-range": "bytes 2-5/10", "accept-ranges": "bytes", "content-length": "4" });
+      return void res.end("2345");
+    }
     const body = await readBody(req);
     sendJson(res, 200, { result: "success", msg: "", service: "messaging", method: req.method, url: req.url, headers: req.headers, body: body.toString("utf8") });
   });
@@ -132,6 +137,14 @@ describe("routing by the contract table", () => {
     const res2 = await call(gw.url, "GET", long, { headers: { authorization: IAGO } });
     expect(res2.status).toBe(200);
     expect(res2.body.url).toBe(`/api/v1${long}`);
+  });
+
+  it("passes a download's byte range both ways (Range in, 206 and Content-Range out)", async () => {
+    const res = await fetch(`${gw.url}/user_uploads/2/clip.mp4`, { headers: { authorization: IAGO, range: "bytes=2-5" } });
+    expect(res.status).toBe(206);
+    expect(res.headers.get("content-range")).toBe("bytes 2-5/10");
+    expect(res.headers.get("accept-ranges")).toBe("bytes");
+    expect(await res.text()).toBe("2345");
   });
 
   it("serves the contracts' own table by default (routes added later need no gateway change)", async () => {
