@@ -3,6 +3,7 @@ import type { AccountsDeps } from "../deps";
 import { hashPassword, verifyPassword } from "../lib/credentials";
 import {
   canSeeDeliveryEmail,
+  dummyEmail,
   EMAIL_VISIBILITY,
   LANGUAGES,
   legacyGroupOf,
@@ -117,10 +118,6 @@ async function notifySettingChanged(tx: Queryable, user: UserRow, name: string, 
   }
 }
 
-/** The API email of a user whose real address is not public to everyone. */
-export function dummyEmail(userId: number, realmStringId: string): string {
-  return `user${userId}@${realmStringId}.invalid`;
-}
 
 /**
  * A new email visibility: users who gain or lose sight of the delivery email get it (or null);

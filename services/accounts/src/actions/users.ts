@@ -22,8 +22,8 @@ import {
   setUserActive,
   type UserRow,
 } from "../store/users";
-import { getUserSettingsRow } from "../store/settings";
-import { canSeeDeliveryEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
+import { emailVisibilityOf } from "../queries/profile";
+import { canSeeDeliveryEmail } from "../lib/user-settings";
 
 export interface CreateUserInput {
   realmId: number;
@@ -103,8 +103,7 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
   // Everyone active learns of the user; the delivery email only those its visibility allows
   // (the organization's default for new users may hide it), the rest get null, as in Zulip.
   const viewers = input.isSystemBot ? [] : (await listRealmUsers(tx, user.realmId)).filter((u) => u.isActive);
-  const visibility = (await getUserSettingsRow(tx, user.realmId, user.id)).email_address_visibility;
-  const policy = typeof visibility === "number" ? visibility : EMAIL_VISIBILITY.everyone;
+  const policy = await emailVisibilityOf(tx, user.realmId, user.id);
   const person = { ...userObject(user, { clientGravatar: false }), ...(user.isBot ? {} : { profile_data: {} }) };
   const seeing = viewers.filter((v) => canSeeDeliveryEmail(v, user.id, policy)).map((v) => v.id);
   const notSeeing = viewers.filter((v) => !canSeeDeliveryEmail(v, user.id, policy)).map((v) => v.id);

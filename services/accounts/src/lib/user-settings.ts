@@ -225,6 +225,11 @@ export function legacyGroupOf(name: string): "display" | "notification" | null {
 /** Email visibility policies. */
 export const EMAIL_VISIBILITY = { everyone: 1, members: 2, admins: 3, nobody: 4, moderators: 5 } as const;
 
+/** The API email of a user whose real address is not public to everyone. */
+export function dummyEmail(userId: number, realmStringId: string): string {
+  return `user${userId}@${realmStringId}.invalid`;
+}
+
 /** Whether `viewer` may see `target`'s delivery email under `target`'s visibility policy. */
 export function canSeeDeliveryEmail(viewer: { id: number; role: number }, targetId: number, visibility: number): boolean {
   if (viewer.id === targetId) return true;

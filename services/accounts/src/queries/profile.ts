@@ -2,7 +2,7 @@ import { resourceNotFound, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { canSeeDeliveryEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
 import { getAvatarImage } from "../store/profile";
-import { settingOfRealmUsers } from "../store/settings";
+import { getUserSettingsRow, settingOfRealmUsers } from "../store/settings";
 import type { UserRow } from "../store/users";
 import { profileDataOf } from "./custom-profile-fields";
 
@@ -13,6 +13,12 @@ export async function getAvatarFile(deps: AccountsDeps, realmIdStr: string, file
   const image = m && /^[0-9]+$/.test(realmIdStr) ? await getAvatarImage(deps.pool, realmId, m[1]) : null;
   if (!image) throw resourceNotFound("Not Found");
   return image;
+}
+
+/** A user's email_address_visibility (everyone when never set). */
+export async function emailVisibilityOf(db: Queryable, realmId: number, userId: number): Promise<number> {
+  const value = (await getUserSettingsRow(db, realmId, userId)).email_address_visibility;
+  return typeof value === "number" ? value : EMAIL_VISIBILITY.everyone;
 }
 
 /**

@@ -1,11 +1,10 @@
 import { badRequest, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { userObject, userSummary } from "../lib/format";
-import { ownProfileData, userViewFor } from "./profile";
+import { emailVisibilityOf, ownProfileData, userViewFor } from "./profile";
 import { getUser, getUserByDeliveryEmail, getUserByEmail, getUsersByEmails, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
 import { getRealm } from "../store/realms";
-import { getUserSettingsRow } from "../store/settings";
-import { canSeeDeliveryEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
+import { canSeeDeliveryEmail, dummyEmail } from "../lib/user-settings";
 
 /** A user of the caller's realm (system bots included), or Zulip's "No such user". */
 export async function accessUserById(deps: AccountsDeps, realmId: number, userId: number): Promise<UserRow> {
@@ -45,7 +44,10 @@ export async function getRealmMembers(deps: AccountsDeps, who: Identity, clientG
 }
 
 export async function getMember(deps: AccountsDeps, who: Identity, userId: number, clientGravatar: boolean, withProfile: boolean) {
-  const u = await accessUserById(deps, who.realmId, userId);
+  return present(deps, who, await accessUserById(deps, who.realmId, userId), clientGravatar, withProfile);
+}
+
+async function present(deps: AccountsDeps, who: Identity, u: UserRow, clientGravatar: boolean, withProfile: boolean) {
   const view = await userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile });
   return view(u, userObject(u, { clientGravatar }));
 }
@@ -57,20 +59,20 @@ export async function getMember(deps: AccountsDeps, who: Identity, userId: numbe
  * lookup cannot tell a hidden address from an unknown one.
  */
 export async function getMemberByEmail(deps: AccountsDeps, who: Identity, email: string, clientGravatar: boolean, withProfile: boolean) {
-  const realm = await getRealm(deps.pool, who.realmId);
-  const dummy = /^user(\d+)@(.+)$/i.exec(email);
-  if (realm && dummy && dummy[2].toLowerCase() === `${realm.stringId}.invalid`.toLowerCase()) {
-    return getMember(deps, who, Number(dummy[1]), clientGravatar, withProfile);
+  const dummyId = /^user(\d+)@/i.exec(email)?.[1];
+  if (dummyId !== undefined) {
+    const realm = await getRealm(deps.pool, who.realmId);
+    if (realm && email.toLowerCase() === dummyEmail(Number(dummyId), realm.stringId).toLowerCase()) {
+      return getMember(deps, who, Number(dummyId), clientGravatar, withProfile);
+    }
   }
   let u = await getUserByEmail(deps.pool, who.realmId, email);
   if (!u) {
     const real = await getUserByDeliveryEmail(deps.pool, who.realmId, email);
-    const visibility = real ? (await getUserSettingsRow(deps.pool, who.realmId, real.id)).email_address_visibility : undefined;
-    const policy = typeof visibility === "number" ? visibility : EMAIL_VISIBILITY.everyone;
-    if (real && canSeeDeliveryEmail({ id: who.userId, role: who.role }, real.id, policy)) u = real;
+    if (real && canSeeDeliveryEmail({ id: who.userId, role: who.role }, real.id, await emailVisibilityOf(deps.pool, who.realmId, real.id))) u = real;
   }
   if (!u) throw badRequest("No such user");
-  return getMember(deps, who, u.id, clientGravatar, withProfile);
+  return present(deps, who, u, clientGravatar, withProfile);
 }
 
 /**

@@ -76,6 +76,9 @@ interface PendingRead {
 }
 
 export class QueueStore {
+  /** Reads waiting for this turn's batch (see `read`). */
+  private pendingReads: PendingRead[] = [];
+
   constructor(
     private readonly redis: Redis,
     private readonly opts: QueueStoreOptions,
@@ -127,8 +130,6 @@ export class QueueStore {
       if (this.pendingReads.length === 1) setImmediate(() => this.flushReads());
     });
   }
-
-  private pendingReads: PendingRead[] = [];
 
   private flushReads(): void {
     const pending = this.pendingReads;
