@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import http from "node:http";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
@@ -52,6 +53,29 @@ declare module "fastify" {
 
 const shuttingDown = new WeakSet<FastifyInstance>();
 
+/** Whether `app` is shutting down (see markShuttingDown). */
+export function isShuttingDown(app: FastifyInstance): boolean {
+  return shuttingDown.has(app);
+}
+
+/**
+ * A request a service answers ahead of fastify's routing: the events service's held polls,
+ * thousands at a time, where fastify's per-request objects would be most of their memory. It
+ * returns false for any request it does not take whole, and fastify handles that one as usual.
+ */
+export type RawRoute = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
+
+interface AppInternals {
+  raw: { route: RawRoute | null };
+  metrics: ReturnType<typeof createMetrics>;
+}
+const internals = new WeakMap<FastifyInstance, AppInternals>();
+
+/** Puts `route` in front of `app`'s router (see RawRoute). */
+export function setRawRoute(app: FastifyInstance, route: RawRoute): void {
+  internals.get(app)!.raw.route = route;
+}
+
 /** Marks `app` as shutting down: responses carry `Connection: close` (runService calls it on SIGTERM). */
 export function markShuttingDown(app: FastifyInstance): void {
   shuttingDown.add(app);
@@ -90,9 +114,22 @@ export function isUnavailableError(err: unknown): boolean {
   return Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isUnavailableError);
 }
 
+/** fastify's default: longer than a load balancer's idle timeout (usually 60 s). */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 /** Builds a service's fastify instance: logging, request ids, Zulip errors, health, metrics. Never listens. */
 export function createServer(opts: ServerOptions): FastifyInstance {
+  const raw: AppInternals["raw"] = { route: null };
   const app = Fastify({
+    // fastify's own HTTP/1 server, with a service's raw route (if any) asked first.
+    serverFactory: (handler) => {
+      const server = http.createServer((req, res) => {
+        if (!raw.route?.(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+      server.requestTimeout = 0;
+      return server;
+    },
     loggerInstance: opts.logger as FastifyBaseLogger,
     requestIdHeader: INTERNAL_HEADERS.requestId,
     genReqId: () => randomUUID(),
@@ -107,6 +144,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     },
     // Long polls are held up to the poll timeout; do not cut them.
     requestTimeout: 0,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     // fastify's default (100) answered 414 for the URL of an upload whose name is long (names keep
     // up to 200 characters, percent-encoded up to 9 bytes each).
     routerOptions: { maxParamLength: 2048 },
@@ -147,6 +185,10 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     payload.on("error", (err) => finish(err));
   });
 
+  // app.close() (without runService, as in tests) shuts down too: answers to requests fastify does
+  // not see (a raw route's) must close their connections, or close() waits for keep-alive.
+  app.addHook("preClose", async () => markShuttingDown(app));
+
   app.addHook("onRequest", async () => {
     if (shuttingDown.has(app)) throw serviceUnavailable("The server is shutting down; try again");
   });
@@ -158,20 +200,14 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   });
 
   const metrics = createMetrics(opts.name);
+  internals.set(app, { raw, metrics });
   app.addHook("onResponse", async (req, reply) => {
     // Unmatched URLs share one label so random paths cannot blow up the series count.
     metrics.observe(req.method, req.metricsRoute ?? req.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
   });
 
   app.setErrorHandler((err, req, reply) => {
-    const apiError = toApiError(err);
-    if (apiError.status === 503) req.log.warn({ err: (err as Error)?.message }, "dependency unavailable");
-    else if (apiError.status >= 500) req.log.error({ err }, "request failed");
-    const headers = { ...apiError.headers };
-    // Every 401 tells HTTP clients how to authenticate, as Zulip's API does.
-    if (apiError.status === 401 && !Object.keys(headers).some((h) => h.toLowerCase() === "www-authenticate")) {
-      headers["WWW-Authenticate"] = 'Basic realm="zulip"';
-    }
+    const { apiError, headers } = errorAnswer(err, req.log);
     reply.status(apiError.status).headers(headers).send(apiError.body());
   });
 
@@ -206,6 +242,103 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     return metrics.text();
   });
   return app;
+}
+
+/** The Zulip error a failure shows the client, with its headers; server-side failures are logged. */
+function errorAnswer(err: unknown, log: FastifyBaseLogger): { apiError: ApiError; headers: Record<string, string> } {
+  const apiError = toApiError(err);
+  if (apiError.status === 503) log.warn({ err: (err as Error)?.message }, "dependency unavailable");
+  else if (apiError.status >= 500) log.error({ err }, "request failed");
+  const headers = { ...apiError.headers };
+  // Every 401 tells HTTP clients how to authenticate, as Zulip's API does.
+  if (apiError.status === 401 && !Object.keys(headers).some((h) => h.toLowerCase() === "www-authenticate")) {
+    headers["WWW-Authenticate"] = 'Basic realm="zulip"';
+  }
+  return { apiError, headers };
+}
+
+/** With VALIDATE_RESPONSES (tests): a success body its route's contract does not allow is a 500. */
+function checkResponse(def: RouteDef, data: unknown, log: FastifyBaseLogger): void {
+  const check = def.response.safeParse(data);
+  if (check.success) return;
+  log.error({ issues: check.error.issues, route: def.path }, "response violates its contract");
+  // The details make the failing test readable.
+  throw new ApiError(null, `Response of ${def.method} ${def.path} violates its contract: ${JSON.stringify(check.error.issues)}`, {
+    status: 500,
+  });
+}
+
+/** A request a raw route took: what its answer needs besides the body. */
+export interface RawExchange {
+  readonly req: http.IncomingMessage;
+  readonly res: http.ServerResponse;
+  readonly id: string;
+  readonly startedAt: number;
+}
+
+/**
+ * Answers a raw route's requests (see RawRoute) as fastify answers a contract route's: the
+ * success envelope or the Zulip error, the request id header, `Connection: close` while
+ * shutting down, the request metrics and fastify's request log lines.
+ */
+export class RawResponder {
+  private readonly label: string;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly def: RouteDef,
+  ) {
+    this.label = fastifyPath(def);
+    this.log = app.serverOptions.logger;
+  }
+
+  begin(req: http.IncomingMessage, res: http.ServerResponse): RawExchange {
+    const given = req.headers[INTERNAL_HEADERS.requestId];
+    const id = typeof given === "string" && given ? given : randomUUID();
+    if (this.log.isLevelEnabled("info")) {
+      this.log.info({ reqId: id, req: { method: req.method, url: req.url, remoteAddress: req.socket.remoteAddress } }, "incoming request");
+    }
+    return { req, res, id, startedAt: performance.now() };
+  }
+
+  /** A success body the route put together itself (checked against the contract when asked to). */
+  successJson(x: RawExchange, body: string): void {
+    if (this.app.serverOptions.validateResponses) {
+      try {
+        const { result: _result, msg: _msg, ...data } = JSON.parse(body) as Record<string, unknown>;
+        checkResponse(this.def, data, this.log as FastifyBaseLogger);
+      } catch (err) {
+        this.fail(x, err);
+        return;
+      }
+    }
+    this.write(x, 200, body, null);
+  }
+
+  fail(x: RawExchange, err: unknown): void {
+    const { apiError, headers } = errorAnswer(err, this.log.child({ reqId: x.id }) as FastifyBaseLogger);
+    this.write(x, apiError.status, JSON.stringify(apiError.body()), headers);
+  }
+
+  private write(x: RawExchange, status: number, body: string, headers: Record<string, string> | null): void {
+    const { res } = x;
+    if (!res.destroyed && !res.writableEnded) {
+      res.writeHead(status, {
+        ...headers,
+        "content-type": "application/json; charset=utf-8",
+        "content-length": Buffer.byteLength(body),
+        [INTERNAL_HEADERS.requestId]: x.id,
+        ...(shuttingDown.has(this.app) ? { connection: "close" } : {}),
+      });
+      res.end(body);
+    }
+    const elapsedMs = performance.now() - x.startedAt;
+    internals.get(this.app)!.metrics.observe(x.req.method ?? "GET", this.label, status, elapsedMs / 1000);
+    if (this.log.isLevelEnabled("info")) {
+      this.log.info({ reqId: x.id, res: { statusCode: status }, responseTime: elapsedMs }, "request completed");
+    }
+  }
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -306,16 +439,7 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
         handler({ params: values, identity: identity as Identity, identityOrNull: identity, req, reply }),
       );
       if (reply.sent) return reply;
-      if (opts.validateResponses) {
-        const check = def.response.safeParse(data);
-        if (!check.success) {
-          req.log.error({ issues: check.error.issues, route: def.path }, "response violates its contract");
-          // Only with VALIDATE_RESPONSES (tests): the details make the failing test readable.
-          throw new ApiError(null, `Response of ${def.method} ${def.path} violates its contract: ${JSON.stringify(check.error.issues)}`, {
-            status: 500,
-          });
-        }
-      }
+      if (opts.validateResponses) checkResponse(def, data, req.log);
       const envelope: Record<string, unknown> = { result: "success", msg: "", ...(data as object) };
       if (ignored.length) envelope.ignored_parameters_unsupported = ignored;
       return envelope;

@@ -12,6 +12,26 @@ export interface TestResponse {
  * Zulip-encoded parameters (form body for non-GET, query string for GET).
  */
 export function serviceClient(app: FastifyInstance, token: string) {
+  return serviceCaller(token, async (method, url, headers, payload) => {
+    const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
+    return { status: res.statusCode, body: parseBody(res.body), headers: res.headers };
+  });
+}
+
+/**
+ * The same calls over HTTP to a listening service (`baseUrl`): requests then reach what the
+ * service's server runs ahead of fastify (the events service's held polls), as in production.
+ */
+export function httpServiceClient(baseUrl: string, token: string) {
+  return serviceCaller(token, async (method, url, headers, payload) => {
+    const res = await fetch(baseUrl + url, { method, headers, body: payload });
+    return { status: res.status, body: parseBody(await res.text()), headers: Object.fromEntries(res.headers) };
+  });
+}
+
+type Send = (method: string, url: string, headers: Record<string, string>, payload: string | undefined) => Promise<TestResponse>;
+
+function serviceCaller(token: string, send: Send) {
   return async function call(
     method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE",
     path: string,
@@ -21,16 +41,9 @@ export function serviceClient(app: FastifyInstance, token: string) {
     Object.assign(headers, opts.headers ?? {});
     const form = encodeParams(opts.params ?? {}).toString();
     const url = `/api/v1${path}`;
-    const res =
-      method === "GET"
-        ? await app.inject({ method, url: form ? `${url}?${form}` : url, headers })
-        : await app.inject({
-            method,
-            url,
-            headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
-            payload: form,
-          });
-    return { status: res.statusCode, body: parseBody(res.body), headers: res.headers };
+    return method === "GET"
+      ? send(method, form ? `${url}?${form}` : url, headers, undefined)
+      : send(method, url, { ...headers, "content-type": "application/x-www-form-urlencoded" }, form);
   };
 }
 

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { createServer, InternalClient, systemClock, type Clock, type Logger, type Redis } from "@chat/platform";
+import { createServer, InternalClient, setRawRoute, systemClock, type Clock, type Logger, type Redis } from "@chat/platform";
 import { Deliverer } from "./actions/fanout";
 import { Sweeper } from "./actions/maintenance";
 import type { EventsConfig } from "./config";
 import { PollHub } from "./lib/poll-hub";
 import { eventRoutes } from "./routes/events";
+import { heldPollRoute } from "./routes/held-polls";
 import type { EventsRuntime } from "./runtime";
 import { QueueStore } from "./store/queues";
 
@@ -67,5 +68,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     await hub.close();
   });
   eventRoutes(app, rt);
+  setRawRoute(app, heldPollRoute(app, rt));
   return app;
 }

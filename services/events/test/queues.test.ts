@@ -20,6 +20,13 @@ afterAll(async () => {
 const direct = (realmId: number, users: number[], event: Record<string, unknown> & { type: string }) =>
   inst.app.events.deliverer.doDeliverNotice(randomUUID(), realmId, { event, users });
 
+/** http_requests_total of one route and status, from the instance's /metrics. */
+async function routeCount(instance: Instance, route: string, status: number): Promise<number> {
+  const text = String((await instance.call("GET", "/../../metrics")).body);
+  const line = text.split("\n").find((l) => l.startsWith("http_requests_total{") && l.includes(`route="${route}"`) && l.includes(`status="${status}"`) && l.includes('method="GET"'));
+  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+}
+
 const send = (realmId: number, users: unknown[], event: Record<string, unknown> = { type: "custom", n: 1 }) =>
   ev.publish("test.thing.happened", realmId, notice(event, users));
 
@@ -169,6 +176,54 @@ describe("long polling", () => {
     const next = await poll(quick, who, q, 0, { dont_block: true });
     expect(next.body.events).toEqual([]);
     await quick.close();
+  });
+
+  it("holds a poll on a queue whose lifespan is shorter than the jittered heartbeat", async () => {
+    const quick = await ev.start({ env: { EVENTS_HEARTBEAT_SECONDS: "1", EVENTS_HEARTBEAT_JITTER_SECONDS: "1" }, consume: false });
+    const who = user();
+    const q = await queueFor(quick, who, { queue_lifespan_secs: 1 });
+    const res = await poll(quick, who, q, -1);
+    expect(res.status).toBe(200);
+    expect(res.body.events).toEqual([{ id: 0, type: "heartbeat" }]);
+    await quick.close();
+  });
+
+  it("answers a held poll with the request id it came with, and counts it in the metrics", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    const pending = inst.call("GET", "/events", { as: who, params: { queue_id: q, last_event_id: -1 }, headers: { "x-request-id": "held-poll-1" } });
+    await new Promise((r) => setTimeout(r, 100));
+    const before = await routeCount(inst, "/api/v1/events", 200);
+    await direct(1, [who.userId], { type: "custom", n: 3 });
+    const res = await pending;
+    expect(res.headers["x-request-id"]).toBe("held-poll-1");
+    expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(res.body).toEqual({ result: "success", msg: "", events: [{ id: 0, type: "custom", n: 3 }], queue_id: q });
+    expect(await routeCount(inst, "/api/v1/events", 200)).toBe(before + 1);
+  });
+
+  it("a blocking poll with a parameter it does not know waits too, and lists the parameter as ignored", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    const pending = poll(inst, who, q, -1, { shiny: "yes" });
+    await new Promise((r) => setTimeout(r, 100));
+    await direct(1, [who.userId], { type: "custom", n: 4 });
+    expect((await pending).body).toEqual({
+      result: "success",
+      msg: "",
+      events: [{ id: 0, type: "custom", n: 4 }],
+      queue_id: q,
+      ignored_parameters_unsupported: ["shiny"],
+    });
+  });
+
+  it("in-process calls (fastify's own GET /events route) wait and answer alike", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    const pending = inst.inject("GET", "/events", { as: who, params: { queue_id: q, last_event_id: -1 } });
+    await new Promise((r) => setTimeout(r, 100));
+    await direct(1, [who.userId], { type: "custom", n: 5 });
+    expect((await pending).body).toEqual({ result: "success", msg: "", events: [{ id: 0, type: "custom", n: 5 }], queue_id: q });
   });
 
   it("a second poll on the queue releases the first", async () => {

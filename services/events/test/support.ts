@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { DomainEnvelope } from "@chat/contracts";
 import { AmqpClient, createLogger, createRedis, type Clock, type Identity, type Redis } from "@chat/platform";
-import { createTestEnv, serviceClient, type TestEnv } from "@chat/testkit";
+import { createTestEnv, httpServiceClient, serviceClient, type TestEnv } from "@chat/testkit";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "../src/app";
 import { loadEventsConfig, type EventsConfig } from "../src/config";
@@ -17,7 +17,10 @@ const log = createLogger("events-test", process.env.TEST_LOG_LEVEL ?? "silent");
 export interface Instance {
   app: FastifyInstance;
   config: EventsConfig;
+  /** Over HTTP to the listening instance, as the gateway calls it. */
   call: ReturnType<typeof serviceClient>;
+  /** In-process (fastify's inject): straight to fastify's routes, past the server's raw route. */
+  inject: ReturnType<typeof serviceClient>;
   /** Stops consuming, closes the app (held polls get heartbeats) and its connections. */
   close(): Promise<void>;
 }
@@ -66,7 +69,7 @@ export async function eventsEnv(shared: Record<string, string> = {}): Promise<Ev
       const config = loadEventsConfig({ ...vars, ...opts.env });
       const commands = createRedis(config.REDIS_URL, "");
       const app = buildApp({ config, log, redis: commands, subscriber: createRedis(config.REDIS_URL, ""), clock: opts.clock });
-      await app.ready();
+      const address = await app.listen({ host: "127.0.0.1", port: 0 });
       const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
       if (opts.consume !== false) {
         await amqp.consume(clientEventsConsumer(app.events));
@@ -76,7 +79,8 @@ export async function eventsEnv(shared: Record<string, string> = {}): Promise<Ev
       const instance: Instance = {
         app,
         config,
-        call: serviceClient(app, config.INTERNAL_TOKEN),
+        call: httpServiceClient(address, config.INTERNAL_TOKEN),
+        inject: serviceClient(app, config.INTERNAL_TOKEN),
         async close() {
           if (closed) return;
           closed = true;

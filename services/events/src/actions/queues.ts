@@ -50,10 +50,11 @@ export async function doCreateQueue(rt: EventsRuntime, who: Identity, params: Qu
   return queue;
 }
 
-function eventsOrThrow(result: FetchResult, queueId: string, lastEventId: number | undefined): ClientEvent[] {
+/** The queue's events as Redis holds them (JSON text each), or the error the fetch amounts to. */
+function eventsOrThrow(result: FetchResult, queueId: string, lastEventId: number | undefined): string[] {
   switch (result.kind) {
     case "ok":
-      return result.events.map((e) => JSON.parse(e) as ClientEvent);
+      return result.events;
     case "pruned":
       throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
     case "notin":
@@ -70,9 +71,17 @@ export interface PollParams extends QueueParams {
 }
 
 export interface PollResult {
-  events: ClientEvent[];
+  /** Each event's JSON text: a held poll's answer is put together without parsing them. */
+  events: string[];
   queue_id: string;
 }
+
+/** The answer's data with the events parsed (fastify's route serializes the envelope). */
+export const parsedPollResult = (r: PollResult) => ({ events: r.events.map((e) => JSON.parse(e) as ClientEvent), queue_id: r.queue_id });
+
+/** The whole success body of a poll, without parsing and re-serializing its events. */
+export const pollResultJson = (r: PollResult) =>
+  `{"result":"success","msg":"","events":[${r.events.join(",")}],"queue_id":${JSON.stringify(r.queue_id)}}`;
 
 /**
  * GET /events: acknowledge, then return what is queued, or wait for the first new event or the
@@ -91,7 +100,8 @@ export async function doGetEvents(rt: EventsRuntime, who: Identity, params: Poll
   // Subscribe before the fetch, so a wake-up published right after it cannot be missed.
   const waiter = block ? await rt.hub.watch(rt.store.wakeChannel(queueId), token) : null;
   try {
-    const holdMs = rt.heartbeatMs();
+    // Whole milliseconds: Redis takes only integers for the expiry this extends.
+    const holdMs = Math.round(rt.heartbeatMs());
     const now = rt.clock.now().getTime();
     const first = await rt.store.fetch(queueId, owner, params.last_event_id, token, block ? { nowMs: now, waitUntilMs: now + holdMs + WAIT_GRACE_MS } : null);
     const events = eventsOrThrow(first, queueId, params.last_event_id);

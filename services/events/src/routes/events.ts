@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { DeleteQueue, GetEvents, Register } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
-import { doDeleteQueue, doGetEvents } from "../actions/queues";
+import { doDeleteQueue, doGetEvents, parsedPollResult } from "../actions/queues";
 import { doRegister } from "../actions/register";
 import type { EventsRuntime } from "../runtime";
 
@@ -17,7 +17,7 @@ export function eventRoutes(app: FastifyInstance, rt: EventsRuntime): void {
     };
     reply.raw.on("close", onClose);
     try {
-      return await doGetEvents(rt, identity, params, left.signal);
+      return parsedPollResult(await doGetEvents(rt, identity, params, left.signal));
     } finally {
       reply.raw.off("close", onClose);
     }

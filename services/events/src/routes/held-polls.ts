@@ -1,0 +1,50 @@
+import { parse as parseQuery } from "fast-querystring";
+import type { FastifyInstance } from "fastify";
+import { fastifyPath, GetEvents } from "@chat/contracts";
+import { INTERNAL_HEADERS, isShuttingDown, parseParams, RawResponder, readIdentity, tokenMatches, type RawRoute } from "@chat/platform";
+import { doGetEvents, pollResultJson } from "../actions/queues";
+import type { EventsRuntime } from "../runtime";
+
+/**
+ * Blocking `GET /events` polls, taken ahead of fastify. One events instance holds thousands of
+ * them at once, and fastify's request and reply objects, its per-request logger and hooks were
+ * most of each held poll's memory. Only requests this route understands whole are taken (the
+ * internal token and identity present, parameters valid, a queue id, blocking, no body, none
+ * ignored, not shutting down); everything else, errors included, goes to fastify's GetEvents
+ * route, which runs the same `doGetEvents`.
+ */
+export function heldPollRoute(app: FastifyInstance, rt: EventsRuntime): RawRoute {
+  const path = fastifyPath(GetEvents);
+  const responder = new RawResponder(app, GetEvents);
+  const token = app.serverOptions.internalToken;
+  return (req, res) => {
+    const url = req.url ?? "";
+    const q = url.indexOf("?");
+    if (req.method !== "GET" || q !== path.length || !url.startsWith(path)) return false;
+    const h = req.headers;
+    if ((h["content-length"] !== undefined && h["content-length"] !== "0") || h["transfer-encoding"] !== undefined) return false;
+    if (isShuttingDown(app) || !tokenMatches(h[INTERNAL_HEADERS.token], token)) return false;
+    const who = readIdentity(h);
+    if (!who) return false;
+    let parsed;
+    try {
+      parsed = parseParams(GetEvents.params, { query: parseQuery(url.slice(q + 1)), body: {}, path: {} });
+    } catch {
+      return false;
+    }
+    const params = parsed.values;
+    if (params.queue_id === undefined || params.dont_block || parsed.ignored.length > 0) return false;
+
+    const exchange = responder.begin(req, res);
+    // The client (or the gateway) hanging up ends the wait without a heartbeat.
+    const left = new AbortController();
+    res.once("close", () => {
+      if (!res.writableEnded) left.abort();
+    });
+    doGetEvents(rt, who, params, left.signal).then(
+      (result) => responder.successJson(exchange, pollResultJson(result)),
+      (err: unknown) => responder.fail(exchange, err),
+    );
+    return true;
+  };
+}
