@@ -6,7 +6,7 @@ import multipart from "@fastify/multipart";
 import { fastifyPath, fastifyRoutePath, type ParamSpecs, type ParsedParams, type RouteDef } from "@chat/contracts";
 import type { z } from "zod";
 import { ApiError, serviceUnavailable } from "./errors";
-import { INTERNAL_HEADERS, readIdentity, tokenMatches, type Identity } from "./identity";
+import { flatUuid, INTERNAL_HEADERS, readIdentity, tokenMatches, type Identity } from "./identity";
 import type { Logger } from "./logger";
 import { createMetrics } from "./metrics";
 import { parseParams } from "./params";
@@ -295,7 +295,7 @@ export class RawResponder {
 
   begin(req: http.IncomingMessage, res: http.ServerResponse): RawExchange {
     const given = req.headers[INTERNAL_HEADERS.requestId];
-    const id = typeof given === "string" && given ? given : randomUUID();
+    const id = typeof given === "string" && given ? given : flatUuid();
     if (this.log.isLevelEnabled("info")) {
       this.log.info({ reqId: id, req: { method: req.method, url: req.url, remoteAddress: req.socket.remoteAddress } }, "incoming request");
     }

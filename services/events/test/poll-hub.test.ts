@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, createRedis, type Redis } from "@chat/platform";
-import { PollHub } from "../src/lib/poll-hub";
+import { PollHub, type WakeReason, type Waiter } from "../src/lib/poll-hub";
+
+/** The waiter's next reason (or the heartbeat after `ms`). */
+const next = (waiter: Waiter, ms: number) => new Promise<WakeReason>((onWake) => waiter.listen(ms, { onWake }));
 
 /**
  * The poll hub against real Redis: a queue's wake channel stays subscribed for a while after its
@@ -74,7 +77,7 @@ describe("PollHub", () => {
     // The poll's own fetch echo arms it; then an event wakes it.
     await redis.publish(channel, "r:b");
     await redis.publish(channel, "e");
-    expect(await waiter.next(5000)).toBe("events");
+    expect(await next(waiter, 5000)).toBe("events");
     waiter.close();
   });
 
@@ -86,7 +89,7 @@ describe("PollHub", () => {
     const waiter = await hub.watch(channel, "b");
     await redis.publish(channel, "r:b");
     // Nothing new after the echo: the poll waits for its heartbeat.
-    expect(await waiter.next(200)).toBe("heartbeat");
+    expect(await next(waiter, 200)).toBe("heartbeat");
     waiter.close();
   });
 
@@ -99,7 +102,7 @@ describe("PollHub", () => {
     expect(await subscribers(channel)).toBe(1);
     await redis.publish(channel, "r:b");
     await redis.publish(channel, "e");
-    expect(await waiter.next(5000)).toBe("events");
+    expect(await next(waiter, 5000)).toBe("events");
     waiter.close();
   });
 });

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { ClientEvent } from "@chat/contracts";
-import { ApiError, badRequest, isGuest, type Identity } from "@chat/platform";
+import { ApiError, badRequest, flatUuid, isGuest, type Identity } from "@chat/platform";
 import { parseNarrow } from "../lib/narrow";
 import type { QueueDescriptor } from "../lib/queue-filter";
-import type { WakeReason } from "../lib/poll-hub";
+import type { WakeReason, WakeTarget, Waiter } from "../lib/poll-hub";
 import type { EventsRuntime } from "../runtime";
-import type { FetchResult } from "../store/queues";
+import type { FetchResult, QueueOwner } from "../store/queues";
 
 /** Extra time past a poll's heartbeat before the sweeper may treat it as gone (crashed instance). */
 const WAIT_GRACE_MS = 10_000;
@@ -83,55 +83,110 @@ export const parsedPollResult = (r: PollResult) => ({ events: r.events.map((e) =
 export const pollResultJson = (r: PollResult) =>
   `{"result":"success","msg":"","events":[${r.events.join(",")}],"queue_id":${JSON.stringify(r.queue_id)}}`;
 
-/**
- * GET /events: acknowledge, then return what is queued, or wait for the first new event or the
- * heartbeat. Without `queue_id`, `dont_block=true` registers a queue (no initial state).
- */
-export async function doGetEvents(rt: EventsRuntime, who: Identity, params: PollParams, signal: AbortSignal): Promise<PollResult> {
-  if (params.queue_id === undefined) {
-    if (!params.dont_block) throw badRequest("Missing 'queue_id' argument");
-    const queue = await doCreateQueue(rt, who, params);
-    return { events: [], queue_id: queue.id };
-  }
-  const queueId = params.queue_id;
-  const owner = { userId: who.userId, realmId: who.realmId };
-  const token = randomUUID();
-  const block = !params.dont_block;
-  // Subscribe before the fetch, so a wake-up published right after it cannot be missed.
-  const waiter = block ? await rt.hub.watch(rt.store.wakeChannel(queueId), token) : null;
-  try {
-    // Whole milliseconds: Redis takes only integers for the expiry this extends.
-    const holdMs = Math.round(rt.heartbeatMs());
-    const now = rt.clock.now().getTime();
-    const first = await rt.store.fetch(queueId, owner, params.last_event_id, token, block ? { nowMs: now, waitUntilMs: now + holdMs + WAIT_GRACE_MS } : null);
-    const events = eventsOrThrow(first, queueId, params.last_event_id);
-    if (events.length > 0 || !waiter) return { events, queue_id: queueId };
+/** GET /events without `queue_id`: with `dont_block=true` it registers a queue (no initial state). */
+export async function doRegisterByPoll(rt: EventsRuntime, who: Identity, params: PollParams): Promise<PollResult> {
+  if (!params.dont_block) throw badRequest("Missing 'queue_id' argument");
+  const queue = await doCreateQueue(rt, who, params);
+  return { events: [], queue_id: queue.id };
+}
 
-    const deadline = Date.now() + holdMs;
-    for (;;) {
-      const reason: WakeReason = await waiter.next(deadline - Date.now(), signal);
+/** How a poll ends: with its result, or with what it failed with (an ApiError for the client). */
+export type PollDone = (err: unknown, result?: PollResult) => void;
+
+/**
+ * GET /events on a queue: acknowledge, then answer with what is queued, or wait for the first
+ * new event or the heartbeat, then call `done` once. `leave()` on the returned poll ends the
+ * wait when the client hangs up.
+ */
+export function pollQueue(rt: EventsRuntime, owner: QueueOwner, queueId: string, lastEventId: number | undefined, block: boolean, done: PollDone): QueuePoll {
+  const poll = new QueuePoll(rt, owner, queueId, done);
+  void poll.start(lastEventId, block);
+  return poll;
+}
+
+/**
+ * One poll from its first fetch to its answer. While it waits it is this object, its waiter and
+ * a timer, and no suspended async function: an events instance holds thousands of them.
+ */
+export class QueuePoll implements WakeTarget {
+  private waiter: Waiter | null = null;
+  private deadline = 0;
+  private left = false;
+  private ended = false;
+
+  constructor(
+    private readonly rt: EventsRuntime,
+    private readonly owner: QueueOwner,
+    private readonly queueId: string,
+    private readonly done: PollDone,
+  ) {}
+
+  async start(lastEventId: number | undefined, block: boolean): Promise<void> {
+    const { rt, queueId } = this;
+    try {
+      const token = flatUuid();
+      // Subscribe before the fetch, so a wake-up published right after it cannot be missed.
+      if (block) this.waiter = await rt.hub.watch(rt.store.wakeChannel(queueId), token);
+      // Whole milliseconds: Redis takes only integers for the expiry this extends.
+      const holdMs = Math.round(rt.heartbeatMs());
+      const now = rt.clock.now().getTime();
+      const first = await rt.store.fetch(queueId, this.owner, lastEventId, token, block ? { nowMs: now, waitUntilMs: now + holdMs + WAIT_GRACE_MS } : null);
+      const events = eventsOrThrow(first, queueId, lastEventId);
+      if (events.length > 0 || !this.waiter) return this.finish(null, events);
+      this.deadline = Date.now() + holdMs;
+      if (this.left) this.waiter.wake("aborted");
+      this.waiter.listen(holdMs, this);
+    } catch (err) {
+      this.finish(err);
+    }
+  }
+
+  /** The client hung up: stop waiting, without taking a heartbeat from the queue. */
+  leave(): void {
+    this.left = true;
+    this.waiter?.wake("aborted");
+  }
+
+  onWake(reason: WakeReason): void {
+    void this.wakeUp(reason);
+  }
+
+  private async wakeUp(reason: WakeReason): Promise<void> {
+    const { rt, queueId, owner } = this;
+    const token = this.waiter!.token;
+    try {
       switch (reason) {
         case "events": {
-          const now = eventsOrThrow(await rt.store.read(queueId, owner, token), queueId, undefined);
-          if (now.length > 0) return { events: now, queue_id: queueId };
-          continue; // its events were taken by a concurrent acknowledgement
+          const events = eventsOrThrow(await rt.store.read(queueId, owner, token), queueId, undefined);
+          if (events.length > 0) return this.finish(null, events);
+          // Its events were taken by a concurrent acknowledgement: wait on.
+          this.waiter!.listen(this.deadline - Date.now(), this);
+          return;
         }
         case "release":
           // A newer poll on this queue took over; answer with what is there now.
-          return { events: eventsOrThrow(await rt.store.read(queueId, owner, token), queueId, undefined), queue_id: queueId };
+          return this.finish(null, eventsOrThrow(await rt.store.read(queueId, owner, token), queueId, undefined));
         case "deleted":
-          return { events: [], queue_id: queueId };
+          return this.finish(null, []);
         case "dropped":
           throw badEventQueueId(queueId);
         case "heartbeat":
-          return { events: eventsOrThrow(await rt.store.heartbeat(queueId, owner, token), queueId, undefined), queue_id: queueId };
+          return this.finish(null, eventsOrThrow(await rt.store.heartbeat(queueId, owner, token), queueId, undefined));
         case "aborted":
           await rt.store.endPoll(queueId, token);
-          return { events: [], queue_id: queueId };
+          return this.finish(null, []);
       }
+    } catch (err) {
+      this.finish(err);
     }
-  } finally {
-    waiter?.close();
+  }
+
+  private finish(err: unknown, events?: string[]): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.waiter?.close();
+    if (err) this.done(err);
+    else this.done(null, { events: events!, queue_id: this.queueId });
   }
 }
 

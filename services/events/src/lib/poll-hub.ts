@@ -13,20 +13,27 @@ const LINGER_MS = 10_000;
 /** Why a waiting poll stops waiting. */
 export type WakeReason = "events" | "release" | "deleted" | "dropped" | "heartbeat" | "aborted";
 
+/** What a waiter tells when its poll should stop waiting. */
+export interface WakeTarget {
+  onWake(reason: WakeReason): void;
+}
+
 /**
  * One waiting poll's view of its queue's wake channel. Messages published before the poll's own
  * fetch ran are stale (that fetch already saw their effect); the fetch publishes `r:<token>`,
- * and everything after that echo counts.
+ * and everything after that echo counts. Callbacks rather than promises: an instance holds
+ * thousands of these, and each is kept small.
  */
 export class Waiter {
   private armed = false;
   private pending: WakeReason | null = null;
-  private notify: (() => void) | null = null;
+  private target: WakeTarget | null = null;
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(
     readonly channel: string,
     readonly token: string,
-    private readonly onClose: (w: Waiter) => void,
+    private readonly hub: PollHub,
   ) {}
 
   /** Called by the hub for each message on the channel. */
@@ -48,33 +55,38 @@ export class Waiter {
     // A terminal reason is never replaced by a weaker one.
     if (this.pending && this.pending !== "events") return;
     this.pending = reason;
-    this.notify?.();
+    if (this.target) queueMicrotask(() => this.fire());
   }
 
-  /** Waits for the next reason, the heartbeat after `timeoutMs`, or the client leaving. */
-  next(timeoutMs: number, signal?: AbortSignal): Promise<WakeReason> {
-    return new Promise((resolve) => {
-      const finish = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        this.notify = null;
-        const reason = this.pending ?? "heartbeat";
-        this.pending = null;
-        resolve(reason);
-      };
-      const onAbort = () => this.wake("aborted");
-      const timer = setTimeout(() => this.wake("heartbeat"), Math.max(0, timeoutMs));
-      this.notify = finish;
-      if (signal?.aborted) this.wake("aborted");
-      else signal?.addEventListener("abort", onAbort, { once: true });
-      if (this.pending) finish();
-    });
+  /**
+   * Tells `target` the next reason once: one already pending, the next to come, or the
+   * heartbeat after `timeoutMs`.
+   */
+  listen(timeoutMs: number, target: WakeTarget): void {
+    this.target = target;
+    if (this.pending) queueMicrotask(() => this.fire());
+    else this.timer = setTimeout(heartbeat, Math.max(0, timeoutMs), this);
+  }
+
+  private fire(): void {
+    const target = this.target;
+    if (!target) return;
+    this.target = null;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const reason = this.pending ?? "heartbeat";
+    this.pending = null;
+    target.onWake(reason);
   }
 
   close(): void {
-    this.onClose(this);
+    if (this.timer) clearTimeout(this.timer);
+    this.target = null;
+    this.hub.unwatch(this);
   }
 }
+
+const heartbeat = (w: Waiter) => w.wake("heartbeat");
 
 /**
  * Wake-ups for the polls held by this instance: one Redis subscriber connection, one channel per
@@ -108,7 +120,7 @@ export class PollHub {
 
   /** Subscribes (resolving once Redis confirmed) and returns the poll's waiter. */
   async watch(channel: string, token: string): Promise<Waiter> {
-    const waiter = new Waiter(channel, token, (w) => this.unwatch(w));
+    const waiter = new Waiter(channel, token, this);
     let set = this.waiters.get(channel);
     const first = !set;
     if (!set) {
@@ -139,7 +151,8 @@ export class PollHub {
     return waiter;
   }
 
-  private unwatch(w: Waiter): void {
+  /** Forgets a closed waiter; the channel's subscription lingers a while (see LINGER_MS). */
+  unwatch(w: Waiter): void {
     const set = this.waiters.get(w.channel);
     if (!set || !set.delete(w)) return;
     if (set.size === 0) {

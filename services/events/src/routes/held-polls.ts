@@ -2,7 +2,7 @@ import { parse as parseQuery } from "fast-querystring";
 import type { FastifyInstance } from "fastify";
 import { fastifyPath, GetEvents } from "@chat/contracts";
 import { INTERNAL_HEADERS, isShuttingDown, parseParams, RawResponder, readIdentity, tokenMatches, type RawRoute } from "@chat/platform";
-import { doGetEvents, pollResultJson } from "../actions/queues";
+import { pollQueue, pollResultJson } from "../actions/queues";
 import type { EventsRuntime } from "../runtime";
 
 /**
@@ -11,7 +11,7 @@ import type { EventsRuntime } from "../runtime";
  * most of each held poll's memory. Only requests this route understands whole are taken (the
  * internal token and identity present, parameters valid, a queue id, blocking, no body, none
  * ignored, not shutting down); everything else, errors included, goes to fastify's GetEvents
- * route, which runs the same `doGetEvents`.
+ * route, which runs the same `pollQueue`.
  */
 export function heldPollRoute(app: FastifyInstance, rt: EventsRuntime): RawRoute {
   const path = fastifyPath(GetEvents);
@@ -36,15 +36,14 @@ export function heldPollRoute(app: FastifyInstance, rt: EventsRuntime): RawRoute
     if (params.queue_id === undefined || params.dont_block || parsed.ignored.length > 0) return false;
 
     const exchange = responder.begin(req, res);
-    // The client (or the gateway) hanging up ends the wait without a heartbeat.
-    const left = new AbortController();
-    res.once("close", () => {
-      if (!res.writableEnded) left.abort();
+    const poll = pollQueue(rt, { userId: who.userId, realmId: who.realmId }, params.queue_id, params.last_event_id, true, (err, result) => {
+      if (err) responder.fail(exchange, err);
+      else responder.successJson(exchange, pollResultJson(result!));
     });
-    doGetEvents(rt, who, params, left.signal).then(
-      (result) => responder.successJson(exchange, pollResultJson(result)),
-      (err: unknown) => responder.fail(exchange, err),
-    );
+    // The client (or the gateway) hanging up ends the wait without a heartbeat.
+    res.on("close", () => {
+      if (!res.writableEnded) poll.leave();
+    });
     return true;
   };
 }
