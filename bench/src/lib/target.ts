@@ -30,6 +30,9 @@ export const BENCH_ENV: Record<string, string> = {
   RATE_LIMITING_ENABLED: "false",
   RATE_LIMIT_USER_MAX: "100000000",
   LOG_LEVEL: "warn",
+  // Held polls must still be held when a scenario wakes them: settling 10,000 of them can take
+  // longer than the default heartbeat (45-55 s) while a profiler runs.
+  EVENTS_HEARTBEAT_SECONDS: "300",
 };
 
 export interface StartOptions {

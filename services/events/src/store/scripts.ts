@@ -46,17 +46,20 @@ local function push(q, json)
   if body ~= '}' then body = ',' .. body end
   local e = ekey(q)
   redis.call('ZADD', e, id, '{"id":' .. id .. body)
-  if redis.call('PTTL', e) == -1 then redis.call('PEXPIRE', e, math.max(redis.call('PTTL', qkey(q)), 1000)) end
   return id
 end
 
--- Drops the queue if it holds more than cap events; true when dropped.
-local function over_cap(q, cap)
-  if redis.call('ZCARD', ekey(q)) > cap then
+-- After n pushes: drops the queue if it holds more than cap events (true when dropped), and
+-- gives an event set that the pushes created the queue's expiry.
+local function settle(q, n, cap)
+  local e = ekey(q)
+  local size = redis.call('ZCARD', e)
+  if size > cap then
     wake(q, 'x')
     drop(q)
     return true
   end
+  if size == n then redis.call('PEXPIRE', e, math.max(redis.call('PTTL', qkey(q)), 1000)) end
   return false
 end
 
@@ -106,7 +109,7 @@ return 1
 const FETCH = `
 local q, uid, realm, last, token = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local m, e = qkey(q), ekey(q)
-if redis.call('EXISTS', m) == 0 or not owned(q, uid, realm) then return {'BAD'} end
+if not owned(q, uid, realm) then return {'BAD'} end
 if last ~= '' then
   local L = tonumber(last)
   local pruned = redis.call('HGET', m, 'pruned')
@@ -141,7 +144,7 @@ return {'OK', events}
 /** A waiting poll was woken: its events now. ARGV: P, qid, uid, realm, token. */
 const READ = `
 local q, uid, realm, token = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-if redis.call('EXISTS', qkey(q)) == 0 or not owned(q, uid, realm) then return {'BAD'} end
+if not owned(q, uid, realm) then return {'BAD'} end
 local events = redis.call('ZRANGE', ekey(q), 0, -1)
 if #events > 0 then end_poll(q, token) end
 return {'OK', events}
@@ -156,11 +159,17 @@ local out = {}
 for i = 0, tonumber(ARGV[2]) - 1 do
   local b = 3 + i * 4
   local q, uid, realm, token = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-  if redis.call('EXISTS', qkey(q)) == 0 or not owned(q, uid, realm) then
+  -- owned() and end_poll() in one read of the hash.
+  local m = qkey(q)
+  local f = redis.call('HMGET', m, 'user_id', 'realm_id', 'poll', 'last_connection', 'lifespan')
+  if f[1] ~= uid or f[2] ~= realm then
     out[#out + 1] = {'BAD'}
   else
     local events = redis.call('ZRANGE', ekey(q), 0, -1)
-    if #events > 0 then end_poll(q, token) end
+    if #events > 0 and f[3] == token then
+      redis.call('HDEL', m, 'waiting_until')
+      redis.call('ZADD', P .. 'expiry', tonumber(f[4]) + tonumber(f[5]) * 1000, q)
+    end
     out[#out + 1] = {'OK', events}
   end
 end
@@ -170,9 +179,9 @@ return out
 /** The heartbeat interval passed: push a heartbeat and return everything. ARGV: P, qid, uid, realm, token, cap. */
 const HEARTBEAT = `
 local q, uid, realm, token = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-if redis.call('EXISTS', qkey(q)) == 0 or not owned(q, uid, realm) then return {'BAD'} end
+if not owned(q, uid, realm) then return {'BAD'} end
 push(q, '{"type":"heartbeat"}')
-if over_cap(q, tonumber(ARGV[6])) then return {'BAD'} end
+if settle(q, 1, tonumber(ARGV[6])) then return {'BAD'} end
 end_poll(q, token)
 return {'OK', redis.call('ZRANGE', ekey(q), 0, -1)}
 `;
@@ -186,7 +195,7 @@ return 1
 /** DELETE /events. ARGV: P, qid, uid, realm. */
 const DELETE = `
 local q = ARGV[2]
-if redis.call('EXISTS', qkey(q)) == 0 or not owned(q, ARGV[3], ARGV[4]) then return 0 end
+if not owned(q, ARGV[3], ARGV[4]) then return 0 end
 wake(q, 'd')
 drop(q)
 return 1
@@ -225,7 +234,7 @@ while i < #ARGV do
   i = i + 2
   if redis.call('EXISTS', qkey(q)) == 1 then
     for _, json in ipairs(variants[v]) do push(q, json) end
-    if not over_cap(q, cap) then wake(q, 'e') end
+    if not settle(q, #variants[v], cap) then wake(q, 'e') end
     written = written + 1
   end
 end
@@ -239,7 +248,7 @@ for i = 4, #ARGV do
   local q = ARGV[i]
   if redis.call('EXISTS', qkey(q)) == 1 then
     push(q, ARGV[2])
-    if not over_cap(q, tonumber(ARGV[3])) then wake(q, 'e') end
+    if not settle(q, 1, tonumber(ARGV[3])) then wake(q, 'e') end
     n = n + 1
   end
 end
