@@ -32,6 +32,7 @@ export function createMetrics(service: string) {
     registers: [registry],
   });
   const process = processMetrics(service);
+  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   return {
     registry,
     contentType: registry.contentType,
@@ -40,9 +41,17 @@ export function createMetrics(service: string) {
       return (await registry.metrics()) + "\n" + (await process.metrics());
     },
     observe(method: string, route: string, status: number, seconds: number) {
-      const labels = { method, route, status: String(status) };
-      requests.inc(labels);
-      duration.observe(labels, seconds);
+      // prom-client checks and hashes a label object on every call; a series' children are
+      // bound to their labels once (routes and statuses are few).
+      const key = `${method} ${route} ${status}`;
+      let series = children.get(key);
+      if (!series) {
+        const labels = { method, route, status: String(status) };
+        series = { count: requests.labels(labels), time: duration.labels(labels) };
+        children.set(key, series);
+      }
+      series.count.inc();
+      series.time.observe(seconds);
     },
   };
 }
