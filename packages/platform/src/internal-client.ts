@@ -39,6 +39,22 @@ export class InternalClient {
   ) {}
 
   async call<T = Record<string, unknown>>(method: string, path: string, opts: CallOptions = {}): Promise<T> {
+    const { status, text } = await this.send(method, path, opts);
+    return checked(status, text) as T;
+  }
+
+  /**
+   * A call whose success body is wanted as the service sent it (JSON text), for passing on
+   * without parsing it; failures become the same errors as `call`'s.
+   */
+  async callText(method: string, path: string, opts: CallOptions = {}): Promise<string> {
+    const { status, text } = await this.send(method, path, opts);
+    if (status === 200 && text.startsWith(SUCCESS_PREFIX)) return text;
+    checked(status, text);
+    return text;
+  }
+
+  private async send(method: string, path: string, opts: CallOptions): Promise<{ status: number; text: string }> {
     const headers: Record<string, string> = opts.identity
       ? identityHeaders(opts.identity, this.token)
       : { [INTERNAL_HEADERS.token]: this.token };
@@ -55,21 +71,31 @@ export class InternalClient {
       headers["content-type"] = "application/x-www-form-urlencoded";
     }
     const timeout = opts.timeoutMs ?? 10_000;
-    let status: number;
-    let data: Record<string, unknown> | null;
     try {
       const res = await request(url, { method: method as "GET", headers, body, dispatcher: agent, headersTimeout: timeout, bodyTimeout: timeout });
-      status = res.statusCode;
-      data = (await res.body.json().catch(() => null)) as Record<string, unknown> | null;
+      return { status: res.statusCode, text: await res.body.text() };
     } catch {
       throw serviceUnavailable();
     }
-    if (!data) throw serviceUnavailable();
-    if (data.result !== "success") {
-      const { result: _r, msg, code, ...extra } = data;
-      if (status >= 500) throw serviceUnavailable();
-      throw new ApiError((code as never) ?? null, String(msg ?? "Error"), { status, extra });
-    }
-    return data as T;
   }
+}
+
+/** How every success body of our services begins (registerRoute's envelope, serialized in order). */
+export const SUCCESS_PREFIX = '{"result":"success","msg":""';
+
+/** The parsed success body; error envelopes become ApiErrors, anything unreadable a 503. */
+function checked(status: number, text: string): Record<string, unknown> {
+  let data: Record<string, unknown> | null = null;
+  try {
+    data = JSON.parse(text) as Record<string, unknown> | null;
+  } catch {
+    data = null;
+  }
+  if (!data || typeof data !== "object") throw serviceUnavailable();
+  if (data.result !== "success") {
+    const { result: _r, msg, code, ...extra } = data;
+    if (status >= 500) throw serviceUnavailable();
+    throw new ApiError((code as never) ?? null, String(msg ?? "Error"), { status, extra });
+  }
+  return data;
 }

@@ -36,9 +36,17 @@ export interface HandlerContext<S extends ParamSpecs> {
   reply: FastifyReply;
 }
 
+/**
+ * A success body the handler serialized itself, envelope included (`{"result":"success","msg":"",...}`),
+ * sent as it is: for large bodies put together from other services' JSON without parsing it.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export type Handler<S extends ParamSpecs, R extends z.ZodType> = (
   ctx: HandlerContext<S>,
-) => Promise<z.input<R>> | z.input<R>;
+) => Promise<z.input<R> | JsonText> | z.input<R> | JsonText;
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -439,6 +447,14 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
         handler({ params: values, identity: identity as Identity, identityOrNull: identity, req, reply }),
       );
       if (reply.sent) return reply;
+      if (data instanceof JsonText) {
+        if (opts.validateResponses) {
+          const { result: _result, msg: _msg, ...fields } = JSON.parse(data.text) as Record<string, unknown>;
+          checkResponse(def, fields, req.log);
+        }
+        const text = ignored.length ? `${data.text.slice(0, -1)},"ignored_parameters_unsupported":${JSON.stringify(ignored)}}` : data.text;
+        return reply.header("content-type", "application/json; charset=utf-8").send(text);
+      }
       if (opts.validateResponses) checkResponse(def, data, req.log);
       const envelope: Record<string, unknown> = { result: "success", msg: "", ...(data as object) };
       if (ignored.length) envelope.ignored_parameters_unsupported = ignored;

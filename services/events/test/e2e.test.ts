@@ -75,6 +75,23 @@ async function readUntil(u: DemoUser, queueId: string, done: (events: any[]) => 
   return { events, last };
 }
 
+/** The keys of a JSON object's text, in order, repeats included (JSON.parse keeps the last of each). */
+function topLevelKeys(text: string): string[] {
+  const keys: string[] = [];
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      if (depth === 1 && text[j + 1] === ":") keys.push(JSON.parse(text.slice(i, j + 1)));
+      i = j;
+    } else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+  }
+  return keys;
+}
+
 /** What a fresh register differs in without any change: its own queue. */
 const VOLATILE = ["queue_id", "last_event_id", "result", "msg", "server_timestamp"];
 function comparable(state: Record<string, any>) {
@@ -156,6 +173,24 @@ describe("register", () => {
     }
     expect(state.user_id).toBe(org.users.member.user_id);
     await as(org.users.member).delete("/events", { queue_id: state.queue_id });
+  });
+
+  it("names every key of the answer once (the services' state is passed on as they wrote it)", async () => {
+    const u = org.users.member;
+    const res = await fetch(`${demo.base_url}/api/v1/register`, {
+      method: "POST",
+      headers: { authorization: "Basic " + Buffer.from(`${u.email}:${u.api_key}`).toString("base64"), "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ client_capabilities: JSON.stringify(CAPABILITIES), unknown_thing: "1" }).toString(),
+    });
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    const text = await res.text();
+    const keys = topLevelKeys(text);
+    expect(keys.length).toBeGreaterThan(40);
+    expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
+    const state = JSON.parse(text);
+    expect(state).toMatchObject({ result: "success", msg: "", last_event_id: -1, ignored_parameters_unsupported: ["unknown_thing"] });
+    expect(keys.slice(0, 2)).toEqual(["result", "msg"]);
+    await as(u).delete("/events", { queue_id: state.queue_id });
   });
 
   it("returns only the requested state", async () => {

@@ -1,13 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import { DeleteQueue, GetEvents, Register } from "@chat/contracts";
-import { registerRoute } from "@chat/platform";
+import { JsonText, registerRoute } from "@chat/platform";
 import { doDeleteQueue, doRegisterByPoll, parsedPollResult, pollQueue, type PollResult } from "../actions/queues";
 import { doRegister } from "../actions/register";
 import type { EventsRuntime } from "../runtime";
 
 /** POST /register, GET /events, DELETE /events. */
 export function eventRoutes(app: FastifyInstance, rt: EventsRuntime): void {
-  registerRoute(app, Register, ({ params, identity, req }) => doRegister(rt, identity, params, req.id));
+  registerRoute(app, Register, async ({ params, identity, req }) => new JsonText(await doRegister(rt, identity, params, req.id)));
 
   // Blocking polls over HTTP normally reach heldPollRoute (./held-polls.ts) instead; this route
   // takes the rest (registration, dont_block, ignored parameters, in-process calls).
