@@ -132,7 +132,14 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     // fastify's own HTTP/1 server, with a service's raw route (if any) asked first.
     serverFactory: (handler) => {
       const server = http.createServer((req, res) => {
-        if (!raw.route?.(req, res)) handler(req, res);
+        let taken = false;
+        try {
+          taken = raw.route?.(req, res) ?? false;
+        } catch (err) {
+          // A raw route checks before it takes a request; a throw there leaves it to fastify.
+          opts.logger.error({ err }, "raw route failed; fastify answers the request");
+        }
+        if (!taken) handler(req, res);
       });
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       server.requestTimeout = 0;
