@@ -24,7 +24,11 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   const { config, log, redis } = deps;
   const clock = deps.clock ?? systemClock;
   const accounts = new InternalClient(config.ACCOUNTS_URL, config.INTERNAL_TOKEN);
-  const authCache = new AuthCache(redis, config.AUTH_CACHE_TTL_SECONDS);
+  // A second connection hears the cache's invalidations (in-process copies; see AuthCache).
+  const subscriber = config.AUTH_CACHE_TTL_SECONDS > 0 ? redis.duplicate() : null;
+  // Connection trouble shows as the subscriber not being ready (copies unused); not a crash.
+  subscriber?.on("error", () => {});
+  const authCache = new AuthCache(redis, config.AUTH_CACHE_TTL_SECONDS, config.REDIS_PREFIX, subscriber);
   const proxy = new UpstreamProxy(
     { timeoutMs: config.UPSTREAM_TIMEOUT_SECONDS * 1000, connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS },
     log,
@@ -63,7 +67,11 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     },
   });
   app.addHook("preClose", async () => proxy.releaseLongPolls());
-  app.addHook("onClose", () => proxy.close());
+  app.addHook("onClose", async () => {
+    authCache.close();
+    subscriber?.disconnect();
+    await proxy.close();
+  });
   return app;
 }
 

@@ -218,9 +218,44 @@ describe("credential cache", () => {
     accounts.deactivatedRealms.delete(1);
   });
 
+  it("a second gateway drops its in-process copy of a check within a second of accounts.api_key.reset too", async () => {
+    const other = await startGateway({
+      vars: env.vars,
+      routes: TEST_ROUTES,
+      overrides: { ACCOUNTS_URL: accounts.url, MESSAGING_URL: messaging.url, RATE_LIMITING_ENABLED: "false" },
+    });
+    try {
+      const user = accounts.users.find((u) => u.email === "othello@zulip.example") ?? accounts.users.find((u) => u.active && u.realm_id === 1)!;
+      const auth = basic(user.email, user.api_key);
+      const otherEcho = () => call(other.url, "GET", "/api/v1/echo", { headers: { authorization: auth } });
+      expect((await echo(auth)).status).toBe(200);
+      expect((await otherEcho()).status).toBe(200);
+      const previousKey = user.api_key;
+      user.api_key = "dddddddddddddddddddddddddddddd44";
+      // Both still answer from their copies until the reset is published.
+      expect((await otherEcho()).status).toBe(200);
+      await publish("accounts.api_key.reset", user.realm_id, { user_id: user.user_id, email: user.email });
+      await eventually(async () => (await echo(auth)).status === 401, 1000);
+      await eventually(async () => (await otherEcho()).status === 401, 1000);
+      user.api_key = previousKey;
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("answers repeated requests of a key from its in-process copy, without reading Redis", async () => {
+    const user = accounts.users.find((u) => u.email === "iago@zulip.example")!;
+    const auth = basic(user.email, user.api_key);
+    expect((await echo(auth)).status).toBe(200);
+    const gets = async () => Number(/cmdstat_get:calls=(\d+)/.exec(await gw.redis.info("commandstats"))?.[1] ?? 0);
+    const before = await gets();
+    for (let i = 0; i < 5; i++) expect((await echo(auth)).status).toBe(200);
+    expect(await gets()).toBe(before);
+  });
+
   it("does not cache a check that raced with an invalidation", async () => {
     const user = accounts.users.find((u) => u.email === "iago@zulip.example")!;
-    const cache = new AuthCache(gw.redis, 60);
+    const cache = new AuthCache(gw.redis, 60, gw.config.REDIS_PREFIX);
     const hash = AuthCache.hash(user.email, "ffffffffffffffffffffffffffffff66");
     const generation = await cache.generation();
     await cache.invalidateUser(user.realm_id, user.user_id);

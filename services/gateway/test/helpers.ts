@@ -98,7 +98,7 @@ export async function startAuthCacheConsumer(config: GatewayConfig, redis: Redis
   const log = createLogger("gateway", config.LOG_LEVEL);
   const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
   await amqp.start();
-  await consumeAccountsEvents(amqp, new AuthCache(redis, config.AUTH_CACHE_TTL_SECONDS), log);
+  await consumeAccountsEvents(amqp, new AuthCache(redis, config.AUTH_CACHE_TTL_SECONDS, config.REDIS_PREFIX), log);
   return amqp;
 }
 
