@@ -18,7 +18,7 @@ export const gatewayConfigShape = {
   /** Attempts of `POST /fetch_api_key` per username (Zulip's `authenticate_by_username`). */
   RATE_LIMIT_AUTH_MAX: positiveInt(5),
   RATE_LIMIT_AUTH_WINDOW_SECONDS: positiveInt(1800),
-  /** How long a successful credential check is reused; domain events drop it sooner. */
+  /** How long a successful credential check is reused (in Redis; each gateway also keeps copies in process for at most 10 s); domain events drop both sooner. */
   AUTH_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).default(60),
   /** Longest wait for an upstream's response headers, and between two body chunks. */
   UPSTREAM_TIMEOUT_SECONDS: positiveInt(300),
