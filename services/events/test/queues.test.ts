@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { RestartEvent, ZULIP_MERGE_BASE, ZULIP_VERSION } from "@chat/contracts";
-import { ManualClock } from "@chat/platform";
+import { identityHeaders, ManualClock } from "@chat/platform";
 import { notifyRestartIfUpgraded } from "../src/actions/maintenance";
 import { eventsEnv, notice, poll, queueFor, user, type EventsEnv, type Instance } from "./support";
 
@@ -224,6 +224,26 @@ describe("long polling", () => {
     await new Promise((r) => setTimeout(r, 100));
     await direct(1, [who.userId], { type: "custom", n: 5 });
     expect((await pending).body).toEqual({ result: "success", msg: "", events: [{ id: 0, type: "custom", n: 5 }], queue_id: q });
+  });
+
+  it("a client hanging up ends its poll: nothing is held for it and no heartbeat is queued", async () => {
+    const quick = await ev.start({ env: { EVENTS_HEARTBEAT_SECONDS: "1" }, consume: false });
+    const who = user();
+    const q = await queueFor(quick, who);
+    const hangUp = new AbortController();
+    const pending = fetch(`${quick.url}/api/v1/events?queue_id=${q}&last_event_id=-1`, {
+      headers: identityHeaders(who, quick.config.INTERNAL_TOKEN),
+      signal: hangUp.signal,
+    }).catch((err: Error) => err.name);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(quick.app.events.hub.held).toBe(1);
+    hangUp.abort();
+    expect(await pending).toBe("AbortError");
+    // Past the heartbeat: a poll still waiting would have queued one.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(quick.app.events.hub.held).toBe(0);
+    expect((await poll(quick, who, q, -1, { dont_block: true })).body.events).toEqual([]);
+    await quick.close();
   });
 
   it("a second poll on the queue releases the first", async () => {

@@ -17,6 +17,8 @@ const log = createLogger("events-test", process.env.TEST_LOG_LEVEL ?? "silent");
 export interface Instance {
   app: FastifyInstance;
   config: EventsConfig;
+  /** Where the instance listens. */
+  url: string;
   /** Over HTTP to the listening instance, as the gateway calls it. */
   call: ReturnType<typeof serviceClient>;
   /** In-process (fastify's inject): straight to fastify's routes, past the server's raw route. */
@@ -79,6 +81,7 @@ export async function eventsEnv(shared: Record<string, string> = {}): Promise<Ev
       const instance: Instance = {
         app,
         config,
+        url: address,
         call: httpServiceClient(address, config.INTERNAL_TOKEN),
         inject: serviceClient(app, config.INTERNAL_TOKEN),
         async close() {
