@@ -148,6 +148,20 @@ describe("status, linkifiers, push tokens", () => {
   });
 });
 
+describe("GET /users/me through the gateway", () => {
+  it("carries max_message_id: the newest message the user received, from messaging", async () => {
+    const me = ok(await c.member2.get("/users/me"));
+    const to = [me.user_id];
+    const sent = ok(await c.member.post("/messages", { type: "private", to: JSON.stringify(to), content: "newest for max_message_id" }));
+    const after = ok(await c.member2.get("/users/me"));
+    expect(after.max_message_id).toBe(sent.id);
+    expect(after.max_message_id).toBeGreaterThan(typeof me.max_message_id === "number" ? me.max_message_id : -2);
+    // A message member2 did not receive does not move it.
+    ok(await c.member.post("/messages", { type: "private", to: JSON.stringify([ok(await c.admin.get("/users/me")).user_id]), content: "not for member2" }));
+    expect(ok(await c.member2.get("/users/me")).max_message_id).toBe(sent.id);
+  });
+});
+
 describe("DELETE /users/me through the gateway", () => {
   it("the only owner is refused; a member's key stops working at once", async () => {
     const res = await o2.owner.delete("/users/me");

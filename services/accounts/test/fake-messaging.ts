@@ -41,6 +41,7 @@ export async function startFakeMessaging() {
         return send(200, { result: "success", msg: "", stream_ids: JSON.parse(params.stream_ids ?? "[]") });
       }
       if (url.pathname === "/api/v1/internal/messages/send") return send(200, { result: "success", msg: "", id: 1 });
+      if (url.pathname === "/api/v1/internal/register_state/messaging") return send(200, { result: "success", msg: "", max_message_id: 1000 + userId });
       send(404, { result: "error", msg: "Not Found", code: "BAD_REQUEST" });
     });
   });

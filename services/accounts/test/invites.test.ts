@@ -28,6 +28,16 @@ afterAll(async () => {
 const invite = (as: any, params: Record<string, unknown>) => t.call("POST", "/invites", { as, params: { stream_ids: [], ...params } });
 const pending = async (as = org.admin.as) => (await t.ok(await t.call("GET", "/invites", { as }))).invites as any[];
 
+describe("GET /users/me and messaging", () => {
+  it("carries messaging's max_message_id, and answers without it while messaging does not", async () => {
+    expect((await t.ok(await t.call("GET", "/users/me", { as: org.member.as }))).max_message_id).toBe(1000 + org.member.user_id);
+    messaging.failNext(1);
+    const body = await t.ok(await t.call("GET", "/users/me", { as: org.member.as }));
+    expect(body.user_id).toBe(org.member.user_id);
+    expect(body).not.toHaveProperty("max_message_id");
+  });
+});
+
 describe("POST /invites", () => {
   it("invites comma and newline separated addresses with Zulip's defaults and emits invites_changed", async () => {
     await t.markOutbox();

@@ -2,7 +2,7 @@ import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable 
 import type { AccountsDeps } from "../deps";
 import { hashApiKey, randomToken } from "../lib/credentials";
 import { ROLE, VALID_ROLES } from "../lib/format";
-import { MessagingClient } from "../lib/messaging-client";
+import { messagingOf } from "../lib/messaging-client";
 import { POLICY, policyAllows } from "../lib/policy";
 import { isValidEmail } from "../lib/validate";
 import { checkGroupsApiCaller } from "../queries/user-groups";
@@ -19,11 +19,6 @@ import {
 import { getRealm, type RealmRow } from "../store/realms";
 import { getUser, getUsersByEmails, type UserRow } from "../store/users";
 import { createUserInTx } from "./users";
-
-export function messagingOf(deps: AccountsDeps): MessagingClient {
-  deps.messaging ??= new MessagingClient(deps.config.MESSAGING_URL, deps.config.INTERNAL_TOKEN);
-  return deps.messaging;
-}
 
 function invitationFailed(msg: string, errors: Array<[string, string, boolean]>, extra: { sent: boolean; daily?: boolean }) {
   return new ApiError("INVITATION_FAILED", msg, {

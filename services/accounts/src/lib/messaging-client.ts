@@ -1,4 +1,4 @@
-import { InternalSubscribeNewUser } from "@chat/contracts";
+import { InternalSubscribeNewUser, MessagingRegisterState } from "@chat/contracts";
 import { InternalClient, type Identity } from "@chat/platform";
 
 export interface StreamRef {
@@ -9,8 +9,8 @@ export interface StreamRef {
 
 /**
  * The few messaging calls accounts makes: the channels an inviting user can access (asked as
- * that user, who is making the request), subscribing a user who accepted an invitation, and the
- * notification bot's direct message.
+ * that user, who is making the request), subscribing a user who accepted an invitation, the
+ * notification bot's direct message, and the newest message a user received.
  */
 export class MessagingClient {
   private readonly http: InternalClient;
@@ -32,6 +32,17 @@ export class MessagingClient {
     });
   }
 
+  /** The id of the newest message the user received, -1 when none (the `message` state). */
+  async maxMessageId(as: Identity): Promise<number> {
+    const r = await this.http.call<{ max_message_id: number }>(MessagingRegisterState.method, MessagingRegisterState.path, {
+      identity: as,
+      params: { fetch_event_types: ["message"] },
+      // Only a deprecated field waits on it (see getOwnUser).
+      timeoutMs: 2000,
+    });
+    return r.max_message_id;
+  }
+
   /** A direct message from the realm's notification bot (the agreed internal send, as that bot). */
   async sendDirect(as: Identity, to: number[], content: string, idempotencyKey: string): Promise<void> {
     await this.http.call("POST", "/internal/messages/send", {
@@ -39,4 +50,10 @@ export class MessagingClient {
       params: { type: "private", to, content, idempotency_key: idempotencyKey },
     });
   }
+}
+
+/** The deps' messaging client, made from the configuration on first use. */
+export function messagingOf(deps: { messaging?: MessagingClient; config: { MESSAGING_URL: string; INTERNAL_TOKEN: string } }): MessagingClient {
+  deps.messaging ??= new MessagingClient(deps.config.MESSAGING_URL, deps.config.INTERNAL_TOKEN);
+  return deps.messaging;
 }

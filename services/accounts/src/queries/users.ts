@@ -4,6 +4,7 @@ import { userObject, userSummary } from "../lib/format";
 import { emailVisibilityOf, ownProfileData, userViewFor } from "./profile";
 import { getUser, getUserByDeliveryEmail, getUserByEmail, getUsersByEmails, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
 import { getRealm } from "../store/realms";
+import { messagingOf } from "../lib/messaging-client";
 import { canSeeDeliveryEmail, dummyEmail } from "../lib/user-settings";
 
 /** A user of the caller's realm (system bots included), or Zulip's "No such user". */
@@ -14,7 +15,7 @@ export async function accessUserById(deps: AccountsDeps, realmId: number, userId
 }
 
 export async function getOwnUser(deps: AccountsDeps, who: Identity) {
-  const u = await accessUserById(deps, who.realmId, who.userId);
+  const [u, maxMessageId] = await Promise.all([accessUserById(deps, who.realmId, who.userId), newestMessageId(deps, who)]);
   const obj = userObject(u, { clientGravatar: false });
   return {
     user_id: obj.user_id,
@@ -34,7 +35,22 @@ export async function getOwnUser(deps: AccountsDeps, who: Identity) {
     avatar_url: obj.avatar_url!,
     avatar_version: obj.avatar_version,
     profile_data: await ownProfileData(deps.pool, who.realmId, who.userId),
+    ...(maxMessageId === null ? {} : { max_message_id: maxMessageId }),
   };
+}
+
+/**
+ * `max_message_id` of GET /users/me (deprecated in Zulip, still sent): asked of messaging. The
+ * rest of the answer does not depend on messaging, so without it the field is left out rather
+ * than the request failing.
+ */
+async function newestMessageId(deps: AccountsDeps, who: Identity): Promise<number | null> {
+  try {
+    return await messagingOf(deps).maxMessageId(who);
+  } catch (err) {
+    deps.log.warn({ err: (err as Error).message }, "max_message_id unavailable: messaging did not answer");
+    return null;
+  }
 }
 
 export async function getRealmMembers(deps: AccountsDeps, who: Identity, clientGravatar: boolean, withProfile: boolean) {
