@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 /**
  * Process metrics (CPU, memory, event-loop lag, GC) are collected once per process: every
@@ -14,8 +14,17 @@ function processMetrics(service: string): Registry {
   return processRegistry;
 }
 
-/** Request counts and latency histograms by method, route and status, for one app. */
-export function createMetrics(service: string) {
+/** A service's own figure, read when Prometheus scrapes (held polls, queues, ...). */
+export interface GaugeSpec {
+  help: string;
+  read: () => number | Promise<number>;
+}
+
+/**
+ * Request counts and latency histograms by method, route and status, for one app, and the
+ * service's own gauges (a gauge whose read fails shows NaN in that scrape: unknown, not zero).
+ */
+export function createMetrics(service: string, gauges: Record<string, GaugeSpec> = {}) {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   const requests = new Counter({
@@ -31,6 +40,20 @@ export function createMetrics(service: string) {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60, 120],
     registers: [registry],
   });
+  for (const [name, spec] of Object.entries(gauges)) {
+    new Gauge({
+      name,
+      help: spec.help,
+      registers: [registry],
+      async collect() {
+        try {
+          this.set(await spec.read());
+        } catch {
+          this.set(Number.NaN);
+        }
+      },
+    });
+  }
   const process = processMetrics(service);
   const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   return {

@@ -427,6 +427,27 @@ describe("/health, /ready, /metrics", () => {
     expect(res.body).toContain("process_cpu_user_seconds_total");
     await app.close();
   });
+
+  it("/metrics reads a service's own gauges at each scrape; one that cannot be read shows NaN", async () => {
+    let held = 3;
+    const { app } = build({
+      gauges: {
+        test_held: { help: "held things", read: () => held },
+        test_broken: { help: "unreadable", read: async () => Promise.reject(new Error("redis down")) },
+      },
+    });
+    const scrape = async () => {
+      const res = await app.inject({ method: "GET", url: "/metrics" });
+      expect(res.statusCode).toBe(200);
+      return parseMetrics(res.body);
+    };
+    expect(sample(await scrape(), "test_held", { service: "test" })).toBe(3);
+    held = 5;
+    const samples = await scrape();
+    expect(sample(samples, "test_held", { service: "test" })).toBe(5);
+    expect(sample(samples, "test_broken", { service: "test" })).toBeNaN();
+    await app.close();
+  });
 });
 
 describe("request ids", () => {

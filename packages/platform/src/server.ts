@@ -8,7 +8,7 @@ import type { z } from "zod";
 import { ApiError, serviceUnavailable } from "./errors";
 import { flatUuid, INTERNAL_HEADERS, readIdentity, tokenMatches, type Identity } from "./identity";
 import type { Logger } from "./logger";
-import { createMetrics } from "./metrics";
+import { createMetrics, type GaugeSpec } from "./metrics";
 import { parseParams } from "./params";
 import { withRequestId } from "./request-context";
 
@@ -25,6 +25,8 @@ export interface ServerOptions {
   maxUploadBytes?: number;
   /** How long one readiness check may take before it counts as failed (default 2000 ms). */
   readinessTimeoutMs?: number;
+  /** The service's own gauges on `/metrics`, by metric name. */
+  gauges?: Record<string, GaugeSpec>;
 }
 
 export interface HandlerContext<S extends ParamSpecs> {
@@ -214,7 +216,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     if (shuttingDown.has(app)) reply.header("connection", "close");
   });
 
-  const metrics = createMetrics(opts.name);
+  const metrics = createMetrics(opts.name, opts.gauges);
   internals.set(app, { raw, metrics });
   app.addHook("onResponse", async (req, reply) => {
     // Unmatched URLs share one label so random paths cannot blow up the series count.

@@ -55,6 +55,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     internalToken: config.INTERNAL_TOKEN,
     validateResponses: config.VALIDATE_RESPONSES,
     readiness: { redis: () => redis.ping() },
+    gauges: {
+      events_held_polls: { help: "Long polls this instance holds now", read: () => hub.held },
+      events_queues: { help: "Event queues of the deployment (shared by every instance)", read: () => store.count() },
+    },
   });
   app.decorate("events", {
     ...rt,

@@ -246,6 +246,26 @@ describe("long polling", () => {
     await quick.close();
   });
 
+  it("/metrics shows the polls this instance holds and the deployment's queues", async () => {
+    const gauge = async (name: string) => {
+      const text = String((await inst.call("GET", "/../../metrics")).body);
+      const line = text.split("\n").find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+      return Number(line?.slice(line.lastIndexOf(" ") + 1));
+    };
+    const queues = Number(await ev.redis.zcard(`${inst.config.REDIS_PREFIX}expiry`));
+    expect(await gauge("events_queues")).toBe(queues);
+    const who = user();
+    const q = await queueFor(inst, who);
+    expect(await gauge("events_queues")).toBe(queues + 1);
+    const before = await gauge("events_held_polls");
+    const pending = poll(inst, who, q, -1);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await gauge("events_held_polls")).toBe(before + 1);
+    await direct(1, [who.userId], { type: "custom", n: 6 });
+    await pending;
+    expect(await gauge("events_held_polls")).toBe(before);
+  });
+
   it("a second poll on the queue releases the first", async () => {
     const who = user();
     const q = await queueFor(inst, who);

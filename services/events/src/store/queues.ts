@@ -204,6 +204,11 @@ export class QueueStore {
     return { byUser, realm };
   }
 
+  /** How many queues the deployment holds (all instances share them). */
+  async count(): Promise<number> {
+    return this.redis.zcard(`${this.opts.prefix}expiry`);
+  }
+
   /** Every queue id known to this deployment (restart notices only; not for hot paths). */
   async allQueueIds(): Promise<string[]> {
     return this.redis.zrange(`${this.opts.prefix}expiry`, 0, -1);
