@@ -68,7 +68,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   });
   app.addHook("preClose", async () => proxy.releaseLongPolls());
   app.addHook("onClose", async () => {
-    authCache.close();
+    // Its "close" event drops the cache's in-process copies.
     subscriber?.disconnect();
     await proxy.close();
   });

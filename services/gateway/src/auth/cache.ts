@@ -71,7 +71,7 @@ export class AuthCache {
     redis: Redis,
     private readonly ttlSeconds: number,
     prefix: string,
-    private readonly subscriber: Redis | null = null,
+    subscriber: Redis | null = null,
   ) {
     this.redis = redis as Redis & CacheCommands;
     this.channel = `${prefix}gw:auth:invalidated`;
@@ -117,11 +117,6 @@ export class AuthCache {
     if (!this.localReady || epoch !== this.epoch) return;
     if (this.local.size >= LOCAL_MAX) this.local.clear();
     this.local.set(hash, { who, until: Date.now() + Math.min(LOCAL_TTL_MS, this.ttlSeconds * 1000) });
-  }
-
-  /** Stops listening (the subscriber is the caller's to close). */
-  close(): void {
-    this.local.clear();
   }
 
   static hash(email: string, apiKey: string): string {
