@@ -16,6 +16,11 @@ export const accountsConfigShape = {
    * accounts reports it in register, so set both services to the same value.
    */
   MAX_FILE_UPLOAD_SIZE_MIB: z.coerce.number().positive().max(100 * 1024).default(100),
+  /**
+   * Users whose formatted objects this process keeps for register and GET /users, over all
+   * organizations (about 1 KB each; least recently used organizations are dropped first).
+   */
+  USER_LIST_CACHE_USERS: z.coerce.number().int().min(0).default(50000),
   /** scrypt cost (N) for passwords; tests may lower it. */
   PASSWORD_SCRYPT_COST: z.coerce.number().int().min(1024).default(16384),
 };

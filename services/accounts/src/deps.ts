@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Clock, Logger } from "@chat/platform";
 import type { AccountsConfig } from "./config";
 import type { MessagingClient } from "./lib/messaging-client";
+import type { UserListCache } from "./queries/user-list";
 
 /** What actions, queries and routes need; built once in main.ts (or a test). */
 export interface AccountsDeps {
@@ -11,4 +12,6 @@ export interface AccountsDeps {
   log: Logger;
   /** Calls into messaging (invitations); tests may point it at a stand-in peer. */
   messaging?: MessagingClient;
+  /** Formatted user lists per organization (made on first use; see userListsOf). */
+  userLists?: UserListCache;
 }

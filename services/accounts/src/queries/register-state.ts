@@ -1,16 +1,16 @@
 import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from "@chat/contracts";
-import { badRequest, type Identity } from "@chat/platform";
+import { badRequest, JsonText, SUCCESS_PREFIX, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
-import { ROLE, userObject } from "../lib/format";
+import { ROLE } from "../lib/format";
 import { POLICY, policyAllows } from "../lib/policy";
 import { getRealm, type RealmRow } from "../store/realms";
 import { systemGroupIds } from "../store/user-groups";
-import { getUser, listRealmUsers, listSystemBots, type UserRow } from "../store/users";
+import { getUser, type UserRow } from "../store/users";
 import { AUTHENTICATION_METHODS } from "./server";
 import { registerStateExtras } from "./register-state-extras";
 import { avatarUrl } from "../lib/avatar";
-import { userViewFor } from "./profile";
 import { settingsRegisterState } from "./settings";
+import { userListJson, userListsOf } from "./user-list";
 
 export interface RegisterStateParams {
   fetch_event_types: string[] | null | undefined;
@@ -31,8 +31,13 @@ export interface StateContext {
   clientGravatar: boolean;
 }
 
+/** A member of the state that is JSON already (the user lists), put into the answer as it is. */
+class RawJson {
+  constructor(readonly text: string) {}
+}
+
 /** The accounts-owned slice of POST /register's initial state, for the requested event types. */
-export async function getRegisterState(deps: AccountsDeps, who: Identity, p: RegisterStateParams): Promise<Record<string, unknown>> {
+export async function getRegisterState(deps: AccountsDeps, who: Identity, p: RegisterStateParams): Promise<JsonText> {
   const types = p.fetch_event_types;
   const wants = (t: string) => types === null || types === undefined || types.includes(t);
   const [me, realm] = await Promise.all([getUser(deps.pool, who.realmId, who.userId), getRealm(deps.pool, who.realmId)]);
@@ -46,7 +51,16 @@ export async function getRegisterState(deps: AccountsDeps, who: Identity, p: Reg
     settingsRegisterState({ db: deps.pool, me, wants, capabilities: p.client_capabilities }),
     registerStateExtras(ctx),
   ]);
-  return Object.assign({}, ...parts) as Record<string, unknown>;
+  return stateJson(Object.assign({}, ...parts) as Record<string, unknown>);
+}
+
+function stateJson(state: Record<string, unknown>): JsonText {
+  let text = SUCCESS_PREFIX;
+  for (const [key, value] of Object.entries(state)) {
+    if (value === undefined) continue;
+    text += `,${JSON.stringify(key)}:${value instanceof RawJson ? value.text : JSON.stringify(value)}`;
+  }
+  return new JsonText(`${text}}`);
 }
 
 async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
@@ -165,17 +179,13 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
 async function realmUserState(ctx: StateContext): Promise<Record<string, unknown>> {
   const { deps, me, realm, clientGravatar } = ctx;
   // Each user's delivery email as this viewer may see it, and custom profile field values.
-  const [users, bots, view] = await Promise.all([
-    listRealmUsers(deps.pool, realm.id),
-    listSystemBots(deps.pool, realm.id),
-    userViewFor(deps.pool, realm.id, me, { profileData: true }),
-  ]);
+  const list = await userListsOf(deps).get(deps.pool, realm.id, { clientGravatar, profileData: true });
   const now = deps.clock.now();
   const can = (policy: number) => policyAllows(policy, me, realm, now);
   return {
-    realm_users: users.filter((u) => u.isActive).map((u) => view(u, userObject(u, { clientGravatar }))),
-    realm_non_active_users: users.filter((u) => !u.isActive).map((u) => view(u, userObject(u, { clientGravatar }))),
-    cross_realm_bots: bots.map((u) => ({ ...userObject(u, { clientGravatar }), is_system_bot: true })),
+    realm_users: new RawJson(userListJson(list, me, true)),
+    realm_non_active_users: new RawJson(userListJson(list, me, false)),
+    cross_realm_bots: new RawJson(list.botsJson),
     user_id: me.id,
     email: me.email,
     delivery_email: me.deliveryEmail,

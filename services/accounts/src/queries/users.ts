@@ -1,4 +1,4 @@
-import { badRequest, type Identity } from "@chat/platform";
+import { badRequest, JsonText, SUCCESS_PREFIX, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { userObject, userSummary } from "../lib/format";
 import { emailVisibilityOf, ownProfileData, userViewFor } from "./profile";
@@ -6,6 +6,7 @@ import { getUser, getUserByDeliveryEmail, getUserByEmail, getUsersByEmails, getU
 import { getRealm } from "../store/realms";
 import { messagingOf } from "../lib/messaging-client";
 import { canSeeDeliveryEmail, dummyEmail } from "../lib/user-settings";
+import { userListJson, userListsOf } from "./user-list";
 
 /** A user of the caller's realm (system bots included), or Zulip's "No such user". */
 export async function accessUserById(deps: AccountsDeps, realmId: number, userId: number): Promise<UserRow> {
@@ -53,10 +54,10 @@ async function newestMessageId(deps: AccountsDeps, who: Identity): Promise<numbe
   }
 }
 
-export async function getRealmMembers(deps: AccountsDeps, who: Identity, clientGravatar: boolean, withProfile: boolean) {
-  const users = await listRealmUsers(deps.pool, who.realmId);
-  const view = await userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile });
-  return users.map((u) => view(u, userObject(u, { clientGravatar })));
+/** GET /users: every user of the organization, active or not (system bots aside), as JSON. */
+export async function getRealmMembers(deps: AccountsDeps, who: Identity, clientGravatar: boolean, withProfile: boolean): Promise<JsonText> {
+  const list = await userListsOf(deps).get(deps.pool, who.realmId, { clientGravatar, profileData: withProfile });
+  return new JsonText(`${SUCCESS_PREFIX},"members":${userListJson(list, { id: who.userId, role: who.role }, null)}}`);
 }
 
 export async function getMember(deps: AccountsDeps, who: Identity, userId: number, clientGravatar: boolean, withProfile: boolean) {

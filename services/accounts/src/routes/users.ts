@@ -8,9 +8,9 @@ import { getMember, getMemberByEmail, getOwnUser, getRealmMembers } from "../que
 export function userRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, GetOwnUser, ({ identity }) => getOwnUser(deps, identity));
 
-  registerRoute(app, GetUsers, async ({ identity, params }) => ({
-    members: await getRealmMembers(deps, identity, params.client_gravatar, params.include_custom_profile_fields),
-  }));
+  registerRoute(app, GetUsers, ({ identity, params }) =>
+    getRealmMembers(deps, identity, params.client_gravatar, params.include_custom_profile_fields),
+  );
 
   registerRoute(app, GetUser, async ({ identity, params }) => ({
     user: await getMember(deps, identity, params.user_id, params.client_gravatar, params.include_custom_profile_fields),

@@ -119,6 +119,15 @@ export async function listRealmUsers(db: Queryable, realmId: number): Promise<Us
   return rows.map(toUser);
 }
 
+/**
+ * The organization's user list version (see user-list.ts and the user_list_versions migration);
+ * "0" before anything moved it.
+ */
+export async function userListVersion(db: Queryable, realmId: number): Promise<string> {
+  const { rows } = await db.query("SELECT version FROM user_list_versions WHERE realm_id = $1", [realmId]);
+  return rows.length ? String(rows[0].version) : "0";
+}
+
 export async function listSystemBots(db: Queryable, realmId: number): Promise<UserRow[]> {
   const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND is_system_bot ORDER BY id", [realmId]);
   return rows.map(toUser);
