@@ -33,6 +33,8 @@ interface IdleRun {
   delivered: number;
   missing: number;
   pollErrors: number;
+  /** The first few failed polls: status and body, or the client's error. */
+  errorSamples: string[];
   baseline: { rssPerHeldBytes: number; heapPerHeldBytes: number; releaseLastMs: number; released: number };
   cpu: CpuReport;
 }
@@ -74,7 +76,7 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
       const r = await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS);
       runs.push(r);
       log(
-        `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
+        `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}${r.pollErrors ? `, ${r.pollErrors} failed polls (${r.errorSamples.join("; ")})` : ""}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
       );
     }
     await setup.target.profileStop("idle");
@@ -116,6 +118,11 @@ async function idleRun(
 
   const arrivals: number[] = [];
   let pollErrors = 0;
+  const errorSamples: string[] = [];
+  const failed = (what: string) => {
+    pollErrors++;
+    if (errorSamples.length < 5) errorSamples.push(what);
+  };
   let delivered = 0;
   let sentAt = Infinity;
   let returnedEarly = 0;
@@ -131,7 +138,7 @@ async function idleRun(
           // Back before the message was sent (a heartbeat): this poll was not held at the send.
           if (at < sentAt) returnedEarly++;
           if (res.status !== 200) {
-            pollErrors++;
+            failed(`HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
             return;
           }
           const events = res.body.events as Array<{ id: number; type: string }>;
@@ -141,9 +148,7 @@ async function idleRun(
             arrivals.push(at - sentAt);
           }
         })
-        .catch(() => {
-          pollErrors++;
-        }),
+        .catch((err: Error) => failed(`${err.name}: ${err.message}`)),
     );
     if ((i + 1) % WAVE === 0) await sleep(50);
   }
@@ -175,6 +180,7 @@ async function idleRun(
     delivered,
     missing: C - delivered - pollErrors,
     pollErrors,
+    errorSamples,
     baseline,
     cpu: cpuReport,
   };

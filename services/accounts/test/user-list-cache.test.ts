@@ -32,7 +32,7 @@ const realmUsers = async (as: TestUser, params: Record<string, unknown> = {}) =>
 const members = async (as: TestUser, params: Record<string, unknown> = {}) =>
   (await t.ok(await t.call("GET", "/users", { as: as.as, params }))).members as any[];
 const find = (list: any[], u: TestUser) => list.find((x) => x.user_id === u.user_id);
-const change = async (method: string, path: string, as: TestUser, params: Record<string, unknown>) =>
+const change = async (method: Parameters<typeof viaOther>[0], path: string, as: TestUser, params: Record<string, unknown>) =>
   t.ok(await viaOther(method, path, { as: as.as, params }));
 
 describe("formatted user lists follow changes made anywhere", () => {
