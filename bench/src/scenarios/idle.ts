@@ -70,16 +70,14 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
     // One unmeasured round first: the events process sizes its heap and fills its caches for C
     // polls, so the measured rounds' RSS deltas show the polls rather than that growth.
     log(`  idle C=${C}: warm-up round`);
-    await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS);
-    await setup.target.profileStart();
+    await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS, false);
     for (let run = 0; run < opts.runs; run++) {
-      const r = await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS);
+      const r = await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS, true);
       runs.push(r);
       log(
         `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}${r.pollErrors ? `, ${r.pollErrors} failed polls (${r.errorSamples.join("; ")})` : ""}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
       );
     }
-    await setup.target.profileStop("idle");
   } finally {
     if (!calib) await server.stop();
   }
@@ -110,6 +108,8 @@ async function idleRun(
   queues: Array<{ user: BenchOrg["users"][number]; queueId: string; lastEventId: number }>,
   server: BaselineServer,
   coolDownMs: number,
+  /** Profile the fan-out (with `--profile`): from the send until the last poll has the event. */
+  profile: boolean,
 ): Promise<IdleRun> {
   const C = queues.length;
   const eventsUrl = setup.target.urls.events;
@@ -156,12 +156,14 @@ async function idleRun(
   const after = await settledMemory(setup, eventsUrl);
 
   // One message to the channel: every queue's owner is subscribed.
+  if (profile) await setup.target.profileStart();
   const cpu = setup.cpuWindow();
   sentAt = performance.now();
   const held = C - returnedEarly;
   expectOk(await setup.gateway(org.owner).post("/messages", { type: "stream", to: streamId, topic: "idle", content: "wake up" }), "POST /messages");
   await Promise.race([Promise.all(polls), sleep(30_000)]);
   const cpuReport = cpu.stop();
+  if (profile) await setup.target.profileStop("idle");
   await pool.destroy();
   // The heap's reference reading: the same process once the polls are answered and anything a
   // poll leaves behind for a while (the wake-channel subscription lingers 10 s) is gone. (RSS
