@@ -311,6 +311,19 @@ describe("long polling", () => {
     });
   });
 
+  it("a poll woken by an instance from before carried events (a bare \"e\") reads its queue", async () => {
+    // During a rolling upgrade, older instances' fan-outs push the event and publish "e" only.
+    const who = user();
+    const q = await queueFor(inst, who);
+    const waiting = poll(inst, who, q, -1);
+    await new Promise((r) => setTimeout(r, 150));
+    const P = inst.config.REDIS_PREFIX;
+    const id = (await ev.redis.hincrby(`${P}q:${q}`, "next_id", 1)) - 1;
+    await ev.redis.zadd(`${P}qe:${q}`, id, JSON.stringify({ id, type: "custom", old: true }));
+    await ev.redis.publish(`${P}wake:${q}`, "e");
+    expect((await waiting).body).toEqual({ result: "success", msg: "", events: [{ id: 0, type: "custom", old: true }], queue_id: q });
+  });
+
   it("DELETE /events needs queue_id", async () => {
     const res = await inst.call("DELETE", "/events", { as: user() });
     expect(res.body).toMatchObject({ code: "REQUEST_VARIABLE_MISSING", var_name: "queue_id" });
@@ -356,6 +369,27 @@ describe("expiry", () => {
     expect(await local.app.events.sweeper.sweepOnce()).toEqual([qCapped]);
     expect(await ev.redis.exists(`${local.config.REDIS_PREFIX}q:${qCapped}`, `${local.config.REDIS_PREFIX}qe:${qCapped}`)).toBe(0);
     expect(await ev.redis.smembers(`${local.config.REDIS_PREFIX}u:1:${long.userId}`)).toEqual([]);
+    await own.teardown();
+  });
+});
+
+describe("expiry after a delivery", () => {
+  it("a poll answered with a fan-out's events ends its wait: the queue's idle clock runs from its last poll", async () => {
+    const own = await eventsEnv();
+    const clock = new ManualClock(new Date("2030-01-01T00:00:00Z"));
+    const local = await own.start({ clock, consume: false, env: { EVENTS_HEARTBEAT_SECONDS: "30" } });
+    const who = user();
+    const q = await queueFor(local, who, { queue_lifespan_secs: 1 });
+    const waiting = poll(local, who, q, -1);
+    await new Promise((r) => setTimeout(r, 150));
+    await local.app.events.deliverer.doDeliverNotice(randomUUID(), 1, { event: { type: "custom", n: 1 }, users: [who.userId] });
+    expect((await waiting).body.events).toEqual([{ id: 0, type: "custom", n: 1 }]);
+
+    // Still waiting, it would be kept until its heartbeat (30 s) had passed; answered, it is
+    // idle from its last poll on, and its one-second lifespan is soon over.
+    clock.advance(2_000);
+    expect(await local.app.events.sweeper.sweepOnce()).toEqual([q]);
+    expect((await poll(local, who, q, 0, { dont_block: true })).body).toMatchObject({ code: "BAD_EVENT_QUEUE_ID" });
     await own.teardown();
   });
 });

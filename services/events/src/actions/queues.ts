@@ -148,6 +148,12 @@ export class QueuePoll implements WakeTarget {
   }
 
   onWake(reason: WakeReason): void {
+    if (reason === "events") {
+      // Events carried by the wake-ups are what the queue holds past the acknowledged ones, and
+      // the fan-out that pushed them already ended this wait in Redis: answer without a read.
+      const carried = this.waiter!.takeCarried();
+      if (carried) return this.finish(null, carried);
+    }
     void this.wakeUp(reason);
   }
 

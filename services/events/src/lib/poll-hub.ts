@@ -21,14 +21,17 @@ export interface WakeTarget {
 /**
  * One waiting poll's view of its queue's wake channel. Messages published before the poll's own
  * fetch ran are stale (that fetch already saw their effect); the fetch publishes `r:<token>`,
- * and everything after that echo counts. Callbacks rather than promises: an instance holds
- * thousands of these, and each is kept small.
+ * and everything after that echo counts. Events pushed after the fetch arrive in their wake-ups
+ * (`E` and their JSON texts, see scripts.ts) and are kept for the poll's answer. Callbacks
+ * rather than promises: an instance holds thousands of these, and each is kept small.
  */
 export class Waiter {
   private armed = false;
   private pending: WakeReason | null = null;
   private target: WakeTarget | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** Events carried by wake-ups since the echo, as their JSON texts. */
+  private carried: string[] | null = null;
 
   constructor(
     readonly channel: string,
@@ -38,17 +41,27 @@ export class Waiter {
 
   /** Called by the hub for each message on the channel. */
   receive(message: string): void {
-    if (message === `r:${this.token}`) {
-      this.armed = true;
+    if (message.startsWith("r:")) {
+      if (message.length === this.token.length + 2 && message.endsWith(this.token)) this.armed = true;
+      else if (this.armed) this.wake("release");
       return;
     }
     if (!this.armed) return;
-    let reason: WakeReason | null = null;
-    if (message === "e") reason = "events";
-    else if (message === "d") reason = "deleted";
-    else if (message === "x") reason = "dropped";
-    else if (message.startsWith("r:")) reason = "release";
-    if (reason) this.wake(reason);
+    if (message.startsWith("E")) {
+      const texts = message.slice(1).split("\n");
+      if (this.carried) this.carried.push(...texts);
+      else this.carried = texts;
+      this.wake("events");
+    } else if (message === "e") this.wake("events");
+    else if (message === "d") this.wake("deleted");
+    else if (message === "x") this.wake("dropped");
+  }
+
+  /** The events carried since the last call (null when none were). */
+  takeCarried(): string[] | null {
+    const texts = this.carried;
+    this.carried = null;
+    return texts;
   }
 
   wake(reason: WakeReason): void {

@@ -13,7 +13,9 @@ import type { Redis } from "@chat/platform";
  *   P r:<realm>       set: queues that also get the realm's public channel messages
  *   P expiry          sorted set: queue id -> the time (ms) it expires unless polled
  *   P seen:<envelope> a delivered domain event (redeliveries are skipped)
- *   channel P wake:<id>  "e" new events, "r:<token>" a newer poll, "d" deleted, "x" dropped
+ *   channel P wake:<id>  "E<events>" new events, carried: their JSON texts, one per line;
+ *                        "e" new events, not carried (published by instances from before
+ *                        carried events); "r:<token>" a newer poll; "d" deleted; "x" dropped
  */
 
 const PRELUDE = `
@@ -39,14 +41,28 @@ local function drop(q)
   redis.call('ZREM', P .. 'expiry', q)
 end
 
--- Appends one event (JSON without id) and returns its id.
+-- Appends one event (JSON without id); returns its id and its JSON as queued.
 local function push(q, json)
   local id = redis.call('HINCRBY', qkey(q), 'next_id', 1) - 1
   local body = string.sub(json, 2)
   if body ~= '}' then body = ',' .. body end
-  local e = ekey(q)
-  redis.call('ZADD', e, id, '{"id":' .. id .. body)
-  return id
+  local text = '{"id":' .. id .. body
+  redis.call('ZADD', ekey(q), id, text)
+  return id, text
+end
+
+-- Events just pushed go to the queue's waiting poll in the wake-up itself (JSON texts never
+-- hold a raw newline): the poll answers with them without reading the queue, so its wait ends
+-- here, as a READ with events would end it. Only pushes after a poll's fetch reach it after
+-- its own "r:" echo, so what a poll collects after its echo is exactly what its queue holds.
+local function deliver(q, texts)
+  local m = qkey(q)
+  local f = redis.call('HMGET', m, 'waiting_until', 'last_connection', 'lifespan')
+  if f[1] then
+    redis.call('HDEL', m, 'waiting_until')
+    redis.call('ZADD', P .. 'expiry', tonumber(f[2]) + tonumber(f[3]) * 1000, q)
+  end
+  wake(q, 'E' .. table.concat(texts, '\\n'))
 end
 
 -- After n pushes: drops the queue if it holds more than cap events (true when dropped), and
@@ -233,8 +249,12 @@ while i < #ARGV do
   local q, v = ARGV[i], tonumber(ARGV[i + 1])
   i = i + 2
   if redis.call('EXISTS', qkey(q)) == 1 then
-    for _, json in ipairs(variants[v]) do push(q, json) end
-    if not settle(q, #variants[v], cap) then wake(q, 'e') end
+    local texts = {}
+    for k, json in ipairs(variants[v]) do
+      local _, text = push(q, json)
+      texts[k] = text
+    end
+    if not settle(q, #variants[v], cap) then deliver(q, texts) end
     written = written + 1
   end
 end
@@ -247,8 +267,8 @@ local n = 0
 for i = 4, #ARGV do
   local q = ARGV[i]
   if redis.call('EXISTS', qkey(q)) == 1 then
-    push(q, ARGV[2])
-    if not settle(q, 1, tonumber(ARGV[3])) then wake(q, 'e') end
+    local _, text = push(q, ARGV[2])
+    if not settle(q, 1, tonumber(ARGV[3])) then deliver(q, {text}) end
     n = n + 1
   end
 end
