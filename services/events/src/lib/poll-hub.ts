@@ -111,8 +111,13 @@ export class PollHub {
   private readonly ops = new Map<string, Promise<void>>();
   /** Channels Redis confirmed as subscribed (and not unsubscribed since). */
   private readonly subscribed = new Set<string>();
-  /** Subscribed channels without a waiter, with the timer that unsubscribes them. */
-  private readonly lingering = new Map<string, NodeJS.Timeout>();
+  /**
+   * Subscribed channels without a waiter, with when to unsubscribe them, oldest first (each
+   * lingers as long, and a channel is added only when it has none): one timer serves them all,
+   * instead of one per channel when a fan-out answers thousands of polls at once.
+   */
+  private readonly lingering = new Map<string, number>();
+  private lingerTimer: NodeJS.Timeout | null = null;
   private closing = false;
 
   constructor(
@@ -142,11 +147,7 @@ export class PollHub {
     }
     set.add(waiter);
     if (this.closing) waiter.wake("heartbeat");
-    const linger = this.lingering.get(channel);
-    if (linger) {
-      clearTimeout(linger);
-      this.lingering.delete(channel);
-    }
+    this.lingering.delete(channel);
     try {
       if (first)
         await this.serialize(channel, async () => {
@@ -170,14 +171,33 @@ export class PollHub {
     if (!set || !set.delete(w)) return;
     if (set.size === 0) {
       this.waiters.delete(w.channel);
-      const timer = setTimeout(() => this.unsubscribe(w.channel), this.closing ? 0 : this.lingerMs);
-      timer.unref();
-      this.lingering.set(w.channel, timer);
+      if (this.closing) this.unsubscribe(w.channel);
+      else {
+        this.lingering.set(w.channel, Date.now() + this.lingerMs);
+        this.scheduleLingerSweep();
+      }
     }
   }
 
+  private scheduleLingerSweep(): void {
+    if (this.lingerTimer || this.lingering.size === 0) return;
+    const oldest = this.lingering.values().next().value as number;
+    this.lingerTimer = setTimeout(() => this.sweepLingering(), Math.max(0, oldest - Date.now()));
+    this.lingerTimer.unref();
+  }
+
+  private sweepLingering(): void {
+    this.lingerTimer = null;
+    const now = Date.now();
+    for (const [channel, until] of this.lingering) {
+      if (until > now) break;
+      this.lingering.delete(channel);
+      this.unsubscribe(channel);
+    }
+    this.scheduleLingerSweep();
+  }
+
   private unsubscribe(channel: string): void {
-    this.lingering.delete(channel);
     this.serialize(channel, async () => {
       // Someone started watching again while we queued: keep the subscription.
       if (this.waiters.has(channel) || !this.subscribed.has(channel)) return;
@@ -224,7 +244,8 @@ export class PollHub {
 
   async close(): Promise<void> {
     this.releaseAll();
-    for (const timer of this.lingering.values()) clearTimeout(timer);
+    if (this.lingerTimer) clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
     this.lingering.clear();
     await Promise.all([...this.ops.values()]);
     this.sub.disconnect();
