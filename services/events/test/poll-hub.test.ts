@@ -93,6 +93,33 @@ describe("PollHub", () => {
     waiter.close();
   });
 
+  it("fires each heartbeat once, no sooner than asked and at most a step late; woken or closed waiters get none", async () => {
+    const watchArmed = async (token: string) => {
+      const channel = `hubtest:wake:${randomUUID()}`;
+      const w = await hub.watch(channel, token);
+      await redis.publish(channel, `r:${token}`);
+      return { w, channel };
+    };
+    const [a, b, c, d] = await Promise.all(["a", "b", "c", "d"].map(watchArmed));
+    await sleep(50); // the echoes are in
+    const fired: Array<{ who: string; reason: WakeReason; at: number }> = [];
+    const started = Date.now();
+    const listen = (who: string, w: Waiter, ms: number) => w.listen(ms, { onWake: (reason) => fired.push({ who, reason, at: Date.now() - started }) });
+    listen("a", a.w, 150);
+    listen("b", b.w, 400);
+    listen("c", c.w, 400);
+    listen("d", d.w, 400);
+    await redis.publish(b.channel, "e"); // b is woken by an event before its deadline
+    c.w.close(); // c's poll went away
+    await sleep(700);
+    expect(fired.map((f) => `${f.who}:${f.reason}`).sort()).toEqual(["a:heartbeat", "b:events", "d:heartbeat"]);
+    const at = (who: string) => fired.find((f) => f.who === who)!.at;
+    expect(at("a")).toBeGreaterThanOrEqual(145);
+    expect(at("a")).toBeLessThan(400);
+    expect(at("d")).toBeGreaterThanOrEqual(395);
+    for (const x of [a, b, d]) x.w.close();
+  });
+
   it("subscribes again when the last poll's channel was dropped while a new poll raced it", async () => {
     const channel = `hubtest:wake:${randomUUID()}`;
     (await hub.watch(channel, "a")).close();

@@ -29,7 +29,8 @@ export class Waiter {
   private armed = false;
   private pending: WakeReason | null = null;
   private target: WakeTarget | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  /** Its heartbeat's bucket in the hub's deadlines (0: none). */
+  private due = 0;
   /** Events carried by wake-ups since the echo, as their JSON texts. */
   private carried: string[] | null = null;
 
@@ -73,39 +74,97 @@ export class Waiter {
 
   /**
    * Tells `target` the next reason once: one already pending, the next to come, or the
-   * heartbeat after `timeoutMs`.
+   * heartbeat after `timeoutMs` (up to DEADLINE_STEP_MS later).
    */
   listen(timeoutMs: number, target: WakeTarget): void {
     this.target = target;
     if (this.pending) queueMicrotask(() => this.fire());
-    else this.timer = setTimeout(heartbeat, Math.max(0, timeoutMs), this);
+    else this.due = this.hub.deadlines.add(this, Date.now() + Math.max(0, timeoutMs));
+  }
+
+  /** Its heartbeat is due (called by the hub's deadlines, which have already let it go). */
+  deadlinePassed(): void {
+    this.due = 0;
+    this.wake("heartbeat");
   }
 
   private fire(): void {
     const target = this.target;
     if (!target) return;
     this.target = null;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.dropDeadline();
     const reason = this.pending ?? "heartbeat";
     this.pending = null;
     target.onWake(reason);
   }
 
+  private dropDeadline(): void {
+    if (this.due) this.hub.deadlines.remove(this, this.due);
+    this.due = 0;
+  }
+
   close(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.dropDeadline();
     this.target = null;
     this.hub.unwatch(this);
   }
 }
 
-const heartbeat = (w: Waiter) => w.wake("heartbeat");
+/** How late a held poll's heartbeat may fire: the resolution of the hub's deadlines. */
+const DEADLINE_STEP_MS = 100;
+
+/**
+ * The heartbeat deadlines of listening waiters, in buckets of DEADLINE_STEP_MS, with one timer
+ * for all of them. A timer per poll cost a Timeout object each, and with jittered holds nearly
+ * every poll had a timer list of its own (Node keeps one per distinct duration).
+ */
+export class Deadlines {
+  private readonly buckets = new Map<number, Set<Waiter>>();
+  private timer: NodeJS.Timeout | null = null;
+
+  /** Files `w` under the first bucket at or after `at`; returns that bucket's key. */
+  add(w: Waiter, at: number): number {
+    const key = Math.ceil(at / DEADLINE_STEP_MS) * DEADLINE_STEP_MS;
+    let set = this.buckets.get(key);
+    if (!set) {
+      set = new Set();
+      this.buckets.set(key, set);
+    }
+    set.add(w);
+    if (!this.timer) {
+      this.timer = setInterval(() => this.tick(), DEADLINE_STEP_MS);
+      this.timer.unref();
+    }
+    return key;
+  }
+
+  remove(w: Waiter, key: number): void {
+    const set = this.buckets.get(key);
+    if (set?.delete(w) && set.size === 0) this.buckets.delete(key);
+  }
+
+  private tick(): void {
+    const now = Date.now();
+    for (const [key, set] of this.buckets) {
+      if (key > now) continue;
+      this.buckets.delete(key);
+      for (const w of set) w.deadlinePassed();
+    }
+    if (this.buckets.size === 0) this.stop();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
 
 /**
  * Wake-ups for the polls held by this instance: one Redis subscriber connection, one channel per
  * queue with a waiting poll, subscribed before the poll's fetch so no publish is missed.
  */
 export class PollHub {
+  readonly deadlines = new Deadlines();
   private readonly waiters = new Map<string, Set<Waiter>>();
   /** Serializes SUBSCRIBE/UNSUBSCRIBE per channel. */
   private readonly ops = new Map<string, Promise<void>>();
@@ -247,6 +306,7 @@ export class PollHub {
     if (this.lingerTimer) clearTimeout(this.lingerTimer);
     this.lingerTimer = null;
     this.lingering.clear();
+    this.deadlines.stop();
     await Promise.all([...this.ops.values()]);
     this.sub.disconnect();
   }
