@@ -35,6 +35,8 @@ interface IdleRun {
   pollErrors: number;
   /** The first few failed polls: status and body, or the client's error. */
   errorSamples: string[];
+  /** The first few polls answered before the message was sent (so not held at the send). */
+  earlySamples: string[];
   baseline: { rssPerHeldBytes: number; heapPerHeldBytes: number; releaseLastMs: number; released: number };
   cpu: CpuReport;
 }
@@ -75,7 +77,7 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
       const r = await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS, true);
       runs.push(r);
       log(
-        `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}${r.pollErrors ? `, ${r.pollErrors} failed polls (${r.errorSamples.join("; ")})` : ""}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
+        `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}${r.pollErrors ? `, ${r.pollErrors} failed polls (${r.errorSamples.join("; ")})` : ""}${r.earlySamples.length ? `, answered before the send: ${r.earlySamples.join("; ")}` : ""}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
       );
     }
   } finally {
@@ -126,6 +128,7 @@ async function idleRun(
   let delivered = 0;
   let sentAt = Infinity;
   let returnedEarly = 0;
+  const earlySamples: string[] = [];
   const polls: Promise<void>[] = [];
   for (let i = 0; i < C; i++) {
     const q = queues[i];
@@ -136,7 +139,10 @@ async function idleRun(
         .then((res) => {
           const at = performance.now();
           // Back before the message was sent (a heartbeat): this poll was not held at the send.
-          if (at < sentAt) returnedEarly++;
+          if (at < sentAt) {
+            returnedEarly++;
+            if (earlySamples.length < 3) earlySamples.push(`HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+          }
           if (res.status !== 200) {
             failed(`HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
             return;
@@ -183,6 +189,7 @@ async function idleRun(
     missing: C - delivered - pollErrors,
     pollErrors,
     errorSamples,
+    earlySamples,
     baseline,
     cpu: cpuReport,
   };
