@@ -165,7 +165,8 @@ export class Deadlines {
  */
 export class PollHub {
   readonly deadlines = new Deadlines();
-  private readonly waiters = new Map<string, Set<Waiter>>();
+  /** Each channel's waiters: one, nearly always, or a set while a newer poll replaces a waiting one. */
+  private readonly waiters = new Map<string, Waiter | Set<Waiter>>();
   /** Serializes SUBSCRIBE/UNSUBSCRIBE per channel. */
   private readonly ops = new Map<string, Promise<void>>();
   /** Channels Redis confirmed as subscribed (and not unsubscribed since). */
@@ -185,26 +186,26 @@ export class PollHub {
     private readonly lingerMs = LINGER_MS,
   ) {
     sub.on("message", (channel: string, message: string) => {
-      for (const w of this.waiters.get(channel) ?? []) w.receive(message);
+      const waiting = this.waiters.get(channel);
+      if (waiting instanceof Waiter) waiting.receive(message);
+      else if (waiting) for (const w of waiting) w.receive(message);
     });
   }
 
   get held(): number {
     let n = 0;
-    for (const set of this.waiters.values()) n += set.size;
+    for (const waiting of this.waiters.values()) n += waiting instanceof Waiter ? 1 : waiting.size;
     return n;
   }
 
   /** Subscribes (resolving once Redis confirmed) and returns the poll's waiter. */
   async watch(channel: string, token: string): Promise<Waiter> {
     const waiter = new Waiter(channel, token, this);
-    let set = this.waiters.get(channel);
-    const first = !set;
-    if (!set) {
-      set = new Set();
-      this.waiters.set(channel, set);
-    }
-    set.add(waiter);
+    const waiting = this.waiters.get(channel);
+    const first = !waiting;
+    if (!waiting) this.waiters.set(channel, waiter);
+    else if (waiting instanceof Waiter) this.waiters.set(channel, new Set([waiting, waiter]));
+    else waiting.add(waiter);
     if (this.closing) waiter.wake("heartbeat");
     this.lingering.delete(channel);
     try {
@@ -226,15 +227,17 @@ export class PollHub {
 
   /** Forgets a closed waiter; the channel's subscription lingers a while (see LINGER_MS). */
   unwatch(w: Waiter): void {
-    const set = this.waiters.get(w.channel);
-    if (!set || !set.delete(w)) return;
-    if (set.size === 0) {
-      this.waiters.delete(w.channel);
-      if (this.closing) this.unsubscribe(w.channel);
-      else {
-        this.lingering.set(w.channel, Date.now() + this.lingerMs);
-        this.scheduleLingerSweep();
-      }
+    const waiting = this.waiters.get(w.channel);
+    if (waiting instanceof Set) {
+      if (waiting.delete(w) && waiting.size === 1) this.waiters.set(w.channel, waiting.values().next().value as Waiter);
+      return;
+    }
+    if (waiting !== w) return;
+    this.waiters.delete(w.channel);
+    if (this.closing) this.unsubscribe(w.channel);
+    else {
+      this.lingering.set(w.channel, Date.now() + this.lingerMs);
+      this.scheduleLingerSweep();
     }
   }
 
@@ -298,7 +301,10 @@ export class PollHub {
   /** Graceful shutdown: every held poll answers now with a heartbeat; new ones do too. */
   releaseAll(): void {
     this.closing = true;
-    for (const set of this.waiters.values()) for (const w of set) w.wake("heartbeat");
+    for (const waiting of this.waiters.values()) {
+      if (waiting instanceof Waiter) waiting.wake("heartbeat");
+      else for (const w of waiting) w.wake("heartbeat");
+    }
   }
 
   async close(): Promise<void> {
