@@ -115,12 +115,14 @@ const DEADLINE_STEP_MS = 100;
 
 /**
  * The heartbeat deadlines of listening waiters, in buckets of DEADLINE_STEP_MS, with one timer
- * for all of them. A timer per poll cost a Timeout object each, and with jittered holds nearly
- * every poll had a timer list of its own (Node keeps one per distinct duration).
+ * for all of them, set for the earliest bucket. A timer per poll cost a Timeout object each, and
+ * with jittered holds nearly every poll had a timer list of its own (Node keeps one per
+ * distinct duration).
  */
 export class Deadlines {
   private readonly buckets = new Map<number, Set<Waiter>>();
   private timer: NodeJS.Timeout | null = null;
+  private timerAt = Infinity;
 
   /** Files `w` under the first bucket at or after `at`; returns that bucket's key. */
   add(w: Waiter, at: number): number {
@@ -131,10 +133,7 @@ export class Deadlines {
       this.buckets.set(key, set);
     }
     set.add(w);
-    if (!this.timer) {
-      this.timer = setInterval(() => this.tick(), DEADLINE_STEP_MS);
-      this.timer.unref();
-    }
+    if (key < this.timerAt) this.schedule(key);
     return key;
   }
 
@@ -143,19 +142,33 @@ export class Deadlines {
     if (set?.delete(w) && set.size === 0) this.buckets.delete(key);
   }
 
+  private schedule(at: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.tick(), Math.max(0, at - Date.now()));
+    this.timer.unref();
+  }
+
   private tick(): void {
+    this.timer = null;
+    this.timerAt = Infinity;
     const now = Date.now();
+    let next = Infinity;
     for (const [key, set] of this.buckets) {
-      if (key > now) continue;
+      if (key > now) {
+        next = Math.min(next, key);
+        continue;
+      }
       this.buckets.delete(key);
       for (const w of set) w.deadlinePassed();
     }
-    if (this.buckets.size === 0) this.stop();
+    if (next !== Infinity) this.schedule(next);
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.timerAt = Infinity;
   }
 }
 
