@@ -331,11 +331,16 @@ describe("long polling", () => {
 });
 
 describe("expiry", () => {
-  it("removes queues idle past their lifespan, not those with a waiting poll", async () => {
-    // Its own Redis prefix: the sweeper sees only this test's queues.
+  /** An instance with its own Redis prefix (the sweeper sees only the test's queues) and clock. */
+  async function sweptInstance(heartbeatSeconds: number) {
     const own = await eventsEnv();
     const clock = new ManualClock(new Date("2030-01-01T00:00:00Z"));
-    const local = await own.start({ clock, consume: false, env: { EVENTS_HEARTBEAT_SECONDS: "1" } });
+    const local = await own.start({ clock, consume: false, env: { EVENTS_HEARTBEAT_SECONDS: String(heartbeatSeconds) } });
+    return { own, clock, local };
+  }
+
+  it("removes queues idle past their lifespan, not those with a waiting poll", async () => {
+    const { own, clock, local } = await sweptInstance(1);
     const idle = user();
     const busy = user();
     const long = user();
@@ -371,13 +376,9 @@ describe("expiry", () => {
     expect(await ev.redis.smembers(`${local.config.REDIS_PREFIX}u:1:${long.userId}`)).toEqual([]);
     await own.teardown();
   });
-});
 
-describe("expiry after a delivery", () => {
   it("a poll answered with a fan-out's events ends its wait: the queue's idle clock runs from its last poll", async () => {
-    const own = await eventsEnv();
-    const clock = new ManualClock(new Date("2030-01-01T00:00:00Z"));
-    const local = await own.start({ clock, consume: false, env: { EVENTS_HEARTBEAT_SECONDS: "30" } });
+    const { own, clock, local } = await sweptInstance(30);
     const who = user();
     const q = await queueFor(local, who, { queue_lifespan_secs: 1 });
     const waiting = poll(local, who, q, -1);
