@@ -160,7 +160,7 @@ async function main() {
         record("idle", r.figures, r.raw);
       } else if (scenario === "register") {
         log(`bench: register, ${opts.users} users, ${opts.channels} channels`);
-        const r = await runRegister(setup, { users: opts.users, channels: opts.channels, messages: 500, requests: opts.full ? 200 : 60, runs: opts.runs }, calib, log);
+        const r = await runRegister(setup, { users: opts.users, channels: opts.channels, messages: 500, requests: opts.full ? 500 : 200, runs: opts.runs }, calib, log);
         record("register", r.figures, r.raw);
       } else if (scenario === "history") {
         log(`bench: history, ${opts.messages} messages`);

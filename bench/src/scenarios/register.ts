@@ -55,7 +55,7 @@ export async function runRegister(setup: Setup, opts: RegisterOptions, calib: Ca
   for (let i = 0; i < 10; i++) await registerOnce(callers[i % callers.length]);
 
   await setup.target.profileStart();
-  const runs: Array<{ latency: LatencySummary; bytes: number; keys: number; cpu: CpuReport }> = [];
+  const runs: Array<{ latency: LatencySummary; samples: number[]; bytes: number; keys: number; cpu: CpuReport }> = [];
   const cals: Calibration[] = [];
   for (let run = 0; run < opts.runs; run++) {
     cals.push(await calibrate(calib));
@@ -69,7 +69,7 @@ export async function runRegister(setup: Setup, opts: RegisterOptions, calib: Ca
       bytes = r.bytes;
       keys = r.keys;
     }
-    runs.push({ latency: summarize(lat), bytes, keys, cpu: cpu.stop() });
+    runs.push({ latency: summarize(lat), samples: lat.map((ms) => Math.round(ms * 10) / 10), bytes, keys, cpu: cpu.stop() });
     log(`  register run ${run + 1}: p50 ${runs[run].latency.p50.toFixed(1)} ms, p99 ${runs[run].latency.p99.toFixed(1)} ms (${keys} keys, ${bytes} bytes)`);
   }
   await setup.target.profileStop("register");

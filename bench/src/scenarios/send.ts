@@ -43,6 +43,8 @@ interface PhaseResult {
   duplicated: number;
   /** Deliveries of messages whose send reported an error (stored after all, e.g. a timeout). */
   unexpected: number;
+  /** Events a subscriber's answered poll carried, on average (1 = every event cost a poll). */
+  eventsPerPoll: number;
   cpu: CpuReport;
 }
 
@@ -170,11 +172,11 @@ export async function runSend(
     for (let run = 0; run < opts.runs; run++) {
       cals.push(await calibrate(calib));
       tracker = new Tracker(S);
-      throughputRuns.push(await phase(setup, tracker, S, opts.drainSeconds, () => closedLoop(K, opts.seconds * 1000, send)));
+      throughputRuns.push(await phase(setup, tracker, pollers, opts.drainSeconds, () => closedLoop(K, opts.seconds * 1000, send)));
       log(`  send S=${S} run ${run + 1}: ${throughputRuns[run].throughput.toFixed(0)} msgs/s closed loop, lost ${throughputRuns[run].lost}`);
       tracker = new Tracker(S);
       const rate = opts.rate ?? Math.max(1, Math.round(throughputRuns[run].throughput / 2));
-      rateRuns.push({ ...(await phase(setup, tracker, S, opts.drainSeconds, () => openLoop(rate, opts.seconds * 1000, 256, (seq) => send(seq % K, seq)))), rate });
+      rateRuns.push({ ...(await phase(setup, tracker, pollers, opts.drainSeconds, () => openLoop(rate, opts.seconds * 1000, 256, (seq) => send(seq % K, seq)))), rate });
       const r = rateRuns[run];
       log(`  send S=${S} run ${run + 1}: at ${rate}/s offered, delivery p99 ${r.delivery.p99.toFixed(1)} ms, lost ${r.lost}`);
     }
@@ -191,11 +193,15 @@ export async function runSend(
   }
 }
 
-async function phase(setup: Setup, tracker: Tracker, S: number, drainSeconds: number, load: () => Promise<LoopResult & { skipped?: number }>): Promise<PhaseResult> {
+async function phase(setup: Setup, tracker: Tracker, pollers: Poller[], drainSeconds: number, load: () => Promise<LoopResult & { skipped?: number }>): Promise<PhaseResult> {
+  const S = pollers.length;
+  const count = () => pollers.reduce((a, p) => ({ polls: a.polls + p.stats.polls, events: a.events + p.stats.events }), { polls: 0, events: 0 });
+  const before = count();
   const cpu = setup.cpuWindow();
   const sends = await load();
   const cpuReport = cpu.stop();
   await drain(tracker, S, drainSeconds);
+  const after = count();
   const okSends = tracker.succeeded.filter(Boolean).length;
   const expected = okSends * S;
   return {
@@ -207,6 +213,7 @@ async function phase(setup: Setup, tracker: Tracker, S: number, drainSeconds: nu
     lost: expected - tracker.unique,
     duplicated: tracker.duplicated,
     unexpected: tracker.unexpected,
+    eventsPerPoll: (after.events - before.events) / Math.max(1, after.polls - before.polls),
     cpu: cpuReport,
   };
 }
@@ -249,6 +256,7 @@ function sendFigures(S: number, K: number, opts: SendOptions, tp: PhaseResult[],
     figure(sc, "delivery latency p50 (closed loop)", "ms", tp.map((r) => r.delivery.p50), { baseline: lat }),
     figure(sc, "delivery latency p99 (closed loop)", "ms", tp.map((r) => r.delivery.p99), { baseline: lat99 }),
     figure(sc, "lost + duplicated events (closed loop)", "events", tp.map((r) => r.lost + r.duplicated), { target: { op: "=", value: 0 } }),
+    figure(sc, "events per answered poll (closed loop)", "events", tp.map((r) => r.eventsPerPoll)),
     figure(sc, `offered rate (open loop, ${at})`, "msgs/s", rate.map((r) => r.rate ?? NaN)),
     figure(sc, "achieved rate (open loop)", "msgs/s", rate.map((r) => r.sends.ok / r.sends.seconds)),
     figure(sc, `send latency p50 ${at}`, "ms", rate.map((r) => r.sendLatency.p50), { baseline: lat }),
@@ -261,6 +269,7 @@ function sendFigures(S: number, K: number, opts: SendOptions, tp: PhaseResult[],
     }),
     figure(sc, `delivery latency max ${at}`, "ms", rate.map((r) => r.delivery.max)),
     figure(sc, `lost + duplicated events ${at}`, "events", rate.map((r) => r.lost + r.duplicated), { target: { op: "=", value: 0 } }),
+    figure(sc, `events per answered poll ${at}`, "events", rate.map((r) => r.eventsPerPoll)),
     figure(sc, "send errors (both phases)", "requests", tp.map((r, i) => r.sends.errors + rate[i].sends.errors + (rate[i].sends.skipped ?? 0)), {
       note: pollErrors ? `${pollErrors} poll errors` : undefined,
     }),

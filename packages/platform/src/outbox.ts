@@ -12,9 +12,12 @@ export interface NewEvent {
   version?: number;
 }
 
-/** Writes a domain event into the outbox, inside the caller's transaction. Call only from actions. */
-export async function emitEvent(tx: Queryable, event: NewEvent): Promise<DomainEnvelope> {
-  const envelope: DomainEnvelope = {
+/**
+ * The envelope an outbox row carries. For a statement that writes its outbox row itself (in the
+ * same statement as the change, see messaging's one-statement send); everyone else calls emitEvent.
+ */
+export function newEnvelope(event: NewEvent): DomainEnvelope {
+  return {
     id: randomUUID(),
     type: event.type,
     version: event.version ?? 1,
@@ -22,6 +25,11 @@ export async function emitEvent(tx: Queryable, event: NewEvent): Promise<DomainE
     realm_id: event.realmId,
     payload: event.payload,
   };
+}
+
+/** Writes a domain event into the outbox, inside the caller's transaction. Call only from actions. */
+export async function emitEvent(tx: Queryable, event: NewEvent): Promise<DomainEnvelope> {
+  const envelope = newEnvelope(event);
   await tx.query(
     "INSERT INTO outbox (id, type, version, realm_id, payload, occurred_at) VALUES ($1, $2, $3, $4, $5, $6)",
     [envelope.id, envelope.type, envelope.version, envelope.realm_id, envelope.payload, envelope.occurred_at],

@@ -102,6 +102,19 @@ describe("uploads in messages", () => {
     expect((await download(org.guest.as, url)).status).toBe(404);
   });
 
+  it("a message in a topic its sender already follows claims the upload too", async () => {
+    // The first message sets the sender's topic policy; the second one changes nothing else,
+    // so it is written in one statement, which must still claim the upload.
+    const channel = `follow-${Date.now()}`;
+    await m.createStream(org.member, channel, [org.member]);
+    await m.send(org.member, { type: "stream", to: channel, topic: "again", content: "first" });
+    const url = await upload(org.member.as, "again.txt", "twice");
+    const id = await m.send(org.member, { type: "stream", to: channel, topic: "again", content: `here: ${url}` });
+    const [att] = (await attachmentsOf(org.member.as)).filter((a) => a.name === "again.txt");
+    expect(att.messages.map((x: any) => x.id)).toEqual([id]);
+    expect((await download(org.moderator.as, url)).status).toBe(200);
+  });
+
   it("private channels share the file with subscribers only", async () => {
     const channel = `secret-${Date.now()}`;
     await m.createStream(org.member, channel, [org.member, org.guest], { invite_only: true });

@@ -175,8 +175,13 @@ export function linkedPathIds(content: string): string[] {
  * In the sending transaction: the message claims the uploads it links, if the sender may share
  * them (their own, or ones they can see through another message). Owners' clients get an update.
  */
+/** Uploads of the organization the content links (only those a message can claim). */
+function claimablePathIds(realmId: number, content: string): string[] {
+  return linkedPathIds(content).filter((p) => p.startsWith(`${realmId}/`));
+}
+
 export async function claimAttachments(tx: Queryable, message: SentMessageInfo): Promise<number[]> {
-  const pathIds = linkedPathIds(message.content).filter((p) => p.startsWith(`${message.realmId}/`));
+  const pathIds = claimablePathIds(message.realmId, message.content);
   if (pathIds.length === 0) return [];
   const found = await selectByPathIdsForShare(tx, message.realmId, pathIds);
   const claimable: AttachmentRow[] = [];
@@ -290,6 +295,9 @@ export function attachmentHooks(reaper: FileReaper): Required<MessageHooks> {
   return {
     async onMessageSent(tx, message) {
       await claimAttachments(tx, message);
+    },
+    sendNeedsHook(realmId, content) {
+      return claimablePathIds(realmId, content).length > 0;
     },
     async onMessagesDeleted(tx, realmId, messageIds) {
       const deleted = await releaseAttachments(tx, realmId, messageIds);

@@ -1,5 +1,5 @@
 import { MessagingMessageSent } from "@chat/contracts";
-import { ApiError, badRequest, emitEvent, missingParam, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
+import { ApiError, badRequest, emitEvent, missingParam, newEnvelope, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { InternalRealm } from "@chat/contracts";
 import type { AppDeps } from "../deps";
 import { extractPrivateRecipients, extractStreamIndicator, messageKind } from "../lib/addressee";
@@ -10,13 +10,15 @@ import { normalizeBody, normalizeTopic } from "../lib/normalize";
 import { isGuestRole, passesWildcardPolicy, postPolicyRefusal, WILDCARD_MENTION_THRESHOLD } from "../lib/permissions";
 import { buildMentionDirectory } from "../queries/mentions";
 import { markAlertWords } from "../queries/alert-words";
-import { findVisibleStreamById, findVisibleStreamByName, viewerOf, type AccessedStream } from "../queries/streams";
+import { canSeeStream, findVisibleStreamById, findVisibleStreamByName, viewerOf, type AccessedStream } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
 import { getUserSettings } from "../queries/user-settings";
 import type { UserSettingsView } from "../lib/user-settings";
 import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibility-policy";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
-import { insertSentMessage, selectTopicParticipants, type MessageRow, type StoredSend } from "../store/messages";
+import { insertMessageWithEvent, insertSentMessage, selectTopicParticipants, type MessageRow, type NewMessage, type StoredSend } from "../store/messages";
+import { selectStreamSendContext, type StreamSendContext } from "../store/send-context";
+import type { StoredUserSettings } from "../store/user-settings";
 import { upsertDirectRecipient } from "../store/recipients";
 import { selectStreamSubscriptions } from "../store/subscriptions";
 import type { UserRow } from "../store/users";
@@ -56,6 +58,8 @@ interface Plan {
 
 interface Prepared {
   plan: Plan;
+  /** What a channel send read in one round trip before deciding anything (null for direct messages). */
+  context: StreamSendContext | null;
   content: string;
   rendered: RenderResult;
   sender: UserRow;
@@ -72,10 +76,12 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   const content = normalizeBody(req.content);
   const now = deps.clock.now();
   const realm = await deps.accounts.getRealm(who.realmId);
-  const sender = await getUser(deps, who.realmId, who.userId);
+  const context = kind === "stream" ? await readStreamSendContext(deps, who, req) : null;
+  const sender = context?.sender ?? (await getUser(deps, who.realmId, who.userId));
   if (!sender || !sender.isActive) throw badRequest("Account is deactivated");
 
-  const plan = kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now) : await planDirectMessage(deps, who, sender, req);
+  const plan =
+    kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now, context) : await planDirectMessage(deps, who, sender, req);
   const dir = await buildMentionDirectory(deps, viewerOf(who), content);
   const rendered = renderMarkdown(content, dir);
   // Only a topic wildcard mention uses the topic's participants, and reading them scans every
@@ -101,8 +107,28 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
     flags: recipientFlags(userId, plan, rendered, groupMentioned, topicParticipants, sender.id, readBySender),
   }));
   // Recipients whose alert words the message contains get has_alert_word (issue 10).
-  await markAlertWords(deps.pool, who.realmId, content, entries);
-  return { plan, content, rendered, sender, realm, groupMentioned, entries, now };
+  await markAlertWords(deps.pool, who.realmId, content, entries, context?.alertWords);
+  return { plan, context, content, rendered, sender, realm, groupMentioned, entries, now };
+}
+
+/**
+ * The channel send's reads in one round trip (see selectStreamSendContext). Null when the
+ * addressee cannot be read: planStreamMessage then reports the error as before.
+ */
+async function readStreamSendContext(deps: AppDeps, who: Identity, req: SendRequest): Promise<StreamSendContext | null> {
+  let indicator: number | string;
+  try {
+    indicator = extractStreamIndicator(req.to);
+  } catch {
+    return null;
+  }
+  let topic: string | null;
+  try {
+    topic = normalizeTopic(req.topic);
+  } catch {
+    topic = null;
+  }
+  return selectStreamSendContext(deps.pool, who.realmId, who.userId, indicator, topic);
 }
 
 /** POST /messages and the internal send: validation, rules, one transaction, the events. */
@@ -111,8 +137,31 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     const prior = await selectSendKey(deps.pool, who.realmId, who.userId, idempotencyKey);
     if (prior) return priorResult(prior);
   }
-  const { plan, content, rendered, sender, realm, groupMentioned, entries, now } = await prepareMessage(deps, who, req);
-  const policyUsers = plan.accessed ? await automaticPolicyUsers(deps, who.realmId, plan, sender, rendered, groupMentioned) : undefined;
+  const { plan, context, content, rendered, sender, realm, groupMentioned, entries, now } = await prepareMessage(deps, who, req);
+  const policyUsers = plan.accessed
+    ? await automaticPolicyUsers(deps, who.realmId, plan, sender, rendered, groupMentioned, context?.senderSettings)
+    : undefined;
+
+  // Most channel sends write nothing but the message and its event: one statement, no transaction.
+  // The topic as read before decides that no policy changes; a policy that changed since is what
+  // a send a moment earlier would have seen too.
+  const stream = plan.accessed?.stream;
+  if (stream && context?.topic && idempotencyKey === undefined && !deps.hooks.sendNeedsHook?.(who.realmId, content)) {
+    const before = { id: 0, topicExisted: context.topic.existed, topicPolicies: new Map(context.topic.policies) };
+    if (automaticPolicyChanges(plan, policyUsers!, before).writes.length === 0) {
+      const row = messageRow(who, sender, plan, stream.recipientId, content, rendered, now);
+      const envelope = newEnvelope({ type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, plan, entries, sender, realm, req) });
+      row.id = await insertMessageWithEvent(deps.pool, newMessage(row, rendered), entries, {
+        id: envelope.id,
+        type: envelope.type,
+        version: envelope.version,
+        occurredAt: envelope.occurred_at,
+        payload: envelope.payload,
+        idPaths: MESSAGE_ID_PATHS,
+      });
+      return { id: row.id };
+    }
+  }
 
   return withTx(deps.pool, async (tx) => {
     if (idempotencyKey !== undefined) {
@@ -120,22 +169,9 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
       const prior = await selectSendKey(tx, who.realmId, who.userId, idempotencyKey);
       if (prior) return priorResult(prior);
     }
-    const stream = plan.accessed?.stream;
     const recipientId = stream ? stream.recipientId : await upsertDirectRecipient(tx, who.realmId, plan.recipientIds);
-    const row: MessageRow = {
-      id: 0,
-      realmId: who.realmId,
-      senderId: sender.id,
-      recipientId,
-      streamId: stream?.id ?? null,
-      topic: plan.topic,
-      content,
-      renderedContent: rendered.html,
-      sendingClient: who.client,
-      dateSent: now,
-      lastEditTime: null,
-    };
-    const stored = await insertSentMessage(tx, { ...row, hasLink: rendered.hasLink, hasImage: rendered.hasImage, hasAttachment: rendered.hasAttachment }, entries);
+    const row = messageRow(who, sender, plan, recipientId, content, rendered, now);
+    const stored = await insertSentMessage(tx, newMessage(row, rendered), entries);
     row.id = stored.id;
     const policy = stream ? await applyAutomaticPolicies(tx, plan, policyUsers!, stored, now) : undefined;
     await emitMessageEvent(tx, row, plan, entries, sender, realm, req);
@@ -153,19 +189,53 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
   });
 }
 
+function messageRow(who: Identity, sender: UserRow, plan: Plan, recipientId: number, content: string, rendered: RenderResult, now: Date): MessageRow {
+  return {
+    id: 0,
+    realmId: who.realmId,
+    senderId: sender.id,
+    recipientId,
+    streamId: plan.accessed?.stream.id ?? null,
+    topic: plan.topic,
+    content,
+    renderedContent: rendered.html,
+    sendingClient: who.client,
+    dateSent: now,
+    lastEditTime: null,
+  };
+}
+
+function newMessage(row: MessageRow, rendered: RenderResult): NewMessage {
+  return { ...row, hasLink: rendered.hasLink, hasImage: rendered.hasImage, hasAttachment: rendered.hasAttachment };
+}
+
 function priorResult(prior: { messageId: number; policy: number | null }): SendResult {
   return prior.policy === null ? { id: prior.messageId } : { id: prior.messageId, automatic_new_visibility_policy: prior.policy };
 }
 
-async function planStreamMessage(deps: AppDeps, who: Identity, sender: UserRow, realm: InternalRealm, req: SendRequest, now: Date): Promise<Plan> {
+async function planStreamMessage(
+  deps: AppDeps,
+  who: Identity,
+  sender: UserRow,
+  realm: InternalRealm,
+  req: SendRequest,
+  now: Date,
+  context: StreamSendContext | null,
+): Promise<Plan> {
   const indicator = extractStreamIndicator(req.to);
   const viewer = viewerOf(who);
-  const accessed =
-    typeof indicator === "number" ? await findVisibleStreamById(deps.pool, viewer, indicator) : await findVisibleStreamByName(deps.pool, viewer, indicator);
+  let accessed: AccessedStream | null;
+  if (context) {
+    const { stream, senderSub: sub } = context;
+    accessed = stream && canSeeStream(viewer, stream, sub) ? { stream, sub } : null;
+  } else {
+    accessed =
+      typeof indicator === "number" ? await findVisibleStreamById(deps.pool, viewer, indicator) : await findVisibleStreamByName(deps.pool, viewer, indicator);
+  }
   if (!accessed) throw streamDoesNotExist(typeof indicator === "number" ? { id: indicator } : { name: indicator });
   const topic = normalizeTopic(req.topic);
   await checkCanPost(deps, who, sender, realm, accessed, now);
-  const subs = await selectStreamSubscriptions(deps.pool, who.realmId, accessed.stream.id);
+  const subs = context ? context.subscribers : await selectStreamSubscriptions(deps.pool, who.realmId, accessed.stream.id);
   const recipientIds = [...new Set([...subs.map((s) => s.userId), sender.id])].sort((a, b) => a - b);
   return {
     kind: "stream",
@@ -260,12 +330,14 @@ async function automaticPolicyUsers(
   sender: UserRow,
   rendered: RenderResult,
   groupMentioned: Set<number>,
+  senderSettings: StoredUserSettings | undefined,
 ): Promise<PolicyUsers> {
   const recipients = new Set(plan.recipientIds);
   const named = [...new Set([...rendered.mentionedUserIds, ...groupMentioned])].filter((id) => recipients.has(id));
   const users = named.length > 0 ? await getUsersByIds(deps, realmId, named) : new Map<number, UserRow>();
   const mentioned = named.filter((id) => users.get(id)?.isActive && !users.get(id)?.isBot).sort((a, b) => a - b);
-  const settings = await getUserSettings(deps, realmId, sender.isBot ? mentioned : [sender.id, ...mentioned]);
+  const known = senderSettings ? new Map([[sender.id, senderSettings]]) : undefined;
+  const settings = await getUserSettings(deps, realmId, sender.isBot ? mentioned : [sender.id, ...mentioned], known);
   return { sender, mentioned, settings };
 }
 
@@ -276,9 +348,20 @@ async function automaticPolicyUsers(
  */
 async function applyAutomaticPolicies(tx: Queryable, plan: Plan, users: PolicyUsers, stored: StoredSend, now: Date): Promise<number | undefined> {
   const stream = plan.accessed!.stream;
+  const { senderPolicy, writes } = automaticPolicyChanges(plan, users, stored);
+  for (const w of writes) await setVisibilityPolicy(tx, stream.realmId, w.userId, stream.id, plan.topic, w.policy, now);
+  return senderPolicy;
+}
+
+/** The policies a send sets, given the topic as it was before it; the sender's new one apart. */
+function automaticPolicyChanges(
+  plan: Plan,
+  users: PolicyUsers,
+  before: Pick<StoredSend, "topicExisted" | "topicPolicies">,
+): { senderPolicy: number | undefined; writes: Array<{ userId: number; policy: number }> } {
   const { sender } = users;
-  const current = stored.topicPolicies;
-  const isNewTopic = !stored.topicExisted;
+  const current = new Map(before.topicPolicies);
+  const writes: Array<{ userId: number; policy: number }> = [];
   let senderPolicy: number | undefined;
   if (!sender.isBot) {
     const s = users.settings.get(sender.id)!;
@@ -287,19 +370,23 @@ async function applyAutomaticPolicies(tx: Queryable, plan: Plan, users: PolicyUs
       unmutePolicy: s.unmuteTopicsInMutedStreamsPolicy,
       current: current.get(sender.id) ?? VISIBILITY.inherit,
       streamMuted: plan.mutedStreamUserIds.has(sender.id),
-      startsTopic: isNewTopic,
+      startsTopic: !before.topicExisted,
     });
     if (senderPolicy !== undefined) {
-      await setVisibilityPolicy(tx, stream.realmId, sender.id, stream.id, plan.topic, senderPolicy, now);
+      writes.push({ userId: sender.id, policy: senderPolicy });
       current.set(sender.id, senderPolicy);
     }
   }
   for (const userId of users.mentioned) {
     if (!followsWhenMentioned(users.settings.get(userId)!.followTopicsWhereMentioned, current.get(userId) ?? VISIBILITY.inherit)) continue;
-    await setVisibilityPolicy(tx, stream.realmId, userId, stream.id, plan.topic, VISIBILITY.followed, now);
+    writes.push({ userId, policy: VISIBILITY.followed });
   }
-  return senderPolicy;
+  return { senderPolicy, writes };
 }
+
+const MESSAGE_SENT = "messaging.message.sent";
+/** Where messageEventPayload puts the message's id (insertMessageWithEvent fills them in). */
+const MESSAGE_ID_PATHS = [["message_id"], ["client", "event", "message", "id"]];
 
 async function emitMessageEvent(
   tx: Queryable,
@@ -310,6 +397,17 @@ async function emitMessageEvent(
   realm: InternalRealm,
   req: SendRequest,
 ): Promise<void> {
+  await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, plan, entries, sender, realm, req) });
+}
+
+function messageEventPayload(
+  row: MessageRow,
+  plan: Plan,
+  entries: Array<{ userId: number; flags: number }>,
+  sender: UserRow,
+  realm: InternalRealm,
+  req: SendRequest,
+): Record<string, unknown> {
   const message = messageObject(row, {
     sender,
     streamName: plan.accessed?.stream.name,
@@ -325,7 +423,7 @@ async function emitMessageEvent(
   };
   if (stream && !stream.inviteOnly) client.public_stream_id = stream.id;
   if (req.queueId !== undefined && req.localId !== undefined) client.sender_queue = { queue_id: req.queueId, local_id: req.localId };
-  const payload = MessagingMessageSent.parse({
+  return MessagingMessageSent.parse({
     message_id: row.id,
     sender_id: sender.id,
     user_ids: entries.map((e) => e.userId),
@@ -333,7 +431,6 @@ async function emitMessageEvent(
     topic: row.streamId === null ? null : row.topic,
     client,
   });
-  await emitEvent(tx, { type: "messaging.message.sent", realmId: row.realmId, payload });
 }
 
 /**

@@ -2,16 +2,25 @@ import { badRequest, type Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { doFillUserSettings } from "../actions/user-settings";
 import { hasAllSettings, settingsView, type UserSettingsView } from "../lib/user-settings";
-import { selectUserSettings } from "../store/user-settings";
+import { selectUserSettings, type StoredUserSettings } from "../store/user-settings";
 
 /**
  * The settings messaging honours for some users of a realm, from the replica; users it does not
  * fully know yet are read through from accounts (new users start with the organization's
  * defaults, which no settings event announces). Users accounts does not know get Zulip's defaults.
  */
-export async function getUserSettings(deps: AppDeps, realmId: number, userIds: number[]): Promise<Map<number, UserSettingsView>> {
+export async function getUserSettings(
+  deps: AppDeps,
+  realmId: number,
+  userIds: number[],
+  /** Settings already read from the replica (a send's context): not read again when complete. */
+  known?: Map<number, StoredUserSettings>,
+): Promise<Map<number, UserSettingsView>> {
   const wanted = [...new Set(userIds)];
-  const stored = await selectUserSettings(deps.pool, realmId, wanted);
+  const stored = new Map<number, StoredUserSettings>();
+  for (const id of wanted) if (hasAllSettings(known?.get(id))) stored.set(id, known!.get(id)!);
+  const unread = wanted.filter((id) => !stored.has(id));
+  if (unread.length > 0) for (const [id, s] of await selectUserSettings(deps.pool, realmId, unread)) stored.set(id, s);
   const missing = wanted.filter((id) => !hasAllSettings(stored.get(id)));
   if (missing.length > 0) {
     const fetched = await deps.accounts.getUserSettings(realmId, missing);

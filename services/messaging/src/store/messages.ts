@@ -92,6 +92,57 @@ export async function insertSentMessage(db: Queryable, m: NewMessage, entries: A
   };
 }
 
+/** The outbox row a one-statement send writes with its message (see insertMessageWithEvent). */
+export interface SentEventRow {
+  id: string;
+  type: string;
+  version: number;
+  occurredAt: string;
+  /** The event's payload; its message ids are set by the statement (they are not known before). */
+  payload: Record<string, unknown>;
+  /** Where in the payload the new message's id goes. */
+  idPaths: string[][];
+}
+
+/**
+ * A channel send that needs nothing else written (no topic policy, no uploads to claim, no
+ * idempotency key) in one statement, without a transaction around it: the message, its
+ * usermessage rows, the channel's first message id and the outbox row of its event, whose
+ * payload gets the new id here. A single statement commits or fails whole.
+ */
+export async function insertMessageWithEvent(
+  db: Queryable,
+  m: NewMessage,
+  entries: Array<{ userId: number; flags: number }>,
+  event: SentEventRow,
+): Promise<number> {
+  let payload = "$16::jsonb";
+  for (const path of event.idPaths) payload = `jsonb_set(${payload}, '{${path.join(",")}}', to_jsonb(m.id))`;
+  const { rows } = await db.query(
+    `WITH m AS (
+       INSERT INTO messages (realm_id, sender_id, recipient_id, stream_id, topic, content, rendered_content, sending_client,
+         date_sent, has_link, has_image, has_attachment, search_tsv)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+         setweight(to_tsvector('english', $5), 'A') || to_tsvector('english', $6))
+       RETURNING id
+     ), um AS (
+       INSERT INTO usermessages (realm_id, user_id, message_id, flags)
+       SELECT $1, x.u, m.id, x.f FROM m, unnest($13::bigint[], $14::int[]) AS x(u, f)
+     ), first AS (
+       UPDATE streams s SET first_message_id = m.id FROM m
+        WHERE s.realm_id = $1 AND s.id = $4 AND s.first_message_id IS NULL
+     ), o AS (
+       INSERT INTO outbox (id, type, version, realm_id, payload, occurred_at)
+       SELECT $15, $17, $18, $1, ${payload}, $19 FROM m
+     )
+     SELECT m.id FROM m`,
+    [m.realmId, m.senderId, m.recipientId, m.streamId, m.topic, m.content, m.renderedContent, m.sendingClient, m.dateSent,
+      m.hasLink, m.hasImage, m.hasAttachment, entries.map((e) => e.userId), entries.map((e) => e.flags),
+      event.id, JSON.stringify(event.payload), event.type, event.version, event.occurredAt],
+  );
+  return Number(rows[0].id);
+}
+
 export async function selectMessagesByIds(db: Queryable, realmId: number, ids: number[]): Promise<MessageRow[]> {
   if (ids.length === 0) return [];
   const { rows } = await db.query(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.realm_id = $1 AND m.id = ANY($2::bigint[]) ORDER BY m.id`, [realmId, ids]);

@@ -18,10 +18,10 @@ export interface StreamRow {
   recipientId: number;
 }
 
-const COLUMNS = `s.id, s.realm_id, s.name, s.description, s.rendered_description, s.invite_only, s.is_web_public,
+export const STREAM_COLUMNS = `s.id, s.realm_id, s.name, s.description, s.rendered_description, s.invite_only, s.is_web_public,
   s.history_public_to_subscribers, s.stream_post_policy, s.message_retention_days, s.date_created, s.creator_id,
   s.can_remove_subscribers_group, s.first_message_id, r.id AS recipient_id`;
-const FROM = "streams s JOIN recipients r ON r.stream_id = s.id";
+export const STREAM_FROM = "streams s JOIN recipients r ON r.stream_id = s.id";
 
 export function toStream(r: any): StreamRow {
   return {
@@ -44,29 +44,29 @@ export function toStream(r: any): StreamRow {
 }
 
 export async function selectStreamById(db: Queryable, realmId: number, id: number): Promise<StreamRow | null> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 AND s.id = $2`, [realmId, id]);
+  const { rows } = await db.query(`SELECT ${STREAM_COLUMNS} FROM ${STREAM_FROM} WHERE s.realm_id = $1 AND s.id = $2`, [realmId, id]);
   return rows[0] ? toStream(rows[0]) : null;
 }
 
 export async function selectStreamsByIds(db: Queryable, realmId: number, ids: number[]): Promise<StreamRow[]> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 AND s.id = ANY($2::bigint[])`, [realmId, ids]);
+  const { rows } = await db.query(`SELECT ${STREAM_COLUMNS} FROM ${STREAM_FROM} WHERE s.realm_id = $1 AND s.id = ANY($2::bigint[])`, [realmId, ids]);
   return rows.map(toStream);
 }
 
 export async function selectStreamByName(db: Queryable, realmId: number, name: string): Promise<StreamRow | null> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 AND lower(s.name) = lower($2)`, [realmId, name]);
+  const { rows } = await db.query(`SELECT ${STREAM_COLUMNS} FROM ${STREAM_FROM} WHERE s.realm_id = $1 AND lower(s.name) = lower($2)`, [realmId, name]);
   return rows[0] ? toStream(rows[0]) : null;
 }
 
 export async function selectStreamsByNames(db: Queryable, realmId: number, lowerNames: string[]): Promise<StreamRow[]> {
   if (lowerNames.length === 0) return [];
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 AND lower(s.name) = ANY($2::text[])`, [realmId, lowerNames]);
+  const { rows } = await db.query(`SELECT ${STREAM_COLUMNS} FROM ${STREAM_FROM} WHERE s.realm_id = $1 AND lower(s.name) = ANY($2::text[])`, [realmId, lowerNames]);
   return rows.map(toStream);
 }
 
 export async function selectRealmStreams(db: Queryable, realmId: number): Promise<StreamRow[]> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM ${FROM} WHERE s.realm_id = $1 ORDER BY s.id`, [realmId]);
+  const { rows } = await db.query(`SELECT ${STREAM_COLUMNS} FROM ${STREAM_FROM} WHERE s.realm_id = $1 ORDER BY s.id`, [realmId]);
   return rows.map(toStream);
 }
 

@@ -14,10 +14,10 @@ export interface SubscriptionRow {
   wildcardMentionsNotify: boolean | null;
 }
 
-const COLUMNS = `user_id, stream_id, active, color, is_muted, pin_to_top, desktop_notifications, audible_notifications,
+export const SUBSCRIPTION_COLUMNS = `user_id, stream_id, active, color, is_muted, pin_to_top, desktop_notifications, audible_notifications,
   push_notifications, email_notifications, wildcard_mentions_notify`;
 
-function toSub(r: any): SubscriptionRow {
+export function toSub(r: any): SubscriptionRow {
   return {
     userId: Number(r.user_id),
     streamId: Number(r.stream_id),
@@ -35,12 +35,12 @@ function toSub(r: any): SubscriptionRow {
 
 /** All of a user's subscription rows, active or not. */
 export async function selectUserSubscriptions(db: Queryable, realmId: number, userId: number): Promise<SubscriptionRow[]> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM subscriptions WHERE realm_id = $1 AND user_id = $2 ORDER BY stream_id`, [realmId, userId]);
+  const { rows } = await db.query(`SELECT ${SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE realm_id = $1 AND user_id = $2 ORDER BY stream_id`, [realmId, userId]);
   return rows.map(toSub);
 }
 
 export async function selectSubscription(db: Queryable, realmId: number, userId: number, streamId: number): Promise<SubscriptionRow | null> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM subscriptions WHERE realm_id = $1 AND user_id = $2 AND stream_id = $3`, [realmId, userId, streamId]);
+  const { rows } = await db.query(`SELECT ${SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE realm_id = $1 AND user_id = $2 AND stream_id = $3`, [realmId, userId, streamId]);
   return rows[0] ? toSub(rows[0]) : null;
 }
 
@@ -48,7 +48,7 @@ export async function selectSubscription(db: Queryable, realmId: number, userId:
 export async function selectSubscriptionsForUpdate(db: Queryable, realmId: number, userIds: number[], streamIds: number[]): Promise<SubscriptionRow[]> {
   if (userIds.length === 0 || streamIds.length === 0) return [];
   const { rows } = await db.query(
-    `SELECT ${COLUMNS} FROM subscriptions WHERE realm_id = $1 AND user_id = ANY($2::bigint[]) AND stream_id = ANY($3::bigint[]) FOR UPDATE`,
+    `SELECT ${SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE realm_id = $1 AND user_id = ANY($2::bigint[]) AND stream_id = ANY($3::bigint[]) FOR UPDATE`,
     [realmId, userIds, streamIds],
   );
   return rows.map(toSub);
@@ -70,7 +70,7 @@ export async function selectSubscriberIds(db: Queryable, realmId: number, stream
 /** Subscription rows (with is_muted) of a channel's active subscribers. */
 export async function selectStreamSubscriptions(db: Queryable, realmId: number, streamId: number): Promise<SubscriptionRow[]> {
   const { rows } = await db.query(
-    `SELECT ${COLUMNS.split(",").map((c) => "s." + c.trim()).join(", ")} FROM subscriptions s
+    `SELECT ${SUBSCRIPTION_COLUMNS.split(",").map((c) => "s." + c.trim()).join(", ")} FROM subscriptions s
        JOIN users u ON u.user_id = s.user_id AND u.is_active
       WHERE s.realm_id = $1 AND s.stream_id = $2 AND s.active`,
     [realmId, streamId],

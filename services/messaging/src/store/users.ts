@@ -16,9 +16,9 @@ export interface UserRow {
   dateJoined: string;
 }
 
-const COLUMNS = "user_id, realm_id, email, delivery_email, full_name, role, is_active, is_bot, bot_type, bot_owner_id, date_joined";
+export const USER_COLUMNS = "user_id, realm_id, email, delivery_email, full_name, role, is_active, is_bot, bot_type, bot_owner_id, date_joined";
 
-function toUser(r: any): UserRow {
+export function toUser(r: any): UserRow {
   return {
     id: Number(r.user_id),
     realmId: Number(r.realm_id),
@@ -37,7 +37,7 @@ function toUser(r: any): UserRow {
 export async function upsertUsers(db: Queryable, users: UserSummary[]): Promise<void> {
   if (users.length === 0) return;
   await db.query(
-    `INSERT INTO users (${COLUMNS}, timezone, synced_at)
+    `INSERT INTO users (${USER_COLUMNS}, timezone, synced_at)
      SELECT * , now() FROM jsonb_to_recordset($1::jsonb) AS x(user_id bigint, realm_id bigint, email text,
        delivery_email text, full_name text, role int, is_active boolean, is_bot boolean, bot_type int,
        bot_owner_id bigint, date_joined text, timezone text)
@@ -52,14 +52,14 @@ export async function upsertUsers(db: Queryable, users: UserSummary[]): Promise<
 
 export async function selectUsersByIds(db: Queryable, realmId: number, ids: number[]): Promise<UserRow[]> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM users WHERE realm_id = $1 AND user_id = ANY($2::bigint[])`, [realmId, ids]);
+  const { rows } = await db.query(`SELECT ${USER_COLUMNS} FROM users WHERE realm_id = $1 AND user_id = ANY($2::bigint[])`, [realmId, ids]);
   return rows.map(toUser);
 }
 
 export async function selectUsersByEmails(db: Queryable, realmId: number, emails: string[]): Promise<UserRow[]> {
   if (emails.length === 0) return [];
   const { rows } = await db.query(
-    `SELECT ${COLUMNS} FROM users WHERE realm_id = $1 AND lower(email) = ANY($2::text[])`,
+    `SELECT ${USER_COLUMNS} FROM users WHERE realm_id = $1 AND lower(email) = ANY($2::text[])`,
     [realmId, emails.map((e) => e.toLowerCase())],
   );
   return rows.map(toUser);
@@ -68,14 +68,14 @@ export async function selectUsersByEmails(db: Queryable, realmId: number, emails
 export async function selectActiveUsersByNames(db: Queryable, realmId: number, lowerNames: string[]): Promise<UserRow[]> {
   if (lowerNames.length === 0) return [];
   const { rows } = await db.query(
-    `SELECT ${COLUMNS} FROM users WHERE realm_id = $1 AND is_active AND lower(full_name) = ANY($2::text[])`,
+    `SELECT ${USER_COLUMNS} FROM users WHERE realm_id = $1 AND is_active AND lower(full_name) = ANY($2::text[])`,
     [realmId, lowerNames],
   );
   return rows.map(toUser);
 }
 
 export async function selectActiveRealmUsers(db: Queryable, realmId: number): Promise<UserRow[]> {
-  const { rows } = await db.query(`SELECT ${COLUMNS} FROM users WHERE realm_id = $1 AND is_active ORDER BY user_id`, [realmId]);
+  const { rows } = await db.query(`SELECT ${USER_COLUMNS} FROM users WHERE realm_id = $1 AND is_active ORDER BY user_id`, [realmId]);
   return rows.map(toUser);
 }
 
