@@ -17,7 +17,7 @@ import type { UserSettingsView } from "../lib/user-settings";
 import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibility-policy";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
 import { insertMessageWithEvent, insertSentMessage, selectTopicParticipants, type MessageRow, type NewMessage, type StoredSend } from "../store/messages";
-import { selectStreamSendContext, type StreamSendContext } from "../store/send-context";
+import { selectDirectSendContext, selectStreamSendContext, type DirectSendContext, type StreamSendContext } from "../store/send-context";
 import type { StoredUserSettings } from "../store/user-settings";
 import { upsertDirectRecipient } from "../store/recipients";
 import { selectStreamSubscriptions } from "../store/subscriptions";
@@ -60,6 +60,8 @@ interface Prepared {
   plan: Plan;
   /** What a channel send read in one round trip before deciding anything (null for direct messages). */
   context: StreamSendContext | null;
+  /** The same for a direct message to user ids (null otherwise). */
+  direct: DirectSendContext | null;
   content: string;
   rendered: RenderResult;
   sender: UserRow;
@@ -77,11 +79,12 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   const now = deps.clock.now();
   const realm = await deps.accounts.getRealm(who.realmId);
   const context = kind === "stream" ? await readStreamSendContext(deps, who, req) : null;
-  const sender = context?.sender ?? (await getUser(deps, who.realmId, who.userId));
+  const direct = kind === "private" ? await readDirectSendContext(deps, who, req) : null;
+  const sender = context?.sender ?? direct?.users.get(who.userId) ?? (await getUser(deps, who.realmId, who.userId));
   if (!sender || !sender.isActive) throw badRequest("Account is deactivated");
 
   const plan =
-    kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now, context) : await planDirectMessage(deps, who, sender, req);
+    kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now, context) : await planDirectMessage(deps, who, sender, req, direct);
   const dir = await buildMentionDirectory(deps, viewerOf(who), content);
   const rendered = renderMarkdown(content, dir);
   // Only a topic wildcard mention uses the topic's participants, and reading them scans every
@@ -107,8 +110,25 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
     flags: recipientFlags(userId, plan, rendered, groupMentioned, topicParticipants, sender.id, readBySender),
   }));
   // Recipients whose alert words the message contains get has_alert_word (issue 10).
-  await markAlertWords(deps.pool, who.realmId, content, entries, context?.alertWords);
-  return { plan, context, content, rendered, sender, realm, groupMentioned, entries, now };
+  await markAlertWords(deps.pool, who.realmId, content, entries, context?.alertWords ?? direct?.alertWords);
+  return { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now };
+}
+
+/**
+ * A direct message's reads in one round trip, when it names user ids the replica knows (and
+ * not too many to read at once); null otherwise, and the read-through lookups run as before.
+ */
+async function readDirectSendContext(deps: AppDeps, who: Identity, req: SendRequest): Promise<DirectSendContext | null> {
+  let recipients: number[] | string[];
+  try {
+    recipients = extractPrivateRecipients(req.to);
+  } catch {
+    return null;
+  }
+  if (recipients.length === 0 || recipients.length > 100 || typeof recipients[0] !== "number") return null;
+  const ids = [who.userId, ...(recipients as number[])];
+  const found = await selectDirectSendContext(deps.pool, who.realmId, ids);
+  return ids.every((id) => found.users.has(id)) ? found : null;
 }
 
 /**
@@ -137,30 +157,24 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     const prior = await selectSendKey(deps.pool, who.realmId, who.userId, idempotencyKey);
     if (prior) return priorResult(prior);
   }
-  const { plan, context, content, rendered, sender, realm, groupMentioned, entries, now } = await prepareMessage(deps, who, req);
+  const { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now } = await prepareMessage(deps, who, req);
   const policyUsers = plan.accessed
     ? await automaticPolicyUsers(deps, who.realmId, plan, sender, rendered, groupMentioned, context?.senderSettings)
     : undefined;
 
-  // Most channel sends write nothing but the message and its event: one statement, no transaction.
-  // The topic as read before decides that no policy changes; a policy that changed since is what
-  // a send a moment earlier would have seen too.
-  const stream = plan.accessed?.stream;
-  if (stream && context?.topic && idempotencyKey === undefined && !deps.hooks.sendNeedsHook?.(who.realmId, content)) {
-    const before = { id: 0, topicExisted: context.topic.existed, topicPolicies: new Map(context.topic.policies) };
-    if (automaticPolicyChanges(plan, policyUsers!, before).writes.length === 0) {
-      const row = messageRow(who, sender, plan, stream.recipientId, content, rendered, now);
-      const envelope = newEnvelope({ type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, plan, entries, sender, realm, req) });
-      row.id = await insertMessageWithEvent(deps.pool, newMessage(row, rendered), entries, {
-        id: envelope.id,
-        type: envelope.type,
-        version: envelope.version,
-        occurredAt: envelope.occurred_at,
-        payload: envelope.payload,
-        idPaths: MESSAGE_ID_PATHS,
-      });
-      return { id: row.id };
-    }
+  const oneStatement = idempotencyKey === undefined ? oneStatementRecipient(deps, who, plan, context, direct, policyUsers, content) : null;
+  if (oneStatement !== null) {
+    const row = messageRow(who, sender, plan, oneStatement, content, rendered, now);
+    const envelope = newEnvelope({ type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, plan, entries, sender, realm, req) });
+    row.id = await insertMessageWithEvent(deps.pool, newMessage(row, rendered), entries, {
+      id: envelope.id,
+      type: envelope.type,
+      version: envelope.version,
+      occurredAt: envelope.occurred_at,
+      payload: envelope.payload,
+      idPaths: MESSAGE_ID_PATHS,
+    });
+    return { id: row.id };
   }
 
   return withTx(deps.pool, async (tx) => {
@@ -169,6 +183,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
       const prior = await selectSendKey(tx, who.realmId, who.userId, idempotencyKey);
       if (prior) return priorResult(prior);
     }
+    const stream = plan.accessed?.stream;
     const recipientId = stream ? stream.recipientId : await upsertDirectRecipient(tx, who.realmId, plan.recipientIds);
     const row = messageRow(who, sender, plan, recipientId, content, rendered, now);
     const stored = await insertSentMessage(tx, newMessage(row, rendered), entries);
@@ -187,6 +202,30 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     if (idempotencyKey !== undefined) await insertSendKey(tx, who.realmId, who.userId, idempotencyKey, row.id, policy ?? null);
     return policy === undefined ? { id: row.id } : { id: row.id, automatic_new_visibility_policy: policy };
   });
+}
+
+/**
+ * Most sends write nothing but the message and its event, in one statement without a
+ * transaction (insertMessageWithEvent); this is their recipient id, or null when the send needs
+ * the transaction: an upload to claim, a topic policy to set (judged by the topic as read before:
+ * a policy changed since is what a send a moment earlier would have seen too), or a direct
+ * conversation's first message (its recipient row is created in the transaction).
+ */
+function oneStatementRecipient(
+  deps: AppDeps,
+  who: Identity,
+  plan: Plan,
+  context: StreamSendContext | null,
+  direct: DirectSendContext | null,
+  policyUsers: PolicyUsers | undefined,
+  content: string,
+): number | null {
+  if (deps.hooks.sendNeedsHook?.(who.realmId, content)) return null;
+  const stream = plan.accessed?.stream;
+  if (!stream) return direct?.recipientId ?? null;
+  if (!context?.topic) return null;
+  const before = { topicExisted: context.topic.existed, topicPolicies: context.topic.policies };
+  return automaticPolicyChanges(plan, policyUsers!, before).writes.length === 0 ? stream.recipientId : null;
 }
 
 function messageRow(who: Identity, sender: UserRow, plan: Plan, recipientId: number, content: string, rendered: RenderResult, now: Date): MessageRow {
@@ -262,13 +301,13 @@ async function checkCanPost(deps: AppDeps, who: Identity, sender: UserRow, realm
   }
 }
 
-async function planDirectMessage(deps: AppDeps, who: Identity, sender: UserRow, req: SendRequest): Promise<Plan> {
+async function planDirectMessage(deps: AppDeps, who: Identity, sender: UserRow, req: SendRequest, direct: DirectSendContext | null): Promise<Plan> {
   const recipients = extractPrivateRecipients(req.to);
   if (recipients.length === 0) throw badRequest("Message must have recipients");
   let users: UserRow[];
   if (typeof recipients[0] === "number") {
     const ids = recipients as number[];
-    const found = await getUsersByIds(deps, who.realmId, ids);
+    const found = direct?.users ?? (await getUsersByIds(deps, who.realmId, ids));
     const missing = ids.find((id) => !found.has(id));
     if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
     users = ids.map((id) => found.get(id)!);

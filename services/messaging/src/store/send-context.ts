@@ -100,3 +100,40 @@ export async function selectStreamSendContext(
         : null,
   };
 }
+
+/**
+ * A direct message's reads in one round trip: the named users and the sender (as
+ * selectUsersByIds returns them; ids the replica lacks are absent), their non-empty alert word
+ * lists, and the conversation's recipient id when it exists (null before its first message).
+ */
+export interface DirectSendContext {
+  users: Map<number, UserRow>;
+  alertWords: Map<number, string[]>;
+  recipientId: number | null;
+}
+
+const DIRECT = `
+  WITH named AS (
+    SELECT ${USER_COLUMNS} FROM users WHERE realm_id = $1 AND user_id = ANY($2::bigint[])
+  )
+  SELECT (SELECT coalesce(json_agg(json_build_array(${columnsOf(USER_COLUMNS, "named").map(([expr]) => expr).join(", ")})), '[]') FROM named) AS users,
+    (SELECT coalesce(json_agg(json_build_array(a.user_id, a.words)), '[]') FROM alert_words a
+      WHERE a.realm_id = $1 AND cardinality(a.words) > 0 AND a.user_id IN (SELECT user_id FROM named)) AS alert_words,
+    (SELECT id FROM recipients WHERE realm_id = $1 AND user_ids_key = $3) AS recipient_id`;
+
+export async function selectDirectSendContext(db: Queryable, realmId: number, userIds: number[]): Promise<DirectSendContext> {
+  const ids = [...new Set(userIds)].sort((a, b) => a - b);
+  const { rows } = await db.query(DIRECT, [realmId, ids, ids.join(",")]);
+  const r = rows[0];
+  const names = columnsOf(USER_COLUMNS, "named").map(([, name]) => name);
+  const users = new Map<number, UserRow>();
+  for (const values of r.users as unknown[][]) {
+    const u = toUser(Object.fromEntries(names.map((n, i) => [n, values[i]])));
+    users.set(u.id, u);
+  }
+  return {
+    users,
+    alertWords: new Map((r.alert_words as Array<[number, string[]]>).map(([u, words]) => [Number(u), words])),
+    recipientId: r.recipient_id === null ? null : Number(r.recipient_id),
+  };
+}
