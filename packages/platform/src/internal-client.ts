@@ -72,7 +72,8 @@ export class InternalClient {
     }
     const timeout = opts.timeoutMs ?? 10_000;
     try {
-      const res = await request(url, { method: method as "GET", headers, body, dispatcher: agent, headersTimeout: timeout, bodyTimeout: timeout });
+      // reset: false keeps the connection after a DELETE with a body (see the gateway's proxy).
+      const res = await request(url, { method: method as "GET", headers, body, reset: false, dispatcher: agent, headersTimeout: timeout, bodyTimeout: timeout });
       return { status: res.statusCode, text: await res.body.text() };
     } catch {
       throw serviceUnavailable();

@@ -97,6 +97,9 @@ export class UpstreamProxy {
         method: method as "GET",
         headers,
         body: hasBody ? (opts.body ?? limited?.stream ?? req.raw) : undefined,
+        // undici closes the connection after a body on a method that does not expect one
+        // (DELETE /events carries its queue_id so); our services read such bodies properly.
+        reset: false,
         dispatcher: this.agent,
         signal: abort.signal,
       });

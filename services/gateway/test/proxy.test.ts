@@ -229,6 +229,30 @@ describe("headers on the internal hop", () => {
   });
 });
 
+describe("upstream connections", () => {
+  it("keeps its connection to a service across requests with bodies, whatever the method", async () => {
+    // Zulip clients send DELETE with a form body (DELETE /events, unsubscribing); undici closes
+    // the connection after a DELETE with a body unless told the service handles it.
+    let opened = 0;
+    const count = () => void opened++;
+    messaging.server.on("connection", count);
+    try {
+      for (const method of ["DELETE", "POST"]) {
+        for (let i = 0; i < 5; i++) {
+          const res = await call(gw.url, method, "/api/v1/echo", {
+            headers: { authorization: IAGO, "content-type": "application/x-www-form-urlencoded" },
+            body: `queue_id=q${i}`,
+          });
+          expect(res.body.body).toBe(`queue_id=q${i}`);
+        }
+      }
+    } finally {
+      messaging.server.off("connection", count);
+    }
+    expect(opened).toBeLessThanOrEqual(1);
+  });
+});
+
 describe("streaming", () => {
   it("delivers a slow response chunk by chunk", async () => {
     const received: string[] = [];
