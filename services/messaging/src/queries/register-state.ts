@@ -4,12 +4,11 @@ import { FLAG_BITS } from "../lib/flags";
 import { selectMaxMessageId } from "../store/messages";
 import { selectDirectParticipants } from "../store/recipients";
 import { selectStreamsByIds } from "../store/streams";
-import { selectUserSubscriptions } from "../store/subscriptions";
 import { selectUserTopics } from "../store/user-topics";
 import { selectRecentDirectConversations, selectStarredIds, selectUnread } from "../store/usermessages";
 import { getRegisterDrafts } from "./drafts";
 import { viewerOf } from "./streams";
-import { gatherSubscriptions, visibleStreams } from "./subscriptions";
+import { gatherSubscriptions, readChannelView, visibleStreams, type ChannelView } from "./subscriptions";
 
 export interface RegisterStateRequest {
   fetchEventTypes: string[] | null;
@@ -23,13 +22,20 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   const want = (t: string) => req.fetchEventTypes === null || req.fetchEventTypes.includes(t);
   const viewer = viewerOf(who);
   const state: Record<string, unknown> = {};
-  const topics = want("user_topic") || want("muted_topics") ? userTopics(deps, who) : null;
+  const wantUnread = want("message") && want("update_message_flags");
+  // Reads several parts use are made once: the channels with the viewer's subscriptions and
+  // traffic, and the viewer's topic policies.
+  const view = want("subscription") || want("stream") || wantUnread ? readChannelView(deps, viewer) : null;
+  const topicRows = want("user_topic") || want("muted_topics") || wantUnread ? selectUserTopics(deps.pool, who.realmId, who.userId) : null;
+  view?.catch(() => {});
+  topicRows?.catch(() => {});
+  const topics = want("user_topic") || want("muted_topics") ? userTopics(deps, who, topicRows!, view) : null;
   // Independent reads, in parallel (each on its own pooled connection); keys keep this order.
   const [maxId, subscriptions, streams, unread, starred, drafts, userTopicRows, recent] = await Promise.all([
     want("message") ? selectMaxMessageId(deps.pool, who.realmId, who.userId) : null,
-    want("subscription") ? gatherSubscriptions(deps, viewer, req.includeSubscribers) : null,
-    want("stream") ? visibleStreams(deps, viewer) : null,
-    want("message") && want("update_message_flags") ? unreadMessages(deps, who) : null,
+    want("subscription") ? gatherSubscriptions(deps, viewer, req.includeSubscribers, view!) : null,
+    want("stream") ? visibleStreams(deps, viewer, view!) : null,
+    wantUnread ? unreadMessages(deps, who, view!, topicRows!) : null,
     want("starred_messages") ? selectStarredIds(deps.pool, who.realmId, who.userId) : null,
     want("drafts") ? getRegisterDrafts(deps, who) : null,
     topics,
@@ -38,7 +44,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   if (want("message")) state.max_message_id = maxId;
   if (want("subscription")) Object.assign(state, subscriptions);
   if (want("stream")) state.streams = streams;
-  if (want("message") && want("update_message_flags")) state.unread_msgs = unread;
+  if (wantUnread) state.unread_msgs = unread;
   if (want("starred_messages")) state.starred_messages = starred;
   if (want("drafts")) state.drafts = drafts;
   if (want("user_topic")) state.user_topics = userTopicRows!.map(({ streamName: _n, ...t }) => t);
@@ -49,9 +55,10 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   return state;
 }
 
-async function userTopics(deps: AppDeps, who: Identity) {
-  const rows = await selectUserTopics(deps.pool, who.realmId, who.userId);
-  const streams = new Map((await selectStreamsByIds(deps.pool, who.realmId, [...new Set(rows.map((r) => r.streamId))])).map((s) => [s.id, s.name]));
+async function userTopics(deps: AppDeps, who: Identity, topicRows: ReturnType<typeof selectUserTopics>, view: Promise<ChannelView> | null) {
+  const rows = await topicRows;
+  const named = view ? (await view).streams : await selectStreamsByIds(deps.pool, who.realmId, [...new Set(rows.map((r) => r.streamId))]);
+  const streams = new Map(named.map((s) => [s.id, s.name]));
   return rows.map((r) => ({
     stream_id: r.streamId,
     topic_name: r.topicName,
@@ -70,10 +77,10 @@ async function recentConversations(deps: AppDeps, who: Identity) {
 }
 
 /** Zulip's unread_msgs: unread ids grouped by conversation, with mentions and a total. */
-async function unreadMessages(deps: AppDeps, who: Identity) {
+async function unreadMessages(deps: AppDeps, who: Identity, view: Promise<ChannelView>, topicRows: ReturnType<typeof selectUserTopics>) {
   const rows = await selectUnread(deps.pool, who.realmId, who.userId, MAX_UNREAD_MESSAGES);
-  const subs = new Map((await selectUserSubscriptions(deps.pool, who.realmId, who.userId)).map((s) => [s.streamId, s]));
-  const topics = await selectUserTopics(deps.pool, who.realmId, who.userId);
+  const { subs } = await view;
+  const topics = await topicRows;
   const policy = new Map(topics.map((t) => [`${t.streamId}:${t.topicName.toLowerCase()}`, t.visibilityPolicy]));
   const participants = await selectDirectParticipants(deps.pool, who.realmId, [...new Set(rows.filter((r) => r.streamId === null).map((r) => r.recipientId))]);
   const pms = new Map<number, number[]>();

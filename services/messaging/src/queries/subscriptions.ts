@@ -2,7 +2,7 @@ import type { StreamObject, SubscriptionObject } from "@chat/contracts";
 import type { AppDeps } from "../deps";
 import { streamObject, subscriptionObject } from "../lib/format";
 import { selectRealmStreams, type StreamRow } from "../store/streams";
-import { selectSubscriberIds, selectUserSubscriptions } from "../store/subscriptions";
+import { selectSubscriberIds, selectUserSubscriptions, type SubscriptionRow } from "../store/subscriptions";
 import { canSeeStream, canSeeSubscribers, trafficFor, type Viewer } from "./streams";
 
 export interface SubscriptionState {
@@ -11,11 +11,31 @@ export interface SubscriptionState {
   never_subscribed: StreamObject[];
 }
 
-/** Zulip's gather_subscriptions: active, formerly subscribed, and visible never-subscribed channels. */
-export async function gatherSubscriptions(deps: AppDeps, viewer: Viewer, includeSubscribers: boolean): Promise<SubscriptionState> {
-  const streams = await selectRealmStreams(deps.pool, viewer.realmId);
-  const subs = new Map((await selectUserSubscriptions(deps.pool, viewer.realmId, viewer.userId)).map((s) => [s.streamId, s]));
+/** The organization's channels with the viewer's subscription rows and every channel's traffic. */
+export interface ChannelView {
+  streams: StreamRow[];
+  subs: Map<number, SubscriptionRow>;
+  traffic: Map<number, number | null>;
+}
+
+/** Read once per register and shared by its subscription, channel and unread parts. */
+export async function readChannelView(deps: AppDeps, viewer: Viewer): Promise<ChannelView> {
+  const [streams, subs] = await Promise.all([
+    selectRealmStreams(deps.pool, viewer.realmId),
+    selectUserSubscriptions(deps.pool, viewer.realmId, viewer.userId),
+  ]);
   const traffic = await trafficFor(deps, viewer.realmId, streams);
+  return { streams, subs: new Map(subs.map((s) => [s.streamId, s])), traffic };
+}
+
+/** Zulip's gather_subscriptions: active, formerly subscribed, and visible never-subscribed channels. */
+export async function gatherSubscriptions(
+  deps: AppDeps,
+  viewer: Viewer,
+  includeSubscribers: boolean,
+  view: Promise<ChannelView> = readChannelView(deps, viewer),
+): Promise<SubscriptionState> {
+  const { streams, subs, traffic } = await view;
   const subscribers = includeSubscribers ? await selectSubscriberIds(deps.pool, viewer.realmId, streams.map((s) => s.id)) : new Map<number, number[]>();
   const subscribersOf = (s: StreamRow) => {
     if (!includeSubscribers) return undefined;
@@ -47,10 +67,7 @@ export async function getSubscriptions(deps: AppDeps, viewer: Viewer, includeSub
 }
 
 /** Register's `streams`: every channel the viewer can see (administrators see private ones too). */
-export async function visibleStreams(deps: AppDeps, viewer: Viewer): Promise<StreamObject[]> {
-  const streams = await selectRealmStreams(deps.pool, viewer.realmId);
-  const subs = new Map((await selectUserSubscriptions(deps.pool, viewer.realmId, viewer.userId)).map((s) => [s.streamId, s]));
-  const visible = streams.filter((s) => canSeeStream(viewer, s, subs.get(s.id)));
-  const traffic = await trafficFor(deps, viewer.realmId, visible);
-  return visible.map((s) => streamObject(s, traffic.get(s.id) ?? null));
+export async function visibleStreams(deps: AppDeps, viewer: Viewer, view: Promise<ChannelView> = readChannelView(deps, viewer)): Promise<StreamObject[]> {
+  const { streams, subs, traffic } = await view;
+  return streams.filter((s) => canSeeStream(viewer, s, subs.get(s.id))).map((s) => streamObject(s, traffic.get(s.id) ?? null));
 }
