@@ -261,6 +261,17 @@ describe("verify action: register, act, apply events, compare with a fresh regis
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return r.body.id as number;
     });
+  /**
+   * A message sent before an action under test: waits until its event has reached the member's
+   * queues, so the register that follows neither gets it as an event nor misses it in its state.
+   */
+  const sendBefore = async (u: DemoUser, params: Record<string, unknown>) => {
+    const probe = await register(member(), { event_types: ["message"] });
+    const id = await send(u, params);
+    await readUntil(member(), probe.queue_id, (events) => events.some((e) => e.message?.id === id), 8000, probe.last_event_id);
+    await as(member()).delete("/events", { queue_id: probe.queue_id });
+    return id;
+  };
 
   it("channel and direct messages", async () => {
     let events = await verifyAction(member(), () => send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "t1", content: "x" }));
@@ -274,8 +285,8 @@ describe("verify action: register, act, apply events, compare with a fresh regis
   });
 
   it("message flags: read, unread, starred", async () => {
-    const id = await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "flags", content: "flag me" });
-    const dm = await send(other(), { type: "direct", to: [member().user_id], content: "flag me too" });
+    const id = await sendBefore(other(), { type: "stream", to: org.channels.public.stream_id, topic: "flags", content: "flag me" });
+    const dm = await sendBefore(other(), { type: "direct", to: [member().user_id], content: "flag me too" });
     const flags = (op: string, flag: string, ids: number[]) => () => as(member()).post("/messages/flags", { messages: ids, op, flag });
     expect(typesOf(await verifyAction(member(), flags("add", "read", [id, dm])))).toEqual(["update_message_flags/add"]);
     expect(typesOf(await verifyAction(member(), flags("remove", "read", [id, dm])))).toEqual(["update_message_flags/remove"]);
@@ -321,7 +332,7 @@ describe("verify action: register, act, apply events, compare with a fresh regis
   });
 
   it("topic visibility", async () => {
-    await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "noisy", content: "unread in a topic about to be muted" });
+    await sendBefore(other(), { type: "stream", to: org.channels.public.stream_id, topic: "noisy", content: "unread in a topic about to be muted" });
     const events = await verifyAction(member(), () =>
       as(member()).post("/user_topics", { stream_id: org.channels.public.stream_id, topic: "noisy", visibility_policy: 1 }));
     expect(typesOf(events)).toEqual(["user_topic"]);
@@ -384,8 +395,8 @@ describe("verify action: register, act, apply events, compare with a fresh regis
   });
 
   it("message deletion", async () => {
-    const first = await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "doomed", content: "delete me" });
-    await send(other(), { type: "stream", to: org.channels.public.stream_id, topic: "doomed", content: "keep me" });
+    const first = await sendBefore(other(), { type: "stream", to: org.channels.public.stream_id, topic: "doomed", content: "delete me" });
+    await sendBefore(other(), { type: "stream", to: org.channels.public.stream_id, topic: "doomed", content: "keep me" });
     const events = await verifyAction(member(), () => as(org.users.admin).delete(`/messages/${first}`));
     expect(events).toEqual([expect.objectContaining({ type: "delete_message", message_ids: [first], message_type: "stream" })]);
   });
