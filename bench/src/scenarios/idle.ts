@@ -98,6 +98,7 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
     }),
     figure(sc, `one event to all ${C} polls: median received`, "ms", runs.map((r) => r.fanOutP50Ms)),
     figure(sc, "polls that missed the event", "polls", runs.map((r) => r.missing + r.pollErrors), { target: { op: "=", value: 0 } }),
+    figure(sc, "events CPU (fan-out window)", "ms", runs.map((r) => (r.cpu.services.events ?? NaN) * r.cpu.wallSeconds * 1000)),
     figure(sc, "load generator CPU (fan-out window)", "cores", runs.map((r) => r.cpu.loadGenCores)),
   ];
   return { figures, raw: { polls: C, users: U, runs } };
