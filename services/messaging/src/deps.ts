@@ -21,8 +21,8 @@ export interface SentMessageInfo {
 export interface MessageHooks {
   onMessageSent?(tx: Queryable, message: SentMessageInfo): Promise<void>;
   /**
-   * Whether onMessageSent has anything to do for this content. A hook that may have work must
-   * say so: a channel send it says nothing about is written in one statement, without the hook.
+   * Whether onMessageSent has anything to do for this content; a send it has nothing to do for
+   * is written in one statement, without the hook (without this, every send runs it).
    */
   sendNeedsHook?(realmId: number, content: string): boolean;
   onMessagesDeleted?(tx: Queryable, realmId: number, messageIds: number[]): Promise<void>;

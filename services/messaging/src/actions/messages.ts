@@ -220,7 +220,8 @@ function oneStatementRecipient(
   policyUsers: PolicyUsers | undefined,
   content: string,
 ): number | null {
-  if (deps.hooks.sendNeedsHook?.(who.realmId, content)) return null;
+  const { onMessageSent, sendNeedsHook } = deps.hooks;
+  if (onMessageSent && (sendNeedsHook?.(who.realmId, content) ?? true)) return null;
   const stream = plan.accessed?.stream;
   if (!stream) return direct?.recipientId ?? null;
   if (!context?.topic) return null;
