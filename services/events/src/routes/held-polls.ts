@@ -44,10 +44,17 @@ export function heldPollRoute(app: FastifyInstance, rt: EventsRuntime): RawRoute
     // the parsed object, about a tenth of a held poll's memory) until the answer; drop them.
     req.headers = NO_HEADERS;
     req.rawHeaders = NO_RAW_HEADERS;
-    const poll = pollQueue(rt, { userId: who.userId, realmId: who.realmId }, params.queue_id, params.last_event_id, true, (err, result) => {
-      if (err) responder.fail(exchange, err);
-      else responder.successJson(exchange, pollResultJson(result!));
-    });
+    let poll: ReturnType<typeof pollQueue>;
+    try {
+      poll = pollQueue(rt, { userId: who.userId, realmId: who.realmId }, params.queue_id, params.last_event_id, true, (err, result) => {
+        if (err) responder.fail(exchange, err);
+        else responder.successJson(exchange, pollResultJson(result!));
+      });
+    } catch (err) {
+      // Taken already (and its headers dropped): answer here; fastify could not read it now.
+      responder.fail(exchange, err);
+      return true;
+    }
     // The client (or the gateway) hanging up ends the wait without a heartbeat.
     res.on("close", () => {
       if (!res.writableEnded) poll.leave();
