@@ -439,7 +439,7 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
       if (!tokenMatches(req.headers[INTERNAL_HEADERS.token], opts.internalToken)) {
         throw new ApiError("UNAUTHORIZED", "Internal token missing or wrong", { status: 401 });
       }
-      const identity = readIdentity(req.headers);
+      let identity = readIdentity(req.headers);
       if (def.auth === "user" && !identity) {
         throw new ApiError("UNAUTHORIZED", "Not logged in: API authentication or user session required", { status: 401 });
       }
@@ -447,6 +447,10 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
       if (!def.upload && isFormRequest(req)) {
         body = req.isMultipart() ? await readMultipartFields(req) : ((req.body as Record<string, unknown>) ?? {});
       }
+      // Zulip reads the client's name from a `client` parameter anywhere; the gateway streams
+      // bodies, so it could only see the query string's, and one in the body is taken here.
+      const bodyClient = Array.isArray(body.client) ? body.client[body.client.length - 1] : body.client;
+      if (identity && typeof bodyClient === "string" && bodyClient.trim()) identity = { ...identity, client: bodyClient.trim() };
       const { values, ignored } = parseParams(def.params, {
         body,
         query: (req.query as Record<string, unknown>) ?? {},

@@ -2,7 +2,8 @@ import type { FastifyRequest } from "fastify";
 
 /**
  * The client's name as Zulip derives it: the `client` parameter when it is in the query string
- * (the body is streamed, not read), else the User-Agent's product name, else "Unspecified".
+ * (the body is streamed, not read here: the service takes a `client` in the body over this),
+ * else the User-Agent's product name, else "Unspecified".
  */
 export function clientName(req: FastifyRequest): string {
   const fromQuery = (req.query as Record<string, unknown> | undefined)?.client;

@@ -72,6 +72,14 @@ describe("POST /messages to a channel", () => {
     expect(ev.users.find((u: any) => u.id === org.member.user_id).flags).toEqual(["read"]);
   });
 
+  it("a `client` parameter in the body names the client (the gateway only sees the query string's)", async () => {
+    const res = await m.ok(await m.call("POST", "/messages", org.member, { type: "stream", to: "general", topic: "t", content: "from the app", client: "ZulipMobile" }));
+    expect(res.ignored_parameters_unsupported).toBeUndefined();
+    const ev = (await m.clientEvents()).find((e) => e.type === "messaging.message.sent")!;
+    expect(ev.event.message.client).toBe("ZulipMobile");
+    expect(ev.users.find((u: any) => u.id === org.member.user_id).flags).toEqual(["read"]);
+  });
+
   it("local echo: queue_id + local_id name the sender's queue; local_id is required with queue_id", async () => {
     await m.send(org.member, { type: "stream", to: "general", topic: "t", content: "echo", queue_id: "q-1", local_id: "17.01" });
     const ev = (await m.clientEvents()).find((e) => e.type === "messaging.message.sent")!;
