@@ -27,6 +27,8 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   // traffic, and the viewer's topic policies.
   const view = want("subscription") || want("stream") || wantUnread ? readChannelView(deps, viewer) : null;
   const topicRows = want("user_topic") || want("muted_topics") || wantUnread ? selectUserTopics(deps.pool, who.realmId, who.userId) : null;
+  // Their users await them after reads of their own: a failure before then must not count as an
+  // unhandled rejection (which ends the process); it still fails the register through them.
   view?.catch(() => {});
   topicRows?.catch(() => {});
   const topics = want("user_topic") || want("muted_topics") ? userTopics(deps, who, topicRows!, view) : null;
