@@ -67,7 +67,9 @@ export class Caller {
       headers["content-type"] = "application/x-www-form-urlencoded";
     }
     const start = performance.now();
-    const res = await this.pool.request({ method: method as "GET", path: url, headers, body, signal });
+    // reset: false: keep the connection after a DELETE with a body, as clients such as
+    // python-zulip-api do (undici would close it and reconnect for the next request).
+    const res = await this.pool.request({ method: method as "GET", path: url, headers, body, signal, reset: false });
     const text = await res.body.text();
     const ms = performance.now() - start;
     let parsed: unknown = text;
