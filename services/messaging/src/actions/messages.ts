@@ -151,7 +151,7 @@ async function readStreamSendContext(deps: AppDeps, who: Identity, req: SendRequ
   return selectStreamSendContext(deps.pool, who.realmId, who.userId, indicator, topic);
 }
 
-/** POST /messages and the internal send: validation, rules, one transaction, the events. */
+/** POST /messages and the internal send: validation, rules, then one statement or one transaction with the events. */
 export async function doSendMessage(deps: AppDeps, who: Identity, req: SendRequest, idempotencyKey?: string): Promise<SendResult> {
   if (idempotencyKey !== undefined) {
     const prior = await selectSendKey(deps.pool, who.realmId, who.userId, idempotencyKey);
