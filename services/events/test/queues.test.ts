@@ -145,6 +145,9 @@ describe("event ids and acknowledgement", () => {
     }
     const res = await poll(inst, owner, "no-such-queue", -1);
     expect(res.body).toMatchObject({ code: "BAD_EVENT_QUEUE_ID", queue_id: "no-such-queue" });
+    // A blocking poll on an id outside printable ASCII takes fastify's route, with the same answer.
+    const odd = await poll(inst, owner, "queue-é☃", -1);
+    expect(odd.body).toMatchObject({ code: "BAD_EVENT_QUEUE_ID", queue_id: "queue-é☃" });
     // The owner's queue is untouched.
     expect((await poll(inst, owner, q, -1, { dont_block: true })).status).toBe(200);
   });

@@ -8,6 +8,7 @@ import type { EventsRuntime } from "../runtime";
 
 const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
 const NO_RAW_HEADERS = Object.freeze([]) as unknown as string[];
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
 /**
  * Blocking `GET /events` polls, taken ahead of fastify. One events instance holds thousands of
@@ -38,15 +39,20 @@ export function heldPollRoute(app: FastifyInstance, rt: EventsRuntime): RawRoute
     }
     const params = parsed.values;
     if (params.queue_id === undefined || params.dont_block || parsed.ignored.length > 0) return false;
+    // Queue ids are printable ASCII; anything else gets fastify's answer (an unknown queue).
+    if (!PRINTABLE_ASCII.test(params.queue_id)) return false;
 
     const exchange = responder.begin(req, res);
     // Everything the poll needs from its headers is read. Node would keep them (the raw list and
     // the parsed object, about a tenth of a held poll's memory) until the answer; drop them.
     req.headers = NO_HEADERS;
     req.rawHeaders = NO_RAW_HEADERS;
+    // The URL too; the queue id read from it is copied (V8 may keep it as a slice of the URL).
+    req.url = "";
+    const queueId = Buffer.from(params.queue_id, "latin1").toString("latin1");
     let poll: ReturnType<typeof pollQueue>;
     try {
-      poll = pollQueue(rt, { userId: who.userId, realmId: who.realmId }, params.queue_id, params.last_event_id, true, (err, result) => {
+      poll = pollQueue(rt, { userId: who.userId, realmId: who.realmId }, queueId, params.last_event_id, true, (err, result) => {
         if (err) responder.fail(exchange, err);
         else responder.successJson(exchange, pollResultJson(result!));
       });
