@@ -25,7 +25,10 @@ export interface StreamSendContext {
   topic: { existed: boolean; policies: Map<number, number> } | null;
 }
 
-/** The items of a column list (`col`, `x.col` or `expr AS col`) as [expression, name]. */
+/**
+ * The items of a column list (`col`, `x.col` or `expr AS col`) as [expression, name]. The store
+ * modules' lists are plain columns; an expression with a comma in it would need a real parser.
+ */
 function columnsOf(columns: string, alias: string): Array<[string, string]> {
   return columns.split(",").map((item) => {
     const c = item.trim();
