@@ -166,14 +166,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
   if (oneStatement !== null) {
     const row = messageRow(who, sender, plan, oneStatement, content, rendered, now);
     const envelope = newEnvelope({ type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, plan, entries, sender, realm, req) });
-    row.id = await insertMessageWithEvent(deps.pool, newMessage(row, rendered), entries, {
-      id: envelope.id,
-      type: envelope.type,
-      version: envelope.version,
-      occurredAt: envelope.occurred_at,
-      payload: envelope.payload,
-      idPaths: MESSAGE_ID_PATHS,
-    });
+    row.id = await insertMessageWithEvent(deps.pool, newMessage(row, rendered), entries, envelope, MESSAGE_ID_PATHS);
     return { id: row.id };
   }
 
@@ -189,7 +182,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     const stored = await insertSentMessage(tx, newMessage(row, rendered), entries);
     row.id = stored.id;
     const policy = stream ? await applyAutomaticPolicies(tx, plan, policyUsers!, stored, now) : undefined;
-    await emitMessageEvent(tx, row, plan, entries, sender, realm, req);
+    await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, plan, entries, sender, realm, req) });
     await deps.hooks.onMessageSent?.(tx, {
       id: row.id,
       realmId: row.realmId,
@@ -427,18 +420,6 @@ function automaticPolicyChanges(
 const MESSAGE_SENT = "messaging.message.sent";
 /** Where messageEventPayload puts the message's id (insertMessageWithEvent fills them in). */
 const MESSAGE_ID_PATHS = [["message_id"], ["client", "event", "message", "id"]];
-
-async function emitMessageEvent(
-  tx: Queryable,
-  row: MessageRow,
-  plan: Plan,
-  entries: Array<{ userId: number; flags: number }>,
-  sender: UserRow,
-  realm: InternalRealm,
-  req: SendRequest,
-): Promise<void> {
-  await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, plan, entries, sender, realm, req) });
-}
 
 function messageEventPayload(
   row: MessageRow,

@@ -1,3 +1,4 @@
+import type { DomainEnvelope } from "@chat/contracts";
 import type { Queryable } from "@chat/platform";
 
 export interface MessageRow {
@@ -57,6 +58,29 @@ export interface StoredSend {
 }
 
 /**
+ * The CTEs that write a message: the message (`m`), its recipients' usermessage rows and the
+ * channel's first message id, with $1-$14 as messageWriteValues lists them.
+ */
+const MESSAGE_WRITES = `m AS (
+       INSERT INTO messages (realm_id, sender_id, recipient_id, stream_id, topic, content, rendered_content, sending_client,
+         date_sent, has_link, has_image, has_attachment, search_tsv)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+         setweight(to_tsvector('english', $5), 'A') || to_tsvector('english', $6))
+       RETURNING id
+     ), um AS (
+       INSERT INTO usermessages (realm_id, user_id, message_id, flags)
+       SELECT $1, x.u, m.id, x.f FROM m, unnest($13::bigint[], $14::int[]) AS x(u, f)
+     ), first AS (
+       UPDATE streams s SET first_message_id = m.id FROM m
+        WHERE s.realm_id = $1 AND s.id = $4 AND s.first_message_id IS NULL
+     )`;
+
+function messageWriteValues(m: NewMessage, entries: Array<{ userId: number; flags: number }>): unknown[] {
+  return [m.realmId, m.senderId, m.recipientId, m.streamId, m.topic, m.content, m.renderedContent, m.sendingClient, m.dateSent,
+    m.hasLink, m.hasImage, m.hasAttachment, entries.map((e) => e.userId), entries.map((e) => e.flags)];
+}
+
+/**
  * A send's writes in one statement (one round trip instead of five): the message, its
  * recipients' usermessage rows and the channel's first message id, with what the send's rules
  * need to know about the topic as it was before (all parts of a statement share one snapshot).
@@ -67,22 +91,9 @@ export async function insertSentMessage(db: Queryable, m: NewMessage, entries: A
        SELECT EXISTS (SELECT 1 FROM messages WHERE realm_id = $1 AND stream_id = $4 AND lower(topic) = lower($5)) AS existed,
          (SELECT coalesce(json_agg(json_build_array(user_id, visibility_policy)), '[]'::json) FROM user_topics
            WHERE realm_id = $1 AND stream_id = $4 AND lower(topic_name) = lower($5)) AS policies
-     ), m AS (
-       INSERT INTO messages (realm_id, sender_id, recipient_id, stream_id, topic, content, rendered_content, sending_client,
-         date_sent, has_link, has_image, has_attachment, search_tsv)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-         setweight(to_tsvector('english', $5), 'A') || to_tsvector('english', $6))
-       RETURNING id
-     ), um AS (
-       INSERT INTO usermessages (realm_id, user_id, message_id, flags)
-       SELECT $1, x.u, m.id, x.f FROM m, unnest($13::bigint[], $14::int[]) AS x(u, f)
-     ), first AS (
-       UPDATE streams s SET first_message_id = m.id FROM m
-        WHERE s.realm_id = $1 AND s.id = $4 AND s.first_message_id IS NULL
-     )
+     ), ${MESSAGE_WRITES}
      SELECT m.id, prior.existed, prior.policies FROM m, prior`,
-    [m.realmId, m.senderId, m.recipientId, m.streamId, m.topic, m.content, m.renderedContent, m.sendingClient, m.dateSent,
-      m.hasLink, m.hasImage, m.hasAttachment, entries.map((e) => e.userId), entries.map((e) => e.flags)],
+    messageWriteValues(m, entries),
   );
   const r = rows[0];
   return {
@@ -92,53 +103,28 @@ export async function insertSentMessage(db: Queryable, m: NewMessage, entries: A
   };
 }
 
-/** The outbox row a one-statement send writes with its message (see insertMessageWithEvent). */
-export interface SentEventRow {
-  id: string;
-  type: string;
-  version: number;
-  occurredAt: string;
-  /** The event's payload; its message ids are set by the statement (they are not known before). */
-  payload: Record<string, unknown>;
-  /** Where in the payload the new message's id goes. */
-  idPaths: string[][];
-}
-
 /**
- * A channel send that needs nothing else written (no topic policy, no uploads to claim, no
- * idempotency key) in one statement, without a transaction around it: the message, its
- * usermessage rows, the channel's first message id and the outbox row of its event, whose
- * payload gets the new id here. A single statement commits or fails whole.
+ * A send that needs nothing else written (no topic policy, no uploads to claim, no idempotency
+ * key, an existing conversation) in one statement, without a transaction around it: the message,
+ * its usermessage rows, the channel's first message id and the outbox row of its event, whose
+ * payload gets the new id at each of `idPaths` here. A single statement commits or fails whole.
  */
 export async function insertMessageWithEvent(
   db: Queryable,
   m: NewMessage,
   entries: Array<{ userId: number; flags: number }>,
-  event: SentEventRow,
+  event: DomainEnvelope,
+  idPaths: string[][],
 ): Promise<number> {
   let payload = "$16::jsonb";
-  for (const path of event.idPaths) payload = `jsonb_set(${payload}, '{${path.join(",")}}', to_jsonb(m.id))`;
+  for (const path of idPaths) payload = `jsonb_set(${payload}, '{${path.join(",")}}', to_jsonb(m.id))`;
   const { rows } = await db.query(
-    `WITH m AS (
-       INSERT INTO messages (realm_id, sender_id, recipient_id, stream_id, topic, content, rendered_content, sending_client,
-         date_sent, has_link, has_image, has_attachment, search_tsv)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
-         setweight(to_tsvector('english', $5), 'A') || to_tsvector('english', $6))
-       RETURNING id
-     ), um AS (
-       INSERT INTO usermessages (realm_id, user_id, message_id, flags)
-       SELECT $1, x.u, m.id, x.f FROM m, unnest($13::bigint[], $14::int[]) AS x(u, f)
-     ), first AS (
-       UPDATE streams s SET first_message_id = m.id FROM m
-        WHERE s.realm_id = $1 AND s.id = $4 AND s.first_message_id IS NULL
-     ), o AS (
+    `WITH ${MESSAGE_WRITES}, o AS (
        INSERT INTO outbox (id, type, version, realm_id, payload, occurred_at)
        SELECT $15, $17, $18, $1, ${payload}, $19 FROM m
      )
      SELECT m.id FROM m`,
-    [m.realmId, m.senderId, m.recipientId, m.streamId, m.topic, m.content, m.renderedContent, m.sendingClient, m.dateSent,
-      m.hasLink, m.hasImage, m.hasAttachment, entries.map((e) => e.userId), entries.map((e) => e.flags),
-      event.id, JSON.stringify(event.payload), event.type, event.version, event.occurredAt],
+    [...messageWriteValues(m, entries), event.id, JSON.stringify(event.payload), event.type, event.version, event.occurred_at],
   );
   return Number(rows[0].id);
 }
