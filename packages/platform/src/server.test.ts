@@ -1,3 +1,4 @@
+import http2 from "node:http2";
 import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -9,7 +10,7 @@ import { identityHeaders, INTERNAL_HEADERS, type Identity } from "./identity";
 import { InternalClient } from "./internal-client";
 import { createMemoryLogger } from "./logger";
 import { currentRequestId } from "./request-context";
-import { createServer, markShuttingDown, registerRoute, type ServerOptions } from "./server";
+import { createServer, markShuttingDown, registerRoute, setStreamRoute, type ServerOptions } from "./server";
 
 const TOKEN = "test-internal-token-0123456789";
 const ALICE: Identity = { userId: 7, realmId: 3, role: 400, isBot: false, email: "alice@example.com", client: "test" };
@@ -487,5 +488,83 @@ describe("request ids", () => {
     expect((await client.call<{ seen: string }>("GET", "/seen", { requestId: "explicit" })).seen).toBe("explicit");
     expect((await client.call<{ seen: string | null }>("GET", "/seen")).seen).not.toBe("hop-1");
     await app.close();
+  });
+});
+
+describe("HTTP/2 with prior knowledge on the same port (http2: true)", () => {
+  let app: ReturnType<typeof createServer>;
+  let port: number;
+  beforeAll(async () => {
+    app = createServer({ name: "both", logger: createMemoryLogger().log, internalToken: TOKEN, http2: true });
+    setStreamRoute(app, (stream, headers) => {
+      if (headers[":path"] !== "/stream") return false;
+      stream.respond({ ":status": 200, "content-type": "text/plain" });
+      stream.end("over h2");
+      return true;
+    });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    port = (app.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  /** Writes `parts` to a raw connection with pauses between them; resolves with what came back. */
+  const rawExchange = (parts: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, "127.0.0.1");
+      let got = "";
+      socket.setEncoding("utf8");
+      socket.on("data", (d: string) => {
+        got += d;
+        if (got.includes("\r\n\r\n")) socket.end();
+      });
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+      void (async () => {
+        for (const part of parts) {
+          socket.write(part);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+    });
+
+  it("answers HTTP/1.1 and HTTP/2 on one port; a stream the route does not take gets 421", async () => {
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    const get = (path: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const stream = session.request({ ":path": path }, { endStream: true });
+        let status = 0;
+        let text = "";
+        stream.on("response", (h) => (status = Number(h[":status"])));
+        stream.setEncoding("utf8");
+        stream.on("data", (d: string) => (text += d));
+        stream.on("end", () => resolve({ status, text }));
+        stream.on("error", reject);
+      });
+    expect(await get("/stream")).toEqual({ status: 200, text: "over h2" });
+    expect(await get("/health")).toEqual({ status: 421, text: "" });
+    session.close();
+  });
+
+  it("tells the protocols apart when the first bytes come one by one (PROPFIND starts like the HTTP/2 preface)", async () => {
+    const answer = await rawExchange(["P", "R", "OPFIND /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"]);
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    const get = await rawExchange(["G", "ET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"]);
+    expect(get).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it("connections that close or reset before their first byte leave the server serving", async () => {
+    await new Promise<void>((resolve) => net.connect(port, "127.0.0.1", function (this: net.Socket) {
+      this.end();
+      this.on("close", () => resolve());
+    }));
+    await new Promise<void>((resolve) => net.connect(port, "127.0.0.1", function (this: net.Socket) {
+      this.resetAndDestroy();
+      resolve();
+    }));
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
   });
 });

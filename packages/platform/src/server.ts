@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
+import http2 from "node:http2";
+import type { Socket } from "node:net";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
@@ -27,6 +29,11 @@ export interface ServerOptions {
   readinessTimeoutMs?: number;
   /** The service's own gauges on `/metrics`, by metric name. */
   gauges?: Record<string, GaugeSpec>;
+  /**
+   * Also speak HTTP/2 with prior knowledge (h2c) on the same port, for a stream route (see
+   * StreamRoute). Each connection's first bytes tell which protocol it speaks.
+   */
+  http2?: boolean;
 }
 
 export interface HandlerContext<S extends ParamSpecs> {
@@ -75,8 +82,17 @@ export function isShuttingDown(app: FastifyInstance): boolean {
  */
 export type RawRoute = (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 
+/**
+ * A request a service takes over HTTP/2 (see ServerOptions.http2): the gateway carries the events
+ * service's held polls as streams of a few connections, where HTTP/1.1 needs a connection (a
+ * socket, a parser, request and response objects) per held poll. It returns false for any
+ * stream it does not take whole; that one is answered 421 (Misdirected Request) with no body,
+ * and the caller repeats it over HTTP/1.1, where fastify answers it.
+ */
+export type StreamRoute = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => boolean;
+
 interface AppInternals {
-  raw: { route: RawRoute | null };
+  raw: { route: RawRoute | null; stream: StreamRoute | null; sessions: Set<http2.ServerHttp2Session> };
   metrics: ReturnType<typeof createMetrics>;
 }
 const internals = new WeakMap<FastifyInstance, AppInternals>();
@@ -84,6 +100,49 @@ const internals = new WeakMap<FastifyInstance, AppInternals>();
 /** Puts `route` in front of `app`'s router (see RawRoute). */
 export function setRawRoute(app: FastifyInstance, route: RawRoute): void {
   internals.get(app)!.raw.route = route;
+}
+
+/** Takes `app`'s HTTP/2 streams (see StreamRoute); the app must be created with `http2`. */
+export function setStreamRoute(app: FastifyInstance, route: StreamRoute): void {
+  if (!app.serverOptions.http2) throw new Error("setStreamRoute needs a server created with http2: true");
+  internals.get(app)!.raw.stream = route;
+}
+
+/** HTTP/2's connection preface begins so; no HTTP/1 request line can (PRI is only the preface's). */
+const H2_PREFACE_START = Buffer.from("PRI ");
+
+/**
+ * Hands each connection of `server` to HTTP/1.1 or to `h2` by its first bytes. Whatever was read
+ * is put back first: both servers read what a socket already buffered before its handle.
+ */
+function acceptPriorKnowledgeH2(server: http.Server, h2: http2.Http2Server): void {
+  const http1 = server.listeners("connection") as Array<(socket: Socket) => void>;
+  server.removeAllListeners("connection");
+  server.on("connection", (socket: Socket) => {
+    let seen: Buffer = Buffer.alloc(0);
+    const onReadable = () => {
+      let chunk: Buffer | null;
+      while ((chunk = socket.read() as Buffer | null) !== null) seen = seen.length ? Buffer.concat([seen, chunk]) : chunk;
+      const n = Math.min(seen.length, H2_PREFACE_START.length);
+      const isH2 = seen.subarray(0, n).equals(H2_PREFACE_START.subarray(0, n));
+      // Too few bytes to tell yet (an HTTP/1 request line is never this short).
+      if (isH2 && n < H2_PREFACE_START.length) return;
+      socket.removeListener("readable", onReadable);
+      socket.removeListener("end", drop);
+      socket.removeListener("error", drop);
+      socket.removeListener("timeout", drop);
+      socket.setTimeout(0);
+      if (seen.length) socket.unshift(seen);
+      if (isH2) h2.emit("connection", socket);
+      else for (const listener of http1) listener.call(server, socket);
+    };
+    // A connection that fails or says nothing before its first bytes is dropped.
+    const drop = () => socket.destroy();
+    socket.on("readable", onReadable);
+    socket.on("end", drop);
+    socket.on("error", drop);
+    socket.setTimeout(KEEP_ALIVE_TIMEOUT_MS, drop);
+  });
 }
 
 /** Marks `app` as shutting down: responses carry `Connection: close` (runService calls it on SIGTERM). */
@@ -124,12 +183,43 @@ export function isUnavailableError(err: unknown): boolean {
   return Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isUnavailableError);
 }
 
+/**
+ * Tens of thousands of held streams share a connection; Node's default cap of a session's memory
+ * (10 MB) would refuse streams long before that. A peer that goes past this gets its new streams
+ * refused (and repeats them over HTTP/1.1).
+ */
+const H2_SESSION_MEMORY_MB = 256;
+const H2_MAX_STREAMS = 1_000_000;
+
+function h2Server(raw: AppInternals["raw"], log: Logger): http2.Http2Server {
+  const h2 = http2.createServer({ maxSessionMemory: H2_SESSION_MEMORY_MB, settings: { maxConcurrentStreams: H2_MAX_STREAMS, enablePush: false } });
+  h2.on("session", (session: http2.ServerHttp2Session) => {
+    raw.sessions.add(session);
+    session.once("close", () => raw.sessions.delete(session));
+  });
+  h2.on("sessionError", (err: Error) => log.warn({ err: err.message }, "HTTP/2 connection failed"));
+  h2.on("stream", (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders) => {
+    // A peer's reset (other than a cancel) is an 'error' on the stream; nothing to do about it.
+    stream.on("error", ignoreStreamError);
+    let taken = false;
+    try {
+      taken = raw.stream?.(stream, headers) ?? false;
+    } catch (err) {
+      log.error({ err }, "stream route failed; the stream is refused");
+    }
+    if (!taken && !stream.destroyed && !stream.headersSent) stream.respond({ ":status": 421 }, { endStream: true });
+  });
+  return h2;
+}
+
+function ignoreStreamError(): void {}
+
 /** fastify's default: longer than a load balancer's idle timeout (usually 60 s). */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** Builds a service's fastify instance: logging, request ids, Zulip errors, health, metrics. Never listens. */
 export function createServer(opts: ServerOptions): FastifyInstance {
-  const raw: AppInternals["raw"] = { route: null };
+  const raw: AppInternals["raw"] = { route: null, stream: null, sessions: new Set() };
   const app = Fastify({
     // fastify's own HTTP/1 server, with a service's raw route (if any) asked first.
     serverFactory: (handler) => {
@@ -145,6 +235,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
       });
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       server.requestTimeout = 0;
+      if (opts.http2) acceptPriorKnowledgeH2(server, h2Server(raw, opts.logger));
       return server;
     },
     loggerInstance: opts.logger as FastifyBaseLogger,
@@ -205,6 +296,9 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   // app.close() (without runService, as in tests) shuts down too: answers to requests fastify does
   // not see (a raw route's) must close their connections, or close() waits for keep-alive.
   app.addHook("preClose", async () => markShuttingDown(app));
+  // HTTP/2 connections are told to go away (GOAWAY): their open streams still finish (the events
+  // service answers its held polls at preClose), then they close and the server can.
+  if (opts.http2) app.addHook("preClose", async () => raw.sessions.forEach((s) => s.close()));
 
   app.addHook("onRequest", async () => {
     if (shuttingDown.has(app)) throw serviceUnavailable("The server is shutting down; try again");
@@ -285,10 +379,11 @@ function checkResponse(def: RouteDef, data: unknown, log: FastifyBaseLogger): vo
   });
 }
 
-/** A request a raw route took: what its answer needs besides the body. */
+/** A request a raw or stream route took: what its answer needs besides the body. */
 export interface RawExchange {
-  readonly req: http.IncomingMessage;
-  readonly res: http.ServerResponse;
+  /** Where the answer goes: the HTTP/1.1 response, or the HTTP/2 stream. */
+  readonly res: http.ServerResponse | http2.ServerHttp2Stream;
+  readonly method: string;
   readonly id: string;
   readonly startedAt: number;
 }
@@ -311,12 +406,18 @@ export class RawResponder {
   }
 
   begin(req: http.IncomingMessage, res: http.ServerResponse): RawExchange {
-    const given = req.headers[INTERNAL_HEADERS.requestId];
+    return this.start(res, req.method ?? "GET", req.url ?? "", req.headers, req.socket.remoteAddress);
+  }
+
+  beginStream(stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders): RawExchange {
+    return this.start(stream, headers[":method"] ?? "GET", headers[":path"] ?? "", headers, stream.session?.socket?.remoteAddress);
+  }
+
+  private start(res: RawExchange["res"], method: string, url: string, headers: http.IncomingHttpHeaders, remoteAddress: string | undefined): RawExchange {
+    const given = headers[INTERNAL_HEADERS.requestId];
     const id = typeof given === "string" && given ? given : flatUuid();
-    if (this.log.isLevelEnabled("info")) {
-      this.log.info({ reqId: id, req: { method: req.method, url: req.url, remoteAddress: req.socket.remoteAddress } }, "incoming request");
-    }
-    return { req, res, id, startedAt: performance.now() };
+    if (this.log.isLevelEnabled("info")) this.log.info({ reqId: id, req: { method, url, remoteAddress } }, "incoming request");
+    return { res, method, id, startedAt: performance.now() };
   }
 
   /** A success body the route put together itself (checked against the contract when asked to). */
@@ -340,22 +441,30 @@ export class RawResponder {
 
   private write(x: RawExchange, status: number, body: string, headers: Record<string, string> | null): void {
     const { res } = x;
-    if (!res.destroyed && !res.writableEnded) {
-      res.writeHead(status, {
-        ...headers,
-        "content-type": "application/json; charset=utf-8",
-        "content-length": Buffer.byteLength(body),
-        [INTERNAL_HEADERS.requestId]: x.id,
-        ...(shuttingDown.has(this.app) ? { connection: "close" } : {}),
-      });
+    const common = { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body), [INTERNAL_HEADERS.requestId]: x.id };
+    if (res instanceof http.ServerResponse) {
+      if (!res.destroyed && !res.writableEnded) {
+        res.writeHead(status, { ...headers, ...common, ...(shuttingDown.has(this.app) ? { connection: "close" } : {}) });
+        res.end(body);
+      }
+    } else if (!res.destroyed && !res.headersSent) {
+      // HTTP/2 has no Connection header: a shutting-down server's GOAWAY says it.
+      res.respond({ ...lowerCaseKeys(headers), ...common, ":status": status });
       res.end(body);
     }
     const elapsedMs = performance.now() - x.startedAt;
-    internals.get(this.app)!.metrics.observe(x.req.method ?? "GET", this.label, status, elapsedMs / 1000);
+    internals.get(this.app)!.metrics.observe(x.method, this.label, status, elapsedMs / 1000);
     if (this.log.isLevelEnabled("info")) {
       this.log.info({ reqId: x.id, res: { statusCode: status }, responseTime: elapsedMs }, "request completed");
     }
   }
+}
+
+/** HTTP/2 header names are lower case (Node refuses others). */
+function lowerCaseKeys(headers: Record<string, string> | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) out[name.toLowerCase()] = value;
+  return out;
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

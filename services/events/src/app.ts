@@ -1,11 +1,11 @@
 import type { FastifyInstance } from "fastify";
-import { createServer, InternalClient, setRawRoute, systemClock, type Clock, type Logger, type Redis } from "@chat/platform";
+import { createServer, InternalClient, setRawRoute, setStreamRoute, systemClock, type Clock, type Logger, type Redis } from "@chat/platform";
 import { Deliverer } from "./actions/fanout";
 import { Sweeper } from "./actions/maintenance";
 import type { EventsConfig } from "./config";
 import { PollHub } from "./lib/poll-hub";
 import { eventRoutes } from "./routes/events";
-import { heldPollRoute } from "./routes/held-polls";
+import { heldPollRoute, heldPollStreamRoute } from "./routes/held-polls";
 import type { EventsRuntime } from "./runtime";
 import { QueueStore } from "./store/queues";
 
@@ -55,6 +55,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     internalToken: config.INTERNAL_TOKEN,
     validateResponses: config.VALIDATE_RESPONSES,
     readiness: { redis: () => redis.ping() },
+    // The gateway sends its held polls as HTTP/2 streams, many to a connection.
+    http2: true,
     gauges: {
       events_held_polls: { help: "Long polls this instance holds now", read: () => hub.held },
       events_queues: { help: "Event queues of the deployment (shared by every instance)", read: () => store.count() },
@@ -73,5 +75,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   eventRoutes(app, rt);
   setRawRoute(app, heldPollRoute(app, rt));
+  setStreamRoute(app, heldPollStreamRoute(app, rt));
   return app;
 }

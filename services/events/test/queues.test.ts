@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
+import http2 from "node:http2";
 import { RestartEvent, ZULIP_MERGE_BASE, ZULIP_VERSION } from "@chat/contracts";
 import { identityHeaders, ManualClock } from "@chat/platform";
 import { notifyRestartIfUpgraded } from "../src/actions/maintenance";
@@ -330,6 +331,110 @@ describe("long polling", () => {
   it("DELETE /events needs queue_id", async () => {
     const res = await inst.call("DELETE", "/events", { as: user() });
     expect(res.body).toMatchObject({ code: "REQUEST_VARIABLE_MISSING", var_name: "queue_id" });
+  });
+});
+
+/** A GET over an HTTP/2 connection, as the gateway sends held polls: status, headers and body text. */
+function h2Get(session: http2.ClientHttp2Session, path: string, headers: Record<string, string>) {
+  const stream = session.request({ ":method": "GET", ":path": `/api/v1${path}`, ...headers }, { endStream: true });
+  const answer = new Promise<{ status: number; headers: http2.IncomingHttpHeaders; text: string }>((resolve, reject) => {
+    let head: http2.IncomingHttpHeaders = {};
+    let text = "";
+    stream.on("response", (h) => (head = h));
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => (text += chunk));
+    stream.on("end", () => resolve({ status: Number(head[":status"]), headers: head, text }));
+    stream.on("error", reject);
+  });
+  return { stream, answer };
+}
+
+const h2Poll = (session: http2.ClientHttp2Session, instance: Instance, who: ReturnType<typeof user>, q: string, extra = "") =>
+  h2Get(session, `/events?queue_id=${q}&last_event_id=-1${extra}`, identityHeaders(who, instance.config.INTERNAL_TOKEN));
+
+describe("held polls as HTTP/2 streams (how the gateway sends them)", () => {
+  it("many polls share one connection to the service's port; each gets its own queue's event as it arrives", async () => {
+    const session = http2.connect(inst.url);
+    const who = Array.from({ length: 20 }, () => user());
+    const queues = await Promise.all(who.map((u) => queueFor(inst, u)));
+    const before = inst.app.events.hub.held;
+    const before200 = await routeCount(inst, "/api/v1/events", 200);
+    const polls = who.map((u, i) => h2Get(session, `/events?queue_id=${queues[i]}&last_event_id=-1`, { ...identityHeaders(u, inst.config.INTERNAL_TOKEN), "x-request-id": `h2-${i}` }));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(inst.app.events.hub.held).toBe(before + 20);
+    for (const [i, u] of who.entries()) await direct(1, [u.userId], { type: "custom", n: i });
+    const answers = await Promise.all(polls.map((p) => p.answer));
+    answers.forEach((a, i) => {
+      expect(a.status).toBe(200);
+      expect(a.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(a.headers["x-request-id"]).toBe(`h2-${i}`);
+      expect(JSON.parse(a.text)).toEqual({ result: "success", msg: "", events: [{ id: 0, type: "custom", n: i }], queue_id: queues[i] });
+    });
+    expect(await routeCount(inst, "/api/v1/events", 200)).toBe(before200 + 20);
+    session.close();
+  });
+
+  it("a stream it does not take whole gets 421 and no body (the gateway repeats it over HTTP/1.1); nothing is held", async () => {
+    const session = http2.connect(inst.url);
+    const who = user();
+    const q = await queueFor(inst, who);
+    const before = inst.app.events.hub.held;
+    const token = inst.config.INTERNAL_TOKEN;
+    const refused = [
+      h2Poll(session, inst, who, q, "&dont_block=true"),
+      h2Poll(session, inst, who, q, "&shiny=yes"),
+      h2Get(session, `/events?queue_id=${q}&last_event_id=-1`, identityHeaders(who, "wrong-token")),
+      h2Get(session, `/events?last_event_id=-1`, identityHeaders(who, token)),
+      h2Get(session, `/events?queue_id=${q}&last_event_id=banana`, identityHeaders(who, token)),
+      h2Get(session, `/register`, identityHeaders(who, token)),
+    ];
+    for (const r of refused) expect(await r.answer).toMatchObject({ status: 421, text: "" });
+    expect(inst.app.events.hub.held).toBe(before);
+    // The queue saw nothing: the same poll over HTTP/1.1 is answered as usual.
+    expect((await poll(inst, who, q, -1, { dont_block: true })).body).toEqual({ result: "success", msg: "", events: [], queue_id: q });
+    session.close();
+  });
+
+  it("an error of a taken poll is the Zulip error, over the stream", async () => {
+    const session = http2.connect(inst.url);
+    const { answer } = h2Poll(session, inst, user(), "no-such-queue");
+    const a = await answer;
+    expect(a.status).toBe(400);
+    expect(JSON.parse(a.text)).toMatchObject({ result: "error", code: "BAD_EVENT_QUEUE_ID", queue_id: "no-such-queue" });
+    session.close();
+  });
+
+  it("a cancelled stream ends its poll: nothing is held for it and no heartbeat is queued", async () => {
+    const quick = await ev.start({ env: { EVENTS_HEARTBEAT_SECONDS: "1" }, consume: false });
+    const session = http2.connect(quick.url);
+    const who = user();
+    const q = await queueFor(quick, who);
+    const { stream, answer } = h2Poll(session, quick, who, q);
+    answer.catch(() => {});
+    await new Promise((r) => setTimeout(r, 200));
+    expect(quick.app.events.hub.held).toBe(1);
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(quick.app.events.hub.held).toBe(0);
+    expect((await poll(quick, who, q, -1, { dont_block: true })).body.events).toEqual([]);
+    session.close();
+    await quick.close();
+  });
+
+  it("shutting down answers held streams with a heartbeat, then tells the connection to go away", async () => {
+    const doomed = await ev.start({ consume: false });
+    const session = http2.connect(doomed.url);
+    const goaway = new Promise<void>((resolve) => session.once("goaway", () => resolve()));
+    const who = user();
+    const q = await queueFor(doomed, who);
+    const { answer } = h2Poll(session, doomed, who, q);
+    await new Promise((r) => setTimeout(r, 200));
+    const closing = doomed.close();
+    const a = await answer;
+    expect(JSON.parse(a.text)).toEqual({ result: "success", msg: "", events: [{ id: 0, type: "heartbeat" }], queue_id: q });
+    await goaway;
+    await closing;
+    expect(session.closed || session.destroyed).toBe(true);
   });
 });
 

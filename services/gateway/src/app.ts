@@ -30,7 +30,12 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   subscriber?.on("error", () => {});
   const authCache = new AuthCache(redis, config.AUTH_CACHE_TTL_SECONDS, config.REDIS_PREFIX, subscriber);
   const proxy = new UpstreamProxy(
-    { timeoutMs: config.UPSTREAM_TIMEOUT_SECONDS * 1000, connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS },
+    {
+      timeoutMs: config.UPSTREAM_TIMEOUT_SECONDS * 1000,
+      connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
+      longPollConnections: config.EVENTS_HTTP2_CONNECTIONS,
+      longPollConnectionMaxAgeMs: config.EVENTS_HTTP2_MAX_AGE_SECONDS * 1000,
+    },
     log,
   );
   const gate = new Gate({

@@ -24,6 +24,13 @@ export const gatewayConfigShape = {
   UPSTREAM_TIMEOUT_SECONDS: positiveInt(300),
   /** Longest wait to open a connection to an upstream before answering 503. */
   UPSTREAM_CONNECT_TIMEOUT_MS: positiveInt(3000),
+  /**
+   * Held long polls go to the events service as HTTP/2 streams over this many connections (per
+   * gateway process), instead of a connection each; 0 sends them over HTTP/1.1 like the rest.
+   */
+  EVENTS_HTTP2_CONNECTIONS: z.coerce.number().int().min(0).default(4),
+  /** Each of those connections is replaced after this long, so polls spread over events instances added since. */
+  EVENTS_HTTP2_MAX_AGE_SECONDS: positiveInt(300),
   /** Proxies in front of the gateway whose X-Forwarded-For entries are trusted (0 = use the peer). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
 };

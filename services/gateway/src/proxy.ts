@@ -3,6 +3,7 @@ import { Transform } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Agent, request } from "undici";
 import { ApiError, serviceUnavailable, type Logger } from "@chat/platform";
+import { H2Upstream, type UpstreamAnswer } from "./h2-upstream";
 
 /** Largest upstream answer the gateway reads whole before sending it on (see `forward`). */
 const BUFFERED_RESPONSE_BYTES = 64 * 1024;
@@ -66,9 +67,18 @@ export interface ForwardOptions {
 export class UpstreamProxy {
   private readonly agent: Agent;
   private readonly heldPolls = new Set<AbortController>();
+  /** Long polls' HTTP/2 connections, by upstream (see H2Upstream). */
+  private readonly pollUpstreams = new Map<string, H2Upstream>();
 
   constructor(
-    opts: { timeoutMs: number; connectTimeoutMs: number },
+    private readonly opts: {
+      timeoutMs: number;
+      connectTimeoutMs: number;
+      /** HTTP/2 connections per upstream for long polls; 0 sends them over HTTP/1.1. */
+      longPollConnections: number;
+      /** How long one such connection takes new polls before it is replaced. */
+      longPollConnectionMaxAgeMs: number;
+    },
     private readonly log: Logger,
   ) {
     this.agent = new Agent({
@@ -90,8 +100,46 @@ export class UpstreamProxy {
     if (opts.longPoll) this.heldPolls.add(abort);
     const headers = { ...opts.headers };
     if (opts.body !== undefined) headers["content-length"] = String(opts.body.length);
-    let res: Awaited<ReturnType<typeof request>>;
+    let answer: UpstreamAnswer | null = null;
+    try {
+      if (opts.longPoll && method === "GET" && this.opts.longPollConnections > 0 && mayBeHeld(opts.path)) {
+        answer = await this.pollUpstream(opts.baseUrl).get(opts.path, headers, abort.signal);
+      }
+      answer ??= await this.viaHttp1(req, opts, method, headers, hasBody, abort.signal);
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      const e = err as { code?: string; message?: string };
+      req.log.warn({ err: e.message, code: e.code, upstream: opts.baseUrl }, "upstream unavailable");
+      throw serviceUnavailable();
+    } finally {
+      this.heldPolls.delete(abort);
+    }
+    if (opts.onStatus) await opts.onStatus(answer.status);
+    reply.status(answer.status);
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value === undefined || HOP_BY_HOP.has(name) || name === "x-request-id" || name.startsWith(":")) continue;
+      reply.header(name, value);
+    }
+    reply.headers(opts.responseHeaders ?? {});
+    if (!Buffer.isBuffer(answer.body)) answer.body.on("error", (err) => req.log.warn({ err: err.message }, "upstream response broke off"));
+    return reply.send(answer.body);
+  }
+
+  /**
+   * Over undici's HTTP/1.1 pool. Small answers of known length (nearly every API call and long
+   * poll) are read whole and written in one go, which costs less than piping a stream for a
+   * kilobyte; large ones (register's state, downloads) stream through.
+   */
+  private async viaHttp1(
+    req: FastifyRequest,
+    opts: ForwardOptions,
+    method: string,
+    headers: Record<string, string | string[]>,
+    hasBody: boolean,
+    signal: AbortSignal,
+  ): Promise<UpstreamAnswer> {
     const limited = hasBody && opts.body === undefined && opts.maxBodyBytes !== undefined ? limitBody(req, opts.maxBodyBytes) : null;
+    let res: Awaited<ReturnType<typeof request>>;
     try {
       res = await request(opts.baseUrl + opts.path, {
         method: method as "GET",
@@ -101,39 +149,35 @@ export class UpstreamProxy {
         // (DELETE /events carries its queue_id so); our services read such bodies properly.
         reset: false,
         dispatcher: this.agent,
-        signal: abort.signal,
+        signal,
       });
     } catch (err) {
       if (limited?.exceeded()) throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
-      const e = err as { code?: string; message?: string };
-      req.log.warn({ err: e.message, code: e.code, upstream: opts.baseUrl }, "upstream unavailable");
-      throw serviceUnavailable();
-    } finally {
-      this.heldPolls.delete(abort);
+      throw err;
     }
-    if (opts.onStatus) await opts.onStatus(res.statusCode);
-    reply.status(res.statusCode);
-    for (const [name, value] of Object.entries(res.headers)) {
-      if (value === undefined || HOP_BY_HOP.has(name) || name === "x-request-id") continue;
-      reply.header(name, value);
-    }
-    reply.headers(opts.responseHeaders ?? {});
-    // Small answers of known length (nearly every API call and long poll) are read whole and
-    // written in one go, which costs less than piping a stream for a kilobyte; large ones
-    // (register's state, downloads) stream through.
     const length = Number(res.headers["content-length"] ?? NaN);
     if (length <= BUFFERED_RESPONSE_BYTES) {
-      let body: Buffer;
-      try {
-        body = Buffer.from(await res.body.arrayBuffer());
-      } catch (err) {
-        req.log.warn({ err: (err as Error).message }, "upstream response broke off");
-        throw serviceUnavailable();
-      }
-      return reply.send(body);
+      return { status: res.statusCode, headers: res.headers, body: Buffer.from(await res.body.arrayBuffer()) };
     }
-    res.body.on("error", (err) => req.log.warn({ err: err.message }, "upstream response broke off"));
-    return reply.send(res.body);
+    return { status: res.statusCode, headers: res.headers, body: res.body };
+  }
+
+  private pollUpstream(baseUrl: string): H2Upstream {
+    let upstream = this.pollUpstreams.get(baseUrl);
+    if (!upstream) {
+      upstream = new H2Upstream(
+        baseUrl,
+        {
+          connections: this.opts.longPollConnections,
+          maxAgeMs: this.opts.longPollConnectionMaxAgeMs,
+          timeoutMs: this.opts.timeoutMs,
+          connectTimeoutMs: this.opts.connectTimeoutMs,
+        },
+        this.log,
+      );
+      this.pollUpstreams.set(baseUrl, upstream);
+    }
+    return upstream;
   }
 
   /**
@@ -146,6 +190,7 @@ export class UpstreamProxy {
   }
 
   async close(): Promise<void> {
+    for (const upstream of this.pollUpstreams.values()) upstream.close();
     await this.agent.close().catch((err) => this.log.warn({ err: (err as Error).message }, "closing upstream agent"));
   }
 }
@@ -166,6 +211,14 @@ function limitBody(req: FastifyRequest, max: number): { stream: Transform; excee
   });
   req.raw.pipe(stream);
   return { stream, exceeded: () => over };
+}
+
+/**
+ * Whether a poll may be one the events service holds (it names a queue and may block): the others
+ * (registering a queue, `dont_block`) it would refuse over HTTP/2 and take over HTTP/1.1 anyway.
+ */
+function mayBeHeld(path: string): boolean {
+  return path.includes("queue_id=") && !/[?&]dont_block=(true|1)(&|$)/i.test(path);
 }
 
 function requestHasBody(req: FastifyRequest): boolean {
