@@ -32,6 +32,8 @@ const USAGE = `usage: pnpm bench [options]
   --rate <n>             offered msgs/s for the delivery-latency phase (default: half the
                          sustained rate measured just before, in the same run)
   --polls <n>            idle long polls (quick 1000, full 10000)
+  --idle-http1           hold the idle polls over HTTP/1.1, a connection each (default: HTTP/2
+                         streams over four connections, as the gateway sends them)
   --idle-users <n>       users owning those polls (default: min(polls, 1000); the rest are
                          extra queues of the same users, all reached by one channel message)
   --users <n>            register scenario organization size (default 1000)
@@ -60,6 +62,7 @@ function parse() {
       rate: { type: "string" },
       polls: { type: "string" },
       "idle-users": { type: "string" },
+      "idle-http1": { type: "boolean", default: false },
       users: { type: "string" },
       channels: { type: "string" },
       messages: { type: "string" },
@@ -96,6 +99,7 @@ function parse() {
     rate: values.rate === undefined ? undefined : int(values.rate, 500),
     polls,
     idleUsers: int(values["idle-users"], Math.min(polls, 1000)),
+    idleHttp1: values["idle-http1"],
     users: int(values.users, 1000),
     channels: int(values.channels, 100),
     messages: int(values.messages, full ? 100_000 : 20_000),
@@ -156,7 +160,7 @@ async function main() {
         }
       } else if (scenario === "idle") {
         log(`bench: idle, C=${opts.polls}`);
-        const r = await runIdle(setup, { polls: opts.polls, users: opts.idleUsers, runs: opts.runs }, calib, log);
+        const r = await runIdle(setup, { polls: opts.polls, users: opts.idleUsers, runs: opts.runs, http1: opts.idleHttp1 }, calib, log);
         record("idle", r.figures, r.raw);
       } else if (scenario === "register") {
         log(`bench: register, ${opts.users} users, ${opts.channels} channels`);

@@ -1,15 +1,18 @@
 import { BaselineServer } from "../lib/baseline-server";
 import type { Calibrator } from "../lib/calibrate";
+import { identityHeaders } from "@chat/platform";
+import { H2Client } from "../lib/h2";
 import { Caller, createPool, expectOk } from "../lib/http";
 import { serviceMemory } from "../lib/metrics";
-import type { BenchOrg, Setup } from "../lib/org";
+import { identityOf, type BenchOrg, type Setup } from "../lib/org";
 import { cpuSeconds, type CpuReport } from "../lib/procs";
 import { figure, type Figure } from "../lib/report";
 import { mapLimit, percentile, sleep } from "../lib/stats";
 
 /**
  * Scenario 2: C idle long polls held by one events instance (straight to the events service,
- * as the gateway would forward them), memory per held poll, then one channel message that
+ * as the gateway forwards them: HTTP/2 streams over the gateway's default of four connections,
+ * or with `http1` a connection each), memory per held poll, then one channel message that
  * reaches every one of them: time until the last poll has it. The same is done against the
  * bare fastify process (held requests answered by one release) as the baseline.
  */
@@ -21,7 +24,12 @@ export interface IdleOptions {
   runs: number;
   /** Wait before the heap's reference reading (default: longer than a poll's leftovers live). */
   coolDownMs?: number;
+  /** Hold the polls over HTTP/1.1, a connection each (how the gateway sent them before HTTP/2). */
+  http1?: boolean;
 }
+
+/** The gateway's default EVENTS_HTTP2_CONNECTIONS. */
+const GATEWAY_H2_CONNECTIONS = 4;
 
 interface IdleRun {
   rssPerPollBytes: number;
@@ -30,6 +38,7 @@ interface IdleRun {
   held: number;
   fanOutLastMs: number;
   fanOutP50Ms: number;
+  fanOutFirstMs: number;
   delivered: number;
   missing: number;
   pollErrors: number;
@@ -72,9 +81,9 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
     // One unmeasured round first: the events process sizes its heap and fills its caches for C
     // polls, so the measured rounds' RSS deltas show the polls rather than that growth.
     log(`  idle C=${C}: warm-up round`);
-    await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS, false);
+    await idleRun(setup, org, streamId, queues, server, opts, false);
     for (let run = 0; run < opts.runs; run++) {
-      const r = await idleRun(setup, org, streamId, queues, server, opts.coolDownMs ?? COOL_DOWN_MS, true);
+      const r = await idleRun(setup, org, streamId, queues, server, opts, true);
       runs.push(r);
       log(
         `  idle C=${C} run ${run + 1}: ${r.held} held, ${(r.rssPerPollBytes / 1024).toFixed(2)} KB RSS/poll, last delivery ${r.fanOutLastMs.toFixed(0)} ms, missing ${r.missing}${r.pollErrors ? `, ${r.pollErrors} failed polls (${r.errorSamples.join("; ")})` : ""}${r.earlySamples.length ? `, answered before the send: ${r.earlySamples.join("; ")}` : ""}; baseline release ${r.baseline.releaseLastMs.toFixed(0)} ms`,
@@ -83,7 +92,7 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
   } finally {
     if (!calib) await server.stop();
   }
-  const sc = `idle C=${C}`;
+  const sc = `idle C=${C}${opts.http1 ? " (HTTP/1.1)" : ""}`;
   // Paired: the bare fastify process held and released C requests in the same round.
   const bRss = { name: "bare fastify held request", unit: "KB", runs: runs.map((r) => r.baseline.rssPerHeldBytes / 1024) };
   const bHeap = { name: "bare fastify held request", unit: "KB", runs: runs.map((r) => r.baseline.heapPerHeldBytes / 1024) };
@@ -97,11 +106,12 @@ export async function runIdle(setup: Setup, opts: IdleOptions, calib: Calibrator
       baseline: bRel,
     }),
     figure(sc, `one event to all ${C} polls: median received`, "ms", runs.map((r) => r.fanOutP50Ms)),
+    figure(sc, `one event to all ${C} polls: first received`, "ms", runs.map((r) => r.fanOutFirstMs)),
     figure(sc, "polls that missed the event", "polls", runs.map((r) => r.missing + r.pollErrors), { target: { op: "=", value: 0 } }),
     figure(sc, "events CPU (fan-out window)", "ms", runs.map((r) => (r.cpu.services.events ?? NaN) * r.cpu.wallSeconds * 1000)),
     figure(sc, "load generator CPU (fan-out window)", "cores", runs.map((r) => r.cpu.loadGenCores)),
   ];
-  return { figures, raw: { polls: C, users: U, runs } };
+  return { figures, raw: { polls: C, users: U, transport: opts.http1 ? "http/1.1" : "h2", runs } };
 }
 
 async function idleRun(
@@ -110,13 +120,15 @@ async function idleRun(
   streamId: number,
   queues: Array<{ user: BenchOrg["users"][number]; queueId: string; lastEventId: number }>,
   server: BaselineServer,
-  coolDownMs: number,
+  opts: IdleOptions,
   /** Profile the fan-out (with `--profile`): from the send until the last poll has the event. */
   profile: boolean,
 ): Promise<IdleRun> {
   const C = queues.length;
   const eventsUrl = setup.target.urls.events;
-  const pool = createPool(eventsUrl, { connections: C, timeoutMs: 600_000 });
+  const pool = opts.http1 ? createPool(eventsUrl, { connections: C, timeoutMs: 600_000 }) : null;
+  const h2 = opts.http1 ? null : new H2Client(eventsUrl, GATEWAY_H2_CONNECTIONS);
+  const headersOf = new Map(org.users.map((u) => [u, identityHeaders(identityOf(org, u), setup.target.vars.INTERNAL_TOKEN)]));
   const before = await settledMemory(setup, eventsUrl);
 
   const arrivals: number[] = [];
@@ -133,10 +145,9 @@ async function idleRun(
   const polls: Promise<void>[] = [];
   for (let i = 0; i < C; i++) {
     const q = queues[i];
-    const caller = setup.direct(org, q.user, pool);
+    const params = { queue_id: q.queueId, last_event_id: q.lastEventId };
     polls.push(
-      caller
-        .get("/events", { queue_id: q.queueId, last_event_id: q.lastEventId })
+      (pool ? setup.direct(org, q.user, pool).get("/events", params) : h2!.get("/events", params, headersOf.get(q.user)!))
         .then((res) => {
           const at = performance.now();
           // Back before the message was sent (a heartbeat): this poll was not held at the send.
@@ -171,11 +182,12 @@ async function idleRun(
   await Promise.race([Promise.all(polls), sleep(30_000)]);
   const cpuReport = cpu.stop();
   if (profile) await setup.target.profileStop("idle");
-  await pool.destroy();
+  await pool?.destroy();
+  h2?.close();
   // The heap's reference reading: the same process once the polls are answered and anything a
   // poll leaves behind for a while (the wake-channel subscription lingers 10 s) is gone. (RSS
   // is compared with the reading before the hold: freed pages are not always returned.)
-  await sleep(coolDownMs);
+  await sleep(opts.coolDownMs ?? COOL_DOWN_MS);
   const released = await settledMemory(setup, eventsUrl);
 
   const baseline = await baselineHold(server, C);
@@ -186,6 +198,7 @@ async function idleRun(
     held,
     fanOutLastMs: arrivals.length ? Math.max(...arrivals) : NaN,
     fanOutP50Ms: percentile(arrivals, 50),
+    fanOutFirstMs: arrivals.length ? Math.min(...arrivals) : NaN,
     delivered,
     missing: C - delivered - pollErrors,
     pollErrors,

@@ -55,7 +55,10 @@ export function createMetrics(service: string, gauges: Record<string, GaugeSpec>
     });
   }
   const process = processMetrics(service);
-  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  type Series = { count: { inc(): void }; time: { observe(v: number): void } };
+  // method -> route -> status: the label strings are a handful of constants, so these lookups
+  // cost less than building and hashing a key per request.
+  const children = new Map<string, Map<string, Map<number, Series>>>();
   return {
     registry,
     contentType: registry.contentType,
@@ -66,12 +69,15 @@ export function createMetrics(service: string, gauges: Record<string, GaugeSpec>
     observe(method: string, route: string, status: number, seconds: number) {
       // prom-client checks and hashes a label object on every call; a series' children are
       // bound to their labels once (routes and statuses are few).
-      const key = `${method} ${route} ${status}`;
-      let series = children.get(key);
+      let byRoute = children.get(method);
+      if (!byRoute) children.set(method, (byRoute = new Map()));
+      let byStatus = byRoute.get(route);
+      if (!byStatus) byRoute.set(route, (byStatus = new Map()));
+      let series = byStatus.get(status);
       if (!series) {
         const labels = { method, route, status: String(status) };
         series = { count: requests.labels(labels), time: duration.labels(labels) };
-        children.set(key, series);
+        byStatus.set(status, series);
       }
       series.count.inc();
       series.time.observe(seconds);

@@ -441,15 +441,27 @@ export class RawResponder {
 
   private write(x: RawExchange, status: number, body: string, headers: Record<string, string> | null): void {
     const { res } = x;
-    const common = { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(body), [INTERNAL_HEADERS.requestId]: x.id };
     if (res instanceof http.ServerResponse) {
       if (!res.destroyed && !res.writableEnded) {
-        res.writeHead(status, { ...headers, ...common, ...(shuttingDown.has(this.app) ? { connection: "close" } : {}) });
+        res.writeHead(status, {
+          ...headers,
+          "content-type": "application/json; charset=utf-8",
+          "content-length": Buffer.byteLength(body),
+          [INTERNAL_HEADERS.requestId]: x.id,
+          ...(shuttingDown.has(this.app) ? { connection: "close" } : {}),
+        });
         res.end(body);
       }
     } else if (!res.destroyed && !res.headersSent) {
       // HTTP/2 has no Connection header: a shutting-down server's GOAWAY says it.
-      res.respond({ ...lowerCaseKeys(headers), ...common, ":status": status });
+      const h2Headers: http2.OutgoingHttpHeaders = {
+        ":status": status,
+        "content-type": "application/json; charset=utf-8",
+        "content-length": Buffer.byteLength(body),
+        [INTERNAL_HEADERS.requestId]: x.id,
+      };
+      if (headers) for (const name in headers) h2Headers[name.toLowerCase()] = headers[name];
+      res.respond(h2Headers);
       res.end(body);
     }
     const elapsedMs = performance.now() - x.startedAt;
@@ -458,13 +470,6 @@ export class RawResponder {
       this.log.info({ reqId: x.id, res: { statusCode: status }, responseTime: elapsedMs }, "request completed");
     }
   }
-}
-
-/** HTTP/2 header names are lower case (Node refuses others). */
-function lowerCaseKeys(headers: Record<string, string> | null): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) out[name.toLowerCase()] = value;
-  return out;
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

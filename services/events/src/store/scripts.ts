@@ -55,9 +55,10 @@ end
 -- hold a raw newline): the poll answers with them without reading the queue, so its wait ends
 -- here, as a READ with events would end it. Only pushes after a poll's fetch reach it after
 -- its own "r:" echo, so what a poll collects after its echo is exactly what its queue holds.
-local function deliver(q, texts)
+-- f: the queue's waiting_until, last_connection and lifespan, when the caller read them already.
+local function deliver(q, texts, f)
   local m = qkey(q)
-  local f = redis.call('HMGET', m, 'waiting_until', 'last_connection', 'lifespan')
+  f = f or redis.call('HMGET', m, 'waiting_until', 'last_connection', 'lifespan')
   if f[1] then
     redis.call('HDEL', m, 'waiting_until')
     redis.call('ZADD', P .. 'expiry', tonumber(f[2]) + tonumber(f[3]) * 1000, q)
@@ -248,13 +249,15 @@ local written = 0
 while i < #ARGV do
   local q, v = ARGV[i], tonumber(ARGV[i + 1])
   i = i + 2
-  if redis.call('EXISTS', qkey(q)) == 1 then
+  -- One read tells whether the queue exists (every queue has a user_id) and what its wake-up needs.
+  local f = redis.call('HMGET', qkey(q), 'user_id', 'waiting_until', 'last_connection', 'lifespan')
+  if f[1] then
     local texts = {}
     for k, json in ipairs(variants[v]) do
       local _, text = push(q, json)
       texts[k] = text
     end
-    if not settle(q, #variants[v], cap) then deliver(q, texts) end
+    if not settle(q, #variants[v], cap) then deliver(q, texts, {f[2], f[3], f[4]}) end
     written = written + 1
   end
 end
