@@ -96,6 +96,22 @@ describe("fan-out", () => {
     const bodies = await Promise.all(queues.map(([u, q]) => poll(b, u, q, undefined, { dont_block: true }).then((r) => r.body.events)));
     for (const events of bodies) expect(events).toEqual([{ id: 0, type: "custom", wide: true }]);
   });
+
+  it("a fan-out larger than one script call (2,500 queues, in parts) reaches each queue exactly once, also when redelivered", async () => {
+    const users = Array.from({ length: 500 }, () => user());
+    const queues: Array<[ReturnType<typeof user>, string]> = [];
+    for (let i = 0; i < users.length; i += 50) {
+      const batch = await Promise.all(users.slice(i, i + 50).flatMap((u) => [0, 1, 2, 3, 4].map(async (k) => [u, await queueFor(k % 2 ? a : b, u)] as [ReturnType<typeof user>, string])));
+      queues.push(...batch);
+    }
+    const envelopeId = randomUUID();
+    const deliver = () => a.app.events.deliverer.doDeliverNotice(envelopeId, 1, { event: { type: "custom", big: true }, users: users.map((u) => u.userId) });
+    expect(await deliver()).toBe(2500);
+    // The broker redelivers (the first consumer died before its ack): nothing more is written.
+    expect(await deliver()).toBe(0);
+    const bodies = await Promise.all(queues.map(([u, q]) => poll(b, u, q, undefined, { dont_block: true }).then((r) => r.body.events)));
+    for (const events of bodies) expect(events).toEqual([{ id: 0, type: "custom", big: true }]);
+  });
 });
 
 describe("broker outages", () => {

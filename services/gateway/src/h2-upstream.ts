@@ -18,9 +18,6 @@ const RETRY_AFTER_FAILURE_MS = 5_000;
 /** The peer's stream limit before its settings arrive (Node's default, 100, would queue polls). */
 const PEER_MAX_STREAMS = 1_000_000;
 
-/** HTTP/2 forbids these; the rest of a request's headers pass as they are. */
-const CONNECTION_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "host", "te"]);
-
 interface Slot {
   session: ClientHttp2Session;
   openedAt: number;
@@ -156,12 +153,17 @@ function toError(reason: unknown): Error {
   return reason instanceof Error ? reason : new Error(String(reason ?? "aborted"));
 }
 
-/** The request's headers as HTTP/2 takes them: lower-case names, no connection-specific ones. */
+/**
+ * What a held poll's stream carries: the internal headers (token, caller, request id), which are
+ * all the events service reads of a poll. The client's own headers (user agent, accept, cookies)
+ * would be encoded into every stream for nothing; a poll refused over HTTP/2 is repeated over
+ * HTTP/1.1 with all of them.
+ */
 function h2Headers(headers: Record<string, string | string[]>): http2.OutgoingHttpHeaders {
   const out: http2.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
+  for (const name in headers) {
     const lower = name.toLowerCase();
-    if (!CONNECTION_HEADERS.has(lower)) out[lower] = value;
+    if (lower.startsWith("x-chat-") || lower === "x-request-id") out[lower] = headers[name];
   }
   return out;
 }

@@ -66,6 +66,16 @@ function fetchResult(reply: unknown): FetchResult {
   return { kind: "bad" };
 }
 
+/** Most queues one fan-out script call writes (see `fanOut`). */
+const FANOUT_PART = 2_000;
+
+/** FNV-1a over a string's UTF-16 code units: a stable, cheap spread of queue ids over parts. */
+function stringHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
 /** Most polls one READ_MANY call answers (a longer script would hold Redis for too long). */
 const READ_BATCH = 500;
 
@@ -219,7 +229,28 @@ export class QueueStore {
    * `variants` are the distinct event lists (JSON, without ids); `pairs` name each queue's variant.
    */
   async fanOut(envelopeId: string, variants: string[][], pairs: Array<[string, number]>): Promise<number> {
-    const args: Array<string | number> = [this.opts.prefix, envelopeId, this.opts.dedupeTtlSeconds, this.opts.maxEvents, variants.length];
+    const parts = Math.ceil(pairs.length / FANOUT_PART);
+    if (parts <= 1) return this.fanOutPart(envelopeId, variants, pairs);
+    // A large fan-out goes in parts, one after another: Redis sends a part's wake-ups as soon as
+    // that part has run, so this instance answers those polls while Redis writes the next part
+    // (one script for 10,000 queues held Redis for about 240 ms before the first poll heard).
+    // A queue's part follows from its id alone, so a redelivery puts it in the same part, and
+    // each part is delivered at most once. The part count is in that key too: a redelivery
+    // that finds so many more or fewer queues that the count changed delivers again
+    // (duplicates, which clients drop by message id, rather than losses).
+    const byPart: Array<Array<[string, number]>> = Array.from({ length: parts }, () => []);
+    for (const pair of pairs) byPart[stringHash(pair[0]) % parts].push(pair);
+    let written = -1;
+    for (let i = 0; i < parts; i++) {
+      const n = await this.fanOutPart(`${envelopeId}:${parts}:${i}`, variants, byPart[i]);
+      if (n >= 0) written = Math.max(written, 0) + n;
+    }
+    return written;
+  }
+
+  private async fanOutPart(dedupeId: string, variants: string[][], pairs: Array<[string, number]>): Promise<number> {
+    if (pairs.length === 0) return 0;
+    const args: Array<string | number> = [this.opts.prefix, dedupeId, this.opts.dedupeTtlSeconds, this.opts.maxEvents, variants.length];
     for (const v of variants) args.push(v.length, ...v);
     for (const [q, v] of pairs) args.push(q, v + 1);
     return Number(await scripts.fanOut.run(this.redis, args));
