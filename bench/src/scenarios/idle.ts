@@ -1,6 +1,6 @@
+import { identityHeaders } from "@chat/platform";
 import { BaselineServer } from "../lib/baseline-server";
 import type { Calibrator } from "../lib/calibrate";
-import { identityHeaders } from "@chat/platform";
 import { H2Client } from "../lib/h2";
 import { Caller, createPool, expectOk } from "../lib/http";
 import { serviceMemory } from "../lib/metrics";

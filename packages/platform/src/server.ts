@@ -452,7 +452,7 @@ export class RawResponder {
         });
         res.end(body);
       }
-    } else if (!res.destroyed && !res.headersSent) {
+    } else if (!res.destroyed && !res.closed && !res.headersSent) {
       // HTTP/2 has no Connection header: a shutting-down server's GOAWAY says it.
       const h2Headers: http2.OutgoingHttpHeaders = {
         ":status": status,

@@ -9,8 +9,11 @@ export interface UpstreamAnswer {
   body: Buffer | Readable;
 }
 
-/** Read whole up to this size, as the HTTP/1.1 path does (see proxy.ts). */
-const BUFFERED_RESPONSE_BYTES = 64 * 1024;
+/**
+ * Largest upstream answer the gateway reads whole before sending it on, over either protocol:
+ * nearly every API call and long poll, for which one write costs less than piping a stream.
+ */
+export const BUFFERED_RESPONSE_BYTES = 64 * 1024;
 
 /** After a connection could not be opened, requests go over HTTP/1.1 for this long. */
 const RETRY_AFTER_FAILURE_MS = 5_000;

@@ -3,10 +3,7 @@ import { Transform } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Agent, request } from "undici";
 import { ApiError, serviceUnavailable, type Logger } from "@chat/platform";
-import { H2Upstream, type UpstreamAnswer } from "./h2-upstream";
-
-/** Largest upstream answer the gateway reads whole before sending it on (see `forward`). */
-const BUFFERED_RESPONSE_BYTES = 64 * 1024;
+import { BUFFERED_RESPONSE_BYTES, H2Upstream, type UpstreamAnswer } from "./h2-upstream";
 
 /** Headers that describe one connection, not the message: never forwarded either way. */
 const HOP_BY_HOP = new Set([
