@@ -55,6 +55,13 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
       redis: () => redis.ping(),
       accounts: () => fetchOk(`${config.ACCOUNTS_URL}/health`),
     },
+    gauges: {
+      gateway_held_polls: { help: "Long polls this gateway holds now, waiting for the events service", read: () => proxy.heldPollCount },
+      gateway_events_http2_connections: {
+        help: "Open HTTP/2 connections to the events service carrying held polls (0 while polls go over HTTP/1.1)",
+        read: () => proxy.pollConnectionCount,
+      },
+    },
   });
   // The API description, generated from the same route table the gateway routes by.
   const openapi = buildOpenApi(deps.routes ?? publicRoutes);

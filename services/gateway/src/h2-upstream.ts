@@ -109,6 +109,11 @@ export class H2Upstream {
     return { status, headers: response, body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks) };
   }
 
+  /** Connections open now (connecting or connected, not yet closed). */
+  get openConnections(): number {
+    return this.slots.filter((slot) => slot && !slot.session.closed && !slot.session.destroyed).length;
+  }
+
   /** Tells every connection to go away once its streams are done. */
   close(): void {
     for (const slot of this.slots) slot?.session.close();

@@ -177,6 +177,18 @@ export class UpstreamProxy {
     return upstream;
   }
 
+  /** Long polls waiting on an upstream now. */
+  get heldPollCount(): number {
+    return this.heldPolls.size;
+  }
+
+  /** Open HTTP/2 connections carrying long polls, over all upstreams. */
+  get pollConnectionCount(): number {
+    let n = 0;
+    for (const upstream of this.pollUpstreams.values()) n += upstream.openConnections;
+    return n;
+  }
+
   /**
    * Ends the long polls waiting on an upstream with a 503 so that shutdown does not wait up to
    * 90 s for them; clients poll again (through another replica) and their queues are intact.

@@ -94,6 +94,12 @@ describe("long polls over HTTP/2", () => {
     await eventually(async () => held.length === from + 12, 5000);
     // EVENTS_HTTP2_CONNECTIONS is 4 by default; over HTTP/1.1 these were 12 connections.
     expect(connections - before).toBeLessThanOrEqual(4);
+    // Operators see both on /metrics.
+    const metrics = (await call(gw.url, "GET", "/metrics")).text;
+    const gauge = (name: string) => Number(/^(\S+) (\S+)$/m.exec(metrics.split("\n").find((l) => l.startsWith(`${name}{`)) ?? "")?.[2]);
+    expect(gauge("gateway_held_polls")).toBe(12);
+    expect(gauge("gateway_events_http2_connections")).toBeGreaterThanOrEqual(1);
+    expect(gauge("gateway_events_http2_connections")).toBeLessThanOrEqual(4);
     for (const h of held.slice(from)) {
       h.stream.respond({ ":status": 200, "content-type": "application/json" });
       h.stream.end(JSON.stringify({ result: "success", msg: "", queue: new URL(h.path, "http://x").searchParams.get("queue_id") }));
