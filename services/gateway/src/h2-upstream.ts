@@ -18,6 +18,10 @@ export const BUFFERED_RESPONSE_BYTES = 64 * 1024;
 /** After a connection could not be opened, requests go over HTTP/1.1 for this long. */
 const RETRY_AFTER_FAILURE_MS = 5_000;
 
+/** Receive windows: a large answer (a poll after a long absence) and a fan-out's burst. */
+const STREAM_WINDOW_BYTES = 1 << 20;
+const CONNECTION_WINDOW_BYTES = 16 << 20;
+
 /** The peer's stream limit before its settings arrive (Node's default, 100, would queue polls). */
 const PEER_MAX_STREAMS = 1_000_000;
 
@@ -130,7 +134,13 @@ export class H2Upstream {
     if (slot && !slot.session.closed && !slot.session.destroyed && now - slot.openedAt < this.opts.maxAgeMs) return slot.session;
     // Retired or gone: its open streams finish on it; new ones go to a new connection.
     slot?.session.close();
-    const session = http2.connect(this.baseUrl, { peerMaxConcurrentStreams: PEER_MAX_STREAMS, settings: { enablePush: false } });
+    const session = http2.connect(this.baseUrl, {
+      peerMaxConcurrentStreams: PEER_MAX_STREAMS,
+      settings: { enablePush: false, initialWindowSize: STREAM_WINDOW_BYTES },
+    });
+    // HTTP/2's default connection window (64 KB in flight) would pace a fan-out's thousands of
+    // answers by round trips between two nodes; this much may be on its way at once.
+    session.once("connect", () => session.setLocalWindowSize(CONNECTION_WINDOW_BYTES));
     const connectTimer = setTimeout(() => session.destroy(new Error("connect timeout")), this.opts.connectTimeoutMs);
     connectTimer.unref();
     // A connection whose peer never sent its settings does not speak HTTP/2 (refused, or an
