@@ -45,6 +45,13 @@ beforeAll(async () => {
       stream.end(JSON.stringify({ result: "success", msg: "", via: "h2", path, identity: headers[INTERNAL_HEADERS.userId], auth: headers.authorization ?? null }));
       return true;
     }
+    if (queue.startsWith("big")) {
+      // A poll after a long absence: more than the gateway reads whole, so it streams through.
+      const body = JSON.stringify({ result: "success", msg: "", events: Array.from({ length: 3000 }, (_, id) => ({ id, type: "custom", pad: "x".repeat(60) })) });
+      stream.respond({ ":status": 200, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+      stream.end(body);
+      return true;
+    }
     if (!queue.startsWith("hold")) return false;
     held.push({ path, headers, stream, closed: new Promise((resolve) => stream.once("close", () => resolve())) });
     return true;
@@ -106,6 +113,14 @@ describe("long polls over HTTP/2", () => {
     }
     const answers = await Promise.all(polls.map((p) => p.answer));
     answers.forEach((a, i) => expect(a).toEqual({ status: 200, body: { result: "success", msg: "", queue: `hold-${i}` } }));
+  });
+
+  it("an answer larger than the gateway reads whole streams through complete", async () => {
+    const res = await call(gw.url, "GET", "/api/v1/events?queue_id=big-1&last_event_id=-1", { headers: { authorization: IAGO } });
+    expect(res.status).toBe(200);
+    expect(res.text.length).toBeGreaterThan(200 * 1024);
+    expect(res.body.events).toHaveLength(3000);
+    expect(res.body.events[2999]).toMatchObject({ id: 2999, type: "custom" });
   });
 
   it("a poll the events service refuses over HTTP/2 (421) is repeated over HTTP/1.1", async () => {
