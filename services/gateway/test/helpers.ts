@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { request } from "undici";
+import { expect } from "vitest";
 import type { FastifyInstance } from "fastify";
 import { AmqpClient, createLogger, createRedis, type Clock, type Redis } from "@chat/platform";
 import type { RouteDef } from "@chat/contracts";
@@ -136,4 +137,14 @@ export async function eventually(check: () => Promise<boolean>, ms = 1000, stepM
     if (Date.now() - start > ms) throw new Error(`condition not met within ${ms} ms`);
     await new Promise((r) => setTimeout(r, stepMs));
   }
+}
+
+/** Closing `gateway` answers its held poll (`answer`) with a 503 at once instead of waiting for it. */
+export async function expectShutdownReleases(gateway: RunningGateway, answer: Promise<{ status: number; body: any }>): Promise<void> {
+  const start = Date.now();
+  await gateway.close();
+  expect(Date.now() - start).toBeLessThan(2000);
+  const res = await answer;
+  expect(res.status).toBe(503);
+  expect(res.body.code).toBe("SERVICE_UNAVAILABLE");
 }
