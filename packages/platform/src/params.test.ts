@@ -226,6 +226,15 @@ describe("parseParams: null bytes", () => {
     );
   });
 
+  it("walks JSON nested 10,000 deep (a 400 naming the spot, or the value)", () => {
+    const specs = { data: p.json(z.record(z.string(), z.unknown())) };
+    const deep = (inner: string) => '{"a":'.repeat(10_000) + inner + "}".repeat(10_000);
+    expect(parse(specs, { body: { data: deep('"ok"') } }).values.data).toHaveProperty("a.a.a");
+    const refused = failure(specs, { body: { data: deep('"\\u0000"') } });
+    expect(refused).toMatchObject({ status: 400, code: "BAD_REQUEST" });
+    expect(refused.msg).toBe(`data${'["a"]'.repeat(10_000)} must not contain null bytes`);
+  });
+
   it("lets the route's own check word it first", () => {
     const content = p.str(z.string().refine((s) => !s.includes("\u0000"), "Message must not contain null bytes"));
     expect(failure({ content }, { body: { content: "\u0000" } }).msg).toBe("Message must not contain null bytes");

@@ -102,23 +102,39 @@ function decode(name: string, spec: ParamSpec, value: unknown): unknown {
 function validate(name: string, spec: ParamSpec, decoded: unknown): unknown {
   const result = spec.schema.safeParse(decoded, { reportInput: true });
   if (!result.success) throw badRequest(describeIssue(name, spec.schema, result.error.issues[0]));
-  const nul = findNullByte(result.data, []);
+  const nul = findNullByte(result.data);
   if (nul) throw badRequest(`${renderPath(name, nul)} must not contain null bytes`);
   return result.data;
 }
 
-function findNullByte(value: unknown, path: PropertyKey[]): PropertyKey[] | null {
-  if (typeof value === "string") return value.includes("\u0000") ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNullByte(value[i], [...path, i]);
-      if (found) return found;
-    }
-  } else if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes("\u0000")) return [...path, k];
-      const found = findNullByte(v, [...path, k]);
-      if (found) return found;
+/**
+ * The path to the first string (value or key) holding a NUL, or null. A loop over an explicit
+ * stack, each entry pointing at its parent: a value parsed from 10,000 nested brackets must not
+ * overflow the call stack or copy its path at every level.
+ */
+function findNullByte(root: unknown): PropertyKey[] | null {
+  interface Step {
+    value: unknown;
+    key: PropertyKey | null;
+    parent: Step | null;
+  }
+  const pathOf = (step: Step): PropertyKey[] => {
+    const path: PropertyKey[] = [];
+    for (let s: Step | null = step; s && s.key !== null; s = s.parent) path.push(s.key);
+    return path.reverse();
+  };
+  const stack: Step[] = [{ value: root, key: null, parent: null }];
+  while (stack.length > 0) {
+    const step = stack.pop()!;
+    if (typeof step.key === "string" && step.key.includes("\u0000")) return pathOf(step);
+    const value = step.value;
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) return pathOf(step);
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: i, parent: step });
+    } else if (value && typeof value === "object") {
+      const entries = Object.entries(value);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i][1], key: entries[i][0], parent: step });
     }
   }
   return null;

@@ -92,20 +92,19 @@ export const NULL_BYTES = ["\u0000", "a\u0000b", "1\u0000", "[1]\u0000", "\u0000
 
 const HUGE_NUMBERS = ["9".repeat(30), "-9223372036854775809", "9223372036854775808", "2147483648", "9007199254740993", "1e309", "-1e309", "4294967296"];
 
+/** Long, deep and out-of-range JSON: what walks a parsed value (recursion, per-level copies) must survive. */
+export const HUGE_JSON = [
+  `[${"1,".repeat(50_000)}1]`,
+  "[".repeat(20_000) + "]".repeat(20_000),
+  '{"a":'.repeat(10_000) + "1" + "}".repeat(10_000),
+  `[${HUGE_NUMBERS.join(",")}]`,
+  `["${"x".repeat(100_000)}"]`,
+];
+
 export function hugeValues(kind: ParamSpec["kind"]): fc.Arbitrary<WireValue> {
   const common = [fc.constant("x".repeat(100_000)), fc.constant("😀".repeat(20_000))];
   if (kind === "int") return fc.oneof(fc.constantFrom(...HUGE_NUMBERS), ...common);
-  if (kind === "json")
-    return fc.oneof(
-      fc.constantFrom(
-        `[${"1,".repeat(50_000)}1]`,
-        "[".repeat(20_000) + "]".repeat(20_000),
-        '{"a":'.repeat(10_000) + "1" + "}".repeat(10_000),
-        `[${HUGE_NUMBERS.join(",")}]`,
-        `["${"x".repeat(100_000)}"]`,
-      ),
-      ...common,
-    );
+  if (kind === "json") return fc.oneof(fc.constantFrom(...HUGE_JSON), ...common);
   return fc.oneof(...common);
 }
 
@@ -248,7 +247,8 @@ export function badRequests(route: RouteDef, baseline: Baseline): fc.Arbitrary<F
 
 /**
  * One request per parameter and category, so every parameter of every endpoint is exercised
- * whatever the random runs pick: the categories rotate over the parameters.
+ * whatever the random runs pick: the categories rotate over the parameters. Every JSON parameter
+ * also gets every huge JSON value.
  */
 export function coverageExamples(route: RouteDef, baseline: Baseline, seed: number): FuzzRequest[] {
   const out: FuzzRequest[] = [];
@@ -263,5 +263,11 @@ export function coverageExamples(route: RouteDef, baseline: Baseline, seed: numb
     }
   });
   if (params.length === 0) out.push({ ...build(route, baseline, null, "missing", null), mutation: "missing:(all)" });
+  // Every huge JSON value for every JSON parameter: a random pick once found a 10,000-deep object
+  // that only some of them break on.
+  for (const [name, spec] of params) {
+    if (spec.kind !== "json") continue;
+    HUGE_JSON.forEach((value, k) => out.push({ ...build(route, baseline, name, "huge", value), mutation: `huge#${k}:${name}` }));
+  }
   return out;
 }
