@@ -77,6 +77,35 @@ async function consumer(c: AmqpClient, handle: (e: DomainEnvelope) => Promise<vo
   return { name, seen };
 }
 
+/**
+ * A consumer with a batch handler whose first batch (envelope 1) waits while `more` publishes,
+ * so that all `more` published arrives as the next batch; `after` runs on each batch once it is
+ * recorded (and may throw, as a failing batch handler does).
+ */
+async function batchesAfterAHeldOne(
+  c: AmqpClient,
+  handle: (e: DomainEnvelope) => Promise<void>,
+  more: () => Promise<void>,
+  after: (envelopes: DomainEnvelope[]) => Promise<void> = async () => {},
+) {
+  const batches: number[][] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const recorded = await consumer(c, handle, {
+    batchHandler: async (envelopes) => {
+      batches.push(envelopes.map(n));
+      if (batches.length === 1) await gate;
+      await after(envelopes);
+    },
+  });
+  await publish(envelope(1));
+  await until(() => batches.length === 1);
+  await more();
+  await sleep(100);
+  release();
+  return { ...recorded, batches };
+}
+
 async function queueState(name: string) {
   return publisher.channel.checkQueue(prefix + name);
 }
@@ -179,6 +208,51 @@ describe("AmqpClient.consume", () => {
     expect(logged.map((l) => l.msg)).toEqual(["invalid message dead-lettered", "invalid message dead-lettered", "message dead-lettered", "message dead-lettered"]);
     expect(logged[2].err).toContain("does not exist");
     expect((await queueState(name)).messageCount).toBe(0);
+  });
+
+  it("with a batch handler, what arrives while a batch is handled comes as the next batch, in order, acked together", async () => {
+    const c = await client();
+    const { name, batches } = await batchesAfterAHeldOne(
+      c,
+      async () => {
+        throw new Error("not used while batches succeed");
+      },
+      async () => {
+        for (let i = 2; i <= 9; i++) await publish(envelope(i));
+      },
+    );
+    await until(() => batches.flat().length === 9);
+    expect(batches).toEqual([[1], [2, 3, 4, 5, 6, 7, 8, 9]]);
+    // All acked: nothing is waiting or handed out, and nothing comes again after a restart.
+    await until(async () => (await queueState(name)).messageCount === 0);
+    await c.close();
+    clients.splice(clients.indexOf(c), 1);
+    expect((await queueState(name)).messageCount).toBe(0);
+  });
+
+  it("a batch that fails is handled one message at a time: the invalid one is dead-lettered, the others done once each", async () => {
+    const c = await client();
+    const { seen, name, batches } = await batchesAfterAHeldOne(
+      c,
+      async (e) => {
+        if (n(e) === 3) throw new InvalidMessageError("refers to a realm that does not exist");
+      },
+      async () => {
+        for (let i = 2; i <= 5; i++) await publish(envelope(i));
+        await publish("{not json");
+      },
+      async (envelopes) => {
+        if (envelopes.some((e) => n(e) === 3)) throw new InvalidMessageError("one of them is invalid");
+      },
+    );
+    await until(() => seen.length === 4);
+    expect(batches).toEqual([[1], [2, 3, 4, 5]]);
+    expect(seen).toEqual([2, 3, 4, 5]);
+    await until(async () => (await queueState(`${name}.dead`)).messageCount === 2);
+    const dead = await drainQueue(`${name}.dead`);
+    expect(dead.map((d) => (d.startsWith("{not") ? d : n(JSON.parse(d))))).toEqual(["{not json", 3]);
+    expect(memory.lines.filter((l) => l.queue === name && l.msg === "batch failed, handling its messages one by one")).toHaveLength(1);
+    await until(async () => (await queueState(name)).messageCount === 0);
   });
 
   it("with oncePerEvent, a redelivered envelope does its work once", async () => {

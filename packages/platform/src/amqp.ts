@@ -17,6 +17,13 @@ export interface ConsumerSpec {
    * dead-letters it; any other error is retried with backoff, in place, keeping the order.
    */
   handler: (envelope: DomainEnvelope) => Promise<void>;
+  /**
+   * Optional: the messages that arrived while the previous ones were being handled, together,
+   * in order (at most `prefetch` of them), acked together when it resolves. It must do what
+   * `handler` does for each and be safe to repeat: if it throws, the same messages go through
+   * `handler` one by one, with the retries and dead-lettering described there.
+   */
+  batchHandler?: (envelopes: DomainEnvelope[]) => Promise<void>;
 }
 
 /** A message that can never be handled: dead-lettered and logged, never retried. */
@@ -245,31 +252,71 @@ export class AmqpClient {
     await ch.prefetch(spec.prefetch ?? 50);
 
     // Messages are handled strictly one after another so per-realm order survives retries.
+    const crashed = (err: unknown) => this.log.error({ queue: spec.name, err: (err as Error).message }, "consumer crashed");
+    let waiting: amqp.ConsumeMessage[] = [];
     const { consumerTag } = await ch.consume(queue, (msg) => {
       if (!msg) return;
+      if (!spec.batchHandler) {
+        run.chain = run.chain.then(() => this.handle(run, msg)).catch(crashed);
+        return;
+      }
+      // Those that arrive while a batch is being handled wait for the next one, all together.
+      waiting.push(msg);
+      if (waiting.length > 1) return;
       run.chain = run.chain
-        .then(() => this.handle(run, msg))
-        .catch((err) => this.log.error({ queue: spec.name, err: (err as Error).message }, "consumer crashed"));
+        .then(() => {
+          const batch = waiting;
+          waiting = [];
+          return this.handleBatch(run, batch);
+        })
+        .catch(crashed);
     });
     run.tag = consumerTag;
   }
 
+  /** The envelope a message carries; null when it has none (dead-lettered and logged here). */
+  private parse(run: ConsumerRun, msg: amqp.ConsumeMessage): DomainEnvelope | null {
+    try {
+      return DomainEnvelope.parse(JSON.parse(msg.content.toString("utf8")));
+    } catch (err) {
+      this.log.error(
+        { queue: run.spec.name, routing_key: msg.fields.routingKey, err: (err as Error).message, body: msg.content.toString("utf8").slice(0, 500) },
+        "invalid message dead-lettered",
+      );
+      safely(() => run.ch.nack(msg, false, false));
+      return null;
+    }
+  }
+
+  private async handleBatch(run: ConsumerRun, msgs: amqp.ConsumeMessage[]): Promise<void> {
+    if (!run.open || this.closing) return;
+    const parsed: Array<[amqp.ConsumeMessage, DomainEnvelope]> = [];
+    for (const msg of msgs) {
+      const envelope = this.parse(run, msg);
+      if (envelope) parsed.push([msg, envelope]);
+    }
+    if (parsed.length === 0) return;
+    try {
+      await run.spec.batchHandler!(parsed.map(([, e]) => e));
+      // Every earlier delivery of this channel is acked or dead-lettered already.
+      safely(() => run.ch.ack(parsed[parsed.length - 1][0], true));
+    } catch (err) {
+      if (this.closing || !run.open) return; // the broker redelivers them after reconnecting
+      this.log.warn({ queue: run.spec.name, messages: parsed.length, err: (err as Error).message }, "batch failed, handling its messages one by one");
+      for (const [msg, envelope] of parsed) await this.handleParsed(run, msg, envelope);
+    }
+  }
+
   private async handle(run: ConsumerRun, msg: amqp.ConsumeMessage): Promise<void> {
-    const { spec, ch } = run;
     // Deliveries queued on a channel that has since closed are redelivered on the new one;
     // handling them here too would run them twice and out of order.
     if (!run.open || this.closing) return;
-    let envelope: DomainEnvelope;
-    try {
-      envelope = DomainEnvelope.parse(JSON.parse(msg.content.toString("utf8")));
-    } catch (err) {
-      this.log.error(
-        { queue: spec.name, routing_key: msg.fields.routingKey, err: (err as Error).message, body: msg.content.toString("utf8").slice(0, 500) },
-        "invalid message dead-lettered",
-      );
-      safely(() => ch.nack(msg, false, false));
-      return;
-    }
+    const envelope = this.parse(run, msg);
+    if (envelope) await this.handleParsed(run, msg, envelope);
+  }
+
+  private async handleParsed(run: ConsumerRun, msg: amqp.ConsumeMessage, envelope: DomainEnvelope): Promise<void> {
+    const { spec, ch } = run;
     let backoff = 100;
     for (;;) {
       try {

@@ -33,6 +33,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     prefix: config.REDIS_PREFIX,
     maxEvents: config.EVENTS_QUEUE_MAX_EVENTS,
     dedupeTtlSeconds: config.EVENTS_DEDUPE_TTL_SECONDS,
+    pollMinIntervalMs: config.EVENTS_POLL_MIN_INTERVAL_MS,
   });
   const hub = new PollHub(deps.subscriber ?? redis.duplicate(), log);
   const rt: EventsRuntime = {

@@ -16,6 +16,13 @@ export const eventsConfigShape = {
   EVENTS_QUEUE_LIFESPAN_SECONDS: positiveInt(600),
   /** Upper bound of `queue_lifespan_secs` (Zulip: 7 days). */
   EVENTS_QUEUE_MAX_LIFESPAN_SECONDS: positiveInt(7 * 24 * 3600),
+  /**
+   * Least time between two blocking polls of one queue, in milliseconds (0: none). A client that
+   * polls again sooner waits out the rest, and its answer carries whatever arrived meanwhile: a
+   * queue that receives a stream of events is answered at most this often, with more events
+   * each time. A poll that has waited longer (an idle client's) answers its first event at once.
+   */
+  EVENTS_POLL_MIN_INTERVAL_MS: z.coerce.number().int().min(0).max(1000).default(50),
   /** Events a queue may hold unacknowledged; past it the queue is dropped (BAD_EVENT_QUEUE_ID). */
   EVENTS_QUEUE_MAX_EVENTS: positiveInt(10_000),
   /** How often each instance looks for expired queues. */

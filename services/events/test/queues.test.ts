@@ -334,6 +334,99 @@ describe("long polling", () => {
   });
 });
 
+describe("a queue's polls at most once per EVENTS_POLL_MIN_INTERVAL_MS", () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const deliver = (at: Instance, userId: number, n: number) =>
+    at.app.events.deliverer.doDeliverNotice(randomUUID(), 1, { event: { type: "custom", n }, users: [userId] });
+
+  /** An instance pacing at 1 s and a queue whose first poll was just answered (event 0): the next poll waits. */
+  const justAnswered = async () => {
+    const paced = await ev.start({ env: { EVENTS_POLL_MIN_INTERVAL_MS: "1000" }, consume: false });
+    const who = user();
+    const q = await queueFor(paced, who);
+    const first = poll(paced, who, q, -1);
+    await sleep(100);
+    await deliver(paced, who.userId, 1);
+    await first;
+    return { paced, who, q };
+  };
+
+  it("a poll sooner than the interval is answered once it has passed, with everything that came meanwhile, on any instance", async () => {
+    const env = { EVENTS_POLL_MIN_INTERVAL_MS: "600" };
+    const [a, b] = [await ev.start({ env, consume: false }), await ev.start({ env, consume: false })];
+    const who = user();
+    const q = await queueFor(a, who);
+    const firstSent = Date.now();
+    const first = poll(a, who, q, -1);
+    await sleep(100);
+    await deliver(a, who.userId, 1);
+    expect((await first).body.events).toEqual([{ id: 0, type: "custom", n: 1 }]);
+    // The client polls again at once, through another instance: Redis keeps the queue's pace.
+    const second = poll(b, who, q, 0);
+    await sleep(100);
+    await deliver(a, who.userId, 2);
+    await sleep(100);
+    await deliver(a, who.userId, 3);
+    const res = await second;
+    // Unpaced, the first of the two would have answered the poll alone.
+    expect(res.body).toEqual({ result: "success", msg: "", events: [{ id: 1, type: "custom", n: 2 }, { id: 2, type: "custom", n: 3 }], queue_id: q });
+    expect(Date.now() - firstSent).toBeGreaterThanOrEqual(550);
+    await a.close();
+    await b.close();
+  });
+
+  it("a poll that waited longer than the interval answers its first event at once; dont_block polls and acknowledgement errors are never paced", async () => {
+    const paced = await ev.start({ env: { EVENTS_POLL_MIN_INTERVAL_MS: "1000" }, consume: false });
+    const who = user();
+    const q = await queueFor(paced, who);
+    const first = poll(paced, who, q, -1);
+    await sleep(1100);
+    let started = Date.now();
+    await deliver(paced, who.userId, 1);
+    expect((await first).body.events).toEqual([{ id: 0, type: "custom", n: 1 }]);
+    expect(Date.now() - started).toBeLessThan(800);
+    // A blocking poll that finds events answers with them, and starts the queue's interval...
+    await deliver(paced, who.userId, 2);
+    expect((await poll(paced, who, q, 0)).body.events).toEqual([{ id: 1, type: "custom", n: 2 }]);
+    // ...within which a poll that does not wait, and a poll that cannot be answered, answer at once.
+    started = Date.now();
+    expect((await poll(paced, who, q, 1, { dont_block: true })).body.events).toEqual([]);
+    expect((await poll(paced, who, q, 7)).body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg: "Event 7 was not in this queue" });
+    expect(Date.now() - started).toBeLessThan(800);
+    await paced.close();
+  });
+
+  it("shutting down answers a poll that waits out the interval, as it answers held polls", async () => {
+    const { paced, who, q } = await justAnswered();
+    const pausing = poll(paced, who, q, 0);
+    await sleep(200);
+    await paced.close();
+    const res = await pausing;
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ result: "success", msg: "", events: [{ id: 1, type: "heartbeat" }], queue_id: q });
+  });
+
+  it("a client hanging up while its poll waits out the interval ends it at once, acknowledging nothing", async () => {
+    const { paced, who, q } = await justAnswered();
+    const hangUp = new AbortController();
+    const pending = fetch(`${paced.url}/api/v1/events?queue_id=${q}&last_event_id=0`, {
+      headers: identityHeaders(who, paced.config.INTERNAL_TOKEN),
+      signal: hangUp.signal,
+    }).catch((err: Error) => err.name);
+    await sleep(200);
+    expect(paced.app.events.hub.held).toBe(1);
+    hangUp.abort();
+    expect(await pending).toBe("AbortError");
+    await sleep(200);
+    expect(paced.app.events.hub.held).toBe(0);
+    // Past the interval: the abandoned poll's fetch never ran, so event 0 is still unacknowledged.
+    await sleep(1500);
+    expect(paced.app.events.hub.held).toBe(0);
+    expect((await poll(paced, who, q, undefined, { dont_block: true })).body.events).toEqual([{ id: 0, type: "custom", n: 1 }]);
+    await paced.close();
+  });
+});
+
 /** A GET over an HTTP/2 connection, as the gateway sends held polls: status, headers and body text. */
 function h2Get(session: http2.ClientHttp2Session, path: string, headers: Record<string, string>) {
   const stream = session.request({ ":method": "GET", ":path": `/api/v1${path}`, ...headers }, { endStream: true });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DomainEnvelope } from "@chat/contracts";
 import { AmqpClient, createLogger } from "@chat/platform";
 import { startProxy, type TcpProxy } from "@chat/testkit";
+import { clientEventsConsumer } from "../src/consumers/client-events";
 import { collect, eventsEnv, notice, poll, queueFor, user, type EventsEnv, type Instance } from "./support";
 
 /** Several events instances on one Redis: polls spread over them, instances leaving, broker outages. */
@@ -111,6 +112,74 @@ describe("fan-out", () => {
     expect(await deliver()).toBe(0);
     const bodies = await Promise.all(queues.map(([u, q]) => poll(b, u, q, undefined, { dont_block: true }).then((r) => r.body.events)));
     for (const events of bodies) expect(events).toEqual([{ id: 0, type: "custom", big: true }]);
+  });
+});
+
+describe("envelopes delivered as one batch", () => {
+  it("a large fan-out amid small ones and a deactivation among them: each queue gets its events once and in order, also when the batch comes again", async () => {
+    const gone = user();
+    const users = Array.from({ length: 420 }, () => user());
+    const queues: Array<[ReturnType<typeof user>, string]> = [];
+    for (let i = 0; i < users.length; i += 60) {
+      const made = await Promise.all(users.slice(i, i + 60).flatMap((u) => [0, 1, 2, 3, 4].map(async (k) => [u, await queueFor(k % 2 ? a : b, u)] as [ReturnType<typeof user>, string])));
+      queues.push(...made);
+    }
+    const goneQueue = await queueFor(a, gone);
+    const [first] = users;
+    const envelope = (type: string, payload: Record<string, unknown>): DomainEnvelope => ({
+      id: randomUUID(), type, version: 1, occurred_at: new Date().toISOString(), realm_id: 1, payload,
+    });
+    const batch = [
+      envelope("test.notice.sent", notice({ type: "custom", n: 1 }, [gone.userId, first.userId])),
+      // 2,101 queues: more than one script call takes, so it goes on its own, in parts.
+      envelope("test.notice.sent", notice({ type: "custom", n: 2 }, [gone.userId, ...users.map((u) => u.userId)])),
+      envelope("accounts.user.deactivated", {
+        user: { user_id: gone.userId, realm_id: 1 },
+        ...notice({ type: "realm_user", op: "update", person: { user_id: gone.userId, is_active: false } }, [first.userId]),
+      }),
+      envelope("test.notice.sent", notice({ type: "custom", n: 4 }, [gone.userId, first.userId])),
+      // 1,200 queues each: one script call apiece, but not both in one round trip.
+      envelope("test.notice.sent", notice({ type: "custom", n: 5 }, users.slice(0, 240).map((u) => u.userId))),
+      envelope("test.notice.sent", notice({ type: "custom", n: 6 }, users.slice(0, 240).map((u) => u.userId))),
+      envelope("test.other.happened", { nothing: "for clients" }),
+    ];
+    const handle = clientEventsConsumer(a.app.events).batchHandler!;
+    await handle(batch);
+    // The broker delivers the batch again (the consumer died before its ack): nothing twice.
+    await handle(batch);
+
+    const person = { type: "realm_user", op: "update", person: { user_id: gone.userId, is_active: false } };
+    const bodies = await Promise.all(queues.map(([u, q]) => poll(b, u, q, undefined, { dont_block: true }).then((r) => [u, r.body.events] as const)));
+    const early = new Set(users.slice(0, 240));
+    for (const [u, events] of bodies) {
+      if (u === first) {
+        expect(events).toEqual([
+          { id: 0, type: "custom", n: 1 }, { id: 1, type: "custom", n: 2 }, { id: 2, ...person }, { id: 3, type: "custom", n: 4 },
+          { id: 4, type: "custom", n: 5 }, { id: 5, type: "custom", n: 6 },
+        ]);
+      } else if (early.has(u)) {
+        expect(events).toEqual([{ id: 0, type: "custom", n: 2 }, { id: 1, type: "custom", n: 5 }, { id: 2, type: "custom", n: 6 }]);
+      } else {
+        expect(events).toEqual([{ id: 0, type: "custom", n: 2 }]);
+      }
+    }
+    // The deactivated user's queue got what came before the deactivation, then went.
+    expect((await poll(a, gone, goneQueue, undefined, { dont_block: true })).body.code).toBe("BAD_EVENT_QUEUE_ID");
+  });
+});
+
+describe("a batch after Redis forgot its scripts", () => {
+  it("loads them again and delivers every envelope once", async () => {
+    const who = user();
+    const q = await queueFor(a, who);
+    const envelope = (n: number): DomainEnvelope => ({
+      id: randomUUID(), type: "test.notice.sent", version: 1, occurred_at: new Date().toISOString(), realm_id: 1,
+      payload: notice({ type: "custom", n }, [who.userId]),
+    });
+    // What a Redis restart does to loaded scripts (every caller falls back to loading them).
+    await ev.redis.script("FLUSH");
+    await clientEventsConsumer(a.app.events).batchHandler!([envelope(1), envelope(2)]);
+    expect((await poll(b, who, q, undefined, { dont_block: true })).body.events).toEqual([{ id: 0, type: "custom", n: 1 }, { id: 1, type: "custom", n: 2 }]);
   });
 });
 

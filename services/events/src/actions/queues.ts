@@ -59,6 +59,9 @@ function eventsOrThrow(result: FetchResult, queueId: string, lastEventId: number
       throw badRequest(`An event newer than ${lastEventId} has already been pruned!`);
     case "notin":
       throw badRequest(`Event ${lastEventId} was not in this queue`);
+    case "pace":
+      // Only a blocking poll's first fetch is paced, and it waits instead of reading this.
+      throw new Error("a paced fetch reached eventsOrThrow");
     default:
       throw badEventQueueId(queueId);
   }
@@ -113,6 +116,8 @@ export class QueuePoll implements WakeTarget {
   private deadline = 0;
   private left = false;
   private ended = false;
+  /** Waiting out the queue's poll interval before the first fetch (see FETCH in scripts.ts). */
+  private paused: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly rt: EventsRuntime,
@@ -127,23 +132,43 @@ export class QueuePoll implements WakeTarget {
       const token = flatUuid();
       // Subscribe before the fetch, so a wake-up published right after it cannot be missed.
       if (block) this.waiter = await rt.hub.watch(rt.store.wakeChannel(queueId), token);
-      // Whole milliseconds: Redis takes only integers for the expiry this extends.
-      const holdMs = Math.round(rt.heartbeatMs());
-      const now = rt.clock.now().getTime();
-      const first = await rt.store.fetch(queueId, this.owner, lastEventId, token, block ? { nowMs: now, waitUntilMs: now + holdMs + WAIT_GRACE_MS } : null);
-      const events = eventsOrThrow(first, queueId, lastEventId);
-      if (events.length > 0 || !this.waiter) return this.finish(null, events);
-      this.deadline = Date.now() + holdMs;
-      if (this.left) this.waiter.wake("aborted");
-      this.waiter.listen(holdMs, this);
+      await this.fetchFirst(lastEventId, token, block);
     } catch (err) {
       this.finish(err);
     }
   }
 
+  private async fetchFirst(lastEventId: number | undefined, token: string, block: boolean): Promise<void> {
+    const { rt, queueId } = this;
+    // Whole milliseconds: Redis takes only integers for the expiry this extends.
+    const holdMs = Math.round(rt.heartbeatMs());
+    const now = rt.clock.now().getTime();
+    const first = await rt.store.fetch(queueId, this.owner, lastEventId, token, block ? { nowMs: now, waitUntilMs: now + holdMs + WAIT_GRACE_MS } : null);
+    if (first.kind === "pace") {
+      // Too soon after this queue's previous poll: nothing was acknowledged or changed; the
+      // same fetch runs once the interval has passed (or the client hangs up first).
+      if (this.left) return this.finish(null, []);
+      this.paused = setTimeout(() => {
+        this.paused = null;
+        this.fetchFirst(lastEventId, token, block).catch((err) => this.finish(err));
+      }, first.waitMs);
+      return;
+    }
+    const events = eventsOrThrow(first, queueId, lastEventId);
+    if (events.length > 0 || !this.waiter) return this.finish(null, events);
+    this.deadline = Date.now() + holdMs;
+    if (this.left) this.waiter.wake("aborted");
+    this.waiter.listen(holdMs, this);
+  }
+
   /** The client hung up: stop waiting, without taking a heartbeat from the queue. */
   leave(): void {
     this.left = true;
+    if (this.paused) {
+      clearTimeout(this.paused);
+      this.paused = null;
+      return this.finish(null, []);
+    }
     this.waiter?.wake("aborted");
   }
 

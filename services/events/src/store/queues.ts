@@ -16,12 +16,16 @@ export type FetchResult =
   | { kind: "ok"; events: string[] }
   | { kind: "bad" }
   | { kind: "pruned" }
-  | { kind: "notin" };
+  | { kind: "notin" }
+  /** The queue was fetched too recently (see FETCH in scripts.ts): fetch again after `waitMs`. */
+  | { kind: "pace"; waitMs: number };
 
 export interface QueueStoreOptions {
   prefix: string;
   maxEvents: number;
   dedupeTtlSeconds: number;
+  /** Least time between two blocking fetches of one queue, in ms (0: no pacing). */
+  pollMinIntervalMs: number;
 }
 
 const descriptorFields = (q: QueueDescriptor, nowMs: number): Array<string | number> => [
@@ -63,7 +67,21 @@ function fetchResult(reply: unknown): FetchResult {
   if (status === "OK") return { kind: "ok", events: events ?? [] };
   if (status === "PRUNED") return { kind: "pruned" };
   if (status === "NOTIN") return { kind: "notin" };
+  if (status === "PACE") return { kind: "pace", waitMs: Number(events) };
   return { kind: "bad" };
+}
+
+/** Where a notice's audience has its queues: by addressed user, and the realm-wide receivers. */
+export interface Targets {
+  byUser: Map<number, string[]>;
+  realm: string[];
+}
+
+/** One envelope's fan-out (see `fanOut`). */
+export interface FanOutItem {
+  envelopeId: string;
+  variants: string[][];
+  pairs: Array<[string, number]>;
 }
 
 /** Most queues one fan-out script call writes (see `fanOut`). */
@@ -124,7 +142,7 @@ export class QueueStore {
   ): Promise<FetchResult> {
     const reply = await scripts.fetch.run(this.redis, [
       this.opts.prefix, queueId, owner.userId, owner.realmId, lastEventId ?? "", token,
-      block ? 1 : 0, block?.nowMs ?? 0, block?.waitUntilMs ?? 0, TTL_MARGIN_MS,
+      block ? 1 : 0, block?.nowMs ?? 0, block?.waitUntilMs ?? 0, TTL_MARGIN_MS, this.opts.pollMinIntervalMs,
     ]);
     return fetchResult(reply);
   }
@@ -194,24 +212,29 @@ export class QueueStore {
   }
 
   /** The queues of these users, and (when asked) the realm's public-channel receivers. One round trip. */
-  async targets(realmId: number, userIds: number[], realmWide: boolean): Promise<{ byUser: Map<number, string[]>; realm: string[] }> {
+  async targets(realmId: number, userIds: number[], realmWide: boolean): Promise<Targets> {
+    return (await this.targetsMany([{ realmId, userIds, realmWide }]))[0];
+  }
+
+  /** `targets` for several audiences at once, in one round trip. */
+  async targetsMany(audiences: Array<{ realmId: number; userIds: number[]; realmWide: boolean }>): Promise<Targets[]> {
     const pipe = this.redis.pipeline();
-    for (const uid of userIds) pipe.smembers(`${this.opts.prefix}u:${realmId}:${uid}`);
-    if (realmWide) pipe.smembers(`${this.opts.prefix}r:${realmId}`);
-    const replies = (await pipe.exec()) ?? [];
-    const byUser = new Map<number, string[]>();
-    userIds.forEach((uid, i) => {
-      const [err, ids] = replies[i];
-      if (err) throw err;
-      byUser.set(uid, ids as string[]);
-    });
-    let realm: string[] = [];
-    if (realmWide) {
-      const [err, ids] = replies[userIds.length];
-      if (err) throw err;
-      realm = ids as string[];
+    for (const { realmId, userIds, realmWide } of audiences) {
+      for (const uid of userIds) pipe.smembers(`${this.opts.prefix}u:${realmId}:${uid}`);
+      if (realmWide) pipe.smembers(`${this.opts.prefix}r:${realmId}`);
     }
-    return { byUser, realm };
+    const replies = (await pipe.exec()) ?? [];
+    let next = 0;
+    const take = (): string[] => {
+      const [err, ids] = replies[next++];
+      if (err) throw err;
+      return ids as string[];
+    };
+    return audiences.map(({ userIds, realmWide }) => {
+      const byUser = new Map<number, string[]>();
+      for (const uid of userIds) byUser.set(uid, take());
+      return { byUser, realm: realmWide ? take() : [] };
+    });
   }
 
   /** How many queues the deployment holds (all instances share them). */
@@ -248,12 +271,49 @@ export class QueueStore {
     return written;
   }
 
-  private async fanOutPart(dedupeId: string, variants: string[][], pairs: Array<[string, number]>): Promise<number> {
-    if (pairs.length === 0) return 0;
+  /**
+   * Several envelopes' `fanOut`s, in order: consecutive small ones go to Redis together, one
+   * round trip for up to FANOUT_PART queues in all (Redis sends their wake-ups only after
+   * running what one read brought, so a round trip's work stays about one part's), a large one
+   * on its own, in parts. Returns each one's `fanOut` result.
+   */
+  async fanOutMany(items: FanOutItem[]): Promise<number[]> {
+    const out: number[] = [];
+    let small: FanOutItem[] = [];
+    let queued = 0;
+    const flush = async () => {
+      if (small.length === 0) return;
+      const argLists = small.filter((it) => it.pairs.length > 0).map((it) => this.fanOutArgs(it.envelopeId, it.variants, it.pairs));
+      const replies = argLists.length > 0 ? await scripts.fanOut.runMany(this.redis, argLists) : [];
+      let k = 0;
+      for (const it of small) out.push(it.pairs.length > 0 ? Number(replies[k++]) : 0);
+      small = [];
+      queued = 0;
+    };
+    for (const it of items) {
+      if (it.pairs.length > FANOUT_PART) {
+        await flush();
+        out.push(await this.fanOut(it.envelopeId, it.variants, it.pairs));
+        continue;
+      }
+      if (queued + it.pairs.length > FANOUT_PART) await flush();
+      small.push(it);
+      queued += it.pairs.length;
+    }
+    await flush();
+    return out;
+  }
+
+  private fanOutArgs(dedupeId: string, variants: string[][], pairs: Array<[string, number]>): Array<string | number> {
     const args: Array<string | number> = [this.opts.prefix, dedupeId, this.opts.dedupeTtlSeconds, this.opts.maxEvents, variants.length];
     for (const v of variants) args.push(v.length, ...v);
     for (const [q, v] of pairs) args.push(q, v + 1);
-    return Number(await scripts.fanOut.run(this.redis, args));
+    return args;
+  }
+
+  private async fanOutPart(dedupeId: string, variants: string[][], pairs: Array<[string, number]>): Promise<number> {
+    if (pairs.length === 0) return 0;
+    return Number(await scripts.fanOut.run(this.redis, this.fanOutArgs(dedupeId, variants, pairs)));
   }
 
   async broadcast(eventJson: string, queueIds: string[]): Promise<number> {

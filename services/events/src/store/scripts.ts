@@ -7,7 +7,8 @@ import type { Redis } from "@chat/platform";
  * number of queues (fan-out); this assumes a single Redis, not a cluster.
  *
  * Layout (P = prefix):
- *   P q:<id>          hash: the queue's descriptor, next_id, pruned, poll, last_connection, waiting_until
+ *   P q:<id>          hash: the queue's descriptor, next_id, pruned, poll, last_connection, waiting_until,
+ *                     fetched (Redis time, ms, of the last blocking fetch; see FETCH)
  *   P qe:<id>         sorted set: the queue's events, score = event id, member = the event's JSON
  *   P u:<realm>:<uid> set: the user's queue ids
  *   P r:<realm>       set: queues that also get the realm's public channel messages
@@ -55,14 +56,16 @@ end
 -- hold a raw newline): the poll answers with them without reading the queue, so its wait ends
 -- here, as a READ with events would end it. Only pushes after a poll's fetch reach it after
 -- its own "r:" echo, so what a poll collects after its echo is exactly what its queue holds.
+-- Without a waiting poll there is nobody to wake (the queue's next fetch returns the events),
+-- and no wake-up is sent: a busy queue's client is mostly between two polls when its events
+-- come, and each wake-up is the events' whole text again.
 -- f: the queue's waiting_until, last_connection and lifespan, when the caller read them already.
 local function deliver(q, texts, f)
   local m = qkey(q)
   f = f or redis.call('HMGET', m, 'waiting_until', 'last_connection', 'lifespan')
-  if f[1] then
-    redis.call('HDEL', m, 'waiting_until')
-    redis.call('ZADD', P .. 'expiry', tonumber(f[2]) + tonumber(f[3]) * 1000, q)
-  end
+  if not f[1] then return end
+  redis.call('HDEL', m, 'waiting_until')
+  redis.call('ZADD', P .. 'expiry', tonumber(f[2]) + tonumber(f[3]) * 1000, q)
   wake(q, 'E' .. table.concat(texts, '\\n'))
 end
 
@@ -121,12 +124,17 @@ return 1
 /**
  * A poll begins: acknowledge up to last_event_id (ARGV[5], '' = none), release any other poll,
  * return the remaining events; if there are none and the poll blocks, record that it waits.
- * ARGV: P, qid, uid, realm, last, token, block, now, waitUntil, ttlMarginMs.
+ * A blocking poll that comes sooner than ARGV[11] ms (0 = never) after the queue's previous
+ * blocking fetch changes nothing and gets {'PACE', ms to wait}: a queue that receives events
+ * faster than its client polls is read at most once per that interval, and each answer carries
+ * more events. Redis's own clock times it, the same for every events instance.
+ * ARGV: P, qid, uid, realm, last, token, block, now, waitUntil, ttlMarginMs, paceMs.
  */
 const FETCH = `
 local q, uid, realm, last, token = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local m, e = qkey(q), ekey(q)
 if not owned(q, uid, realm) then return {'BAD'} end
+local ack = nil
 if last ~= '' then
   local L = tonumber(last)
   local pruned = redis.call('HGET', m, 'pruned')
@@ -135,12 +143,22 @@ if last ~= '' then
   local newest = pruned and tonumber(pruned)
   if #top > 0 then newest = tonumber(top[2]) end
   if newest and newest ~= L then return {'NOTIN'} end
-  if #top > 0 then
-    redis.call('ZREMRANGEBYSCORE', e, '-inf', L)
-    redis.call('HSET', m, 'pruned', L)
-  end
+  if #top > 0 then ack = L end
 end
-redis.call('HSET', m, 'poll', token)
+local pace = tonumber(ARGV[11])
+if ARGV[7] == '1' and pace > 0 then
+  local t = redis.call('TIME')
+  local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local prev = tonumber(redis.call('HGET', m, 'fetched'))
+  if prev and now_ms < prev + pace then return {'PACE', prev + pace - now_ms} end
+  redis.call('HSET', m, 'poll', token, 'fetched', now_ms)
+else
+  redis.call('HSET', m, 'poll', token)
+end
+if ack then
+  redis.call('ZREMRANGEBYSCORE', e, '-inf', ack)
+  redis.call('HSET', m, 'pruned', ack)
+end
 wake(q, 'r:' .. token)
 local events = redis.call('ZRANGE', e, 0, -1)
 if #events == 0 and ARGV[7] == '1' then
@@ -343,6 +361,28 @@ export class LuaScript {
   constructor(body: string) {
     this.source = PRELUDE + body;
     this.sha = createHash("sha1").update(this.source).digest("hex");
+  }
+
+  /** Queues an EVALSHA on a pipeline (see `runMany` for NOSCRIPT). */
+  addTo(pipeline: ReturnType<Redis["pipeline"]>, args: Array<string | number>): void {
+    pipeline.evalsha(this.sha, 0, ...args);
+  }
+
+  /**
+   * The script once per argument list, in order, in one round trip; the replies in the same
+   * order. After a NOSCRIPT (a restarted or new Redis) the script is loaded and every call is
+   * sent again, so only scripts that may run twice (dedupe keys) belong here.
+   */
+  async runMany(redis: Redis, argLists: Array<Array<string | number>>): Promise<unknown[]> {
+    for (let attempt = 0; ; attempt++) {
+      const pipe = redis.pipeline();
+      for (const args of argLists) this.addTo(pipe, args);
+      const replies = (await pipe.exec()) ?? [];
+      const failed = replies.find(([err]) => err);
+      if (!failed) return replies.map(([, reply]) => reply);
+      if (attempt > 0 || !String(failed[0]!.message).includes("NOSCRIPT")) throw failed[0];
+      await redis.script("LOAD", this.source);
+    }
   }
 
   /** EVALSHA, loading the script on the first NOSCRIPT (a restarted or new Redis). */
