@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import pg from "pg";
+import { outboxCommitted, takeOutboxWrites } from "./outbox-signal";
 
 /** Anything that runs a query: the pool or a transaction's client. Store functions take this first. */
 export interface Queryable {
@@ -74,9 +75,11 @@ export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promis
     await client.query("BEGIN");
     const result = await fn(client);
     await client.query("COMMIT");
+    if (takeOutboxWrites(client)) outboxCommitted();
     return result;
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});
+    takeOutboxWrites(client);
     throw err;
   } finally {
     client.off("error", onError);

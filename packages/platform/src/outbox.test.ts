@@ -58,7 +58,7 @@ async function client(): Promise<AmqpClient> {
 }
 
 function relay(amqp: AmqpClient, opts: Partial<RelayOptions> = {}): OutboxRelay {
-  const r = new OutboxRelay({ pool, databaseUrl: env.databaseUrl, schema: SCHEMA, amqp, log, pollMs: 100, ...opts });
+  const r = new OutboxRelay({ pool, schema: SCHEMA, amqp, log, pollMs: 100, ...opts });
   toClose.push(r);
   return r;
 }
@@ -144,15 +144,45 @@ describe("OutboxRelay", () => {
     expect(numbers(observer)).toEqual([1, 2, 3]);
   });
 
-  it("wakes on NOTIFY at commit instead of waiting for the poll", async () => {
+  it("wakes when its process commits outbox rows instead of waiting for the poll", async () => {
     await setUp();
     const amqp = await client();
     relay(amqp, { pollMs: 60_000 }).start();
-    await sleep(300); // let the listener connect
+    await sleep(100);
     const t0 = Date.now();
     await commit(1, 1);
     await observer.waitFor(1, 3000);
     expect(Date.now() - t0).toBeLessThan(2000);
+    // An autocommit write on the pool wakes it too; a rolled-back one leaves nothing to publish.
+    await emitEvent(pool, { type: "test.thing.happened", realmId: 1, payload: { n: 2 } });
+    await withTx(pool, async (tx) => {
+      await emitEvent(tx, { type: "test.thing.happened", realmId: 1, payload: { n: 99 } });
+      throw new Error("changed my mind");
+    }).catch(() => {});
+    await observer.waitFor(2, 3000);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    await sleep(200);
+    expect(numbers(observer)).toEqual([1, 2]);
+  });
+
+  it("a relay woken while another one publishes looks again and publishes its rows", async () => {
+    await setUp();
+    const amqp = await client();
+    relay(amqp, { pollMs: 60_000 }).start();
+    await sleep(100);
+    // Another replica's relay holds the schema's lock, as it does while it publishes a batch.
+    const other = await pool.connect();
+    await other.query("BEGIN");
+    await other.query(`SELECT pg_advisory_xact_lock(hashtext('${SCHEMA}.outbox'))`);
+    await commit(1, 2);
+    await sleep(300);
+    expect(observer.received).toHaveLength(0);
+    await other.query("COMMIT");
+    other.release();
+    const t0 = Date.now();
+    await observer.waitFor(2, 3000);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(numbers(observer)).toEqual([1, 2]);
   });
 
   it("resumes after a RabbitMQ outage: events committed meanwhile arrive exactly once, in order", async () => {

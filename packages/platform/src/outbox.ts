@@ -4,6 +4,7 @@ import type { DomainEnvelope } from "@chat/contracts";
 import type { AmqpClient } from "./amqp";
 import type { Queryable } from "./db";
 import type { Logger } from "./logger";
+import { onOutboxCommitted, outboxRowsWritten } from "./outbox-signal";
 
 export interface NewEvent {
   type: string;
@@ -34,17 +35,21 @@ export async function emitEvent(tx: Queryable, event: NewEvent): Promise<DomainE
     "INSERT INTO outbox (id, type, version, realm_id, payload, occurred_at) VALUES ($1, $2, $3, $4, $5, $6)",
     [envelope.id, envelope.type, envelope.version, envelope.realm_id, envelope.payload, envelope.occurred_at],
   );
+  outboxRowsWritten(tx);
   return envelope;
 }
 
 export interface RelayOptions {
   pool: pg.Pool;
-  databaseUrl: string;
   schema: string;
   amqp: AmqpClient;
   log: Logger;
   batchSize?: number;
-  /** Fallback poll when no NOTIFY arrives (lost listener connection, missed wake-up). */
+  /**
+   * How often it looks for rows nobody woke it for: written by another replica whose relay could
+   * not publish them yet, by a process without a relay (the admin CLI), or by a release that
+   * relied on NOTIFY.
+   */
   pollMs?: number;
   /** How often the run loop deletes old published rows and old idempotency records. */
   pruneEveryMs?: number;
@@ -57,21 +62,30 @@ export interface RelayOptions {
   processedRetentionHours?: number;
 }
 
+/** How soon a relay looks again when another relay held the schema's lock (was publishing). */
+const LOCK_BUSY_RETRY_MS = 5;
+
 /**
  * Publishes unsent outbox rows in commit order with publisher confirms, then marks them sent.
  * One relay per schema publishes at a time (advisory lock), so replicas never reorder events.
  * While RabbitMQ is down the rows wait; publishing resumes where it stopped.
+ *
+ * It runs when its own process commits outbox rows (see outbox-signal.ts), not on a NOTIFY:
+ * waking a listening backend and then this process on every commit was about a twentieth of
+ * the machine's CPU per channel message (bench/README.md, round 7). A relay that finds another
+ * one publishing looks again in a few milliseconds, since that one may have read the rows
+ * before this process committed its own; rows that nobody woke a relay for wait for the poll.
  */
 export class OutboxRelay {
-  private listener: pg.Client | null = null;
   private running = false;
   private wake: (() => void) | null = null;
-  /** A NOTIFY arrived while publishing: go round again instead of sleeping. */
+  /** Woken while publishing: go round again instead of sleeping. */
   private dirty = false;
+  /** The last batch found another relay holding the lock. */
+  private lockBusy = false;
   private loop: Promise<void> | null = null;
-  private listenLoop: Promise<void> | null = null;
-  private stopListenWait: (() => void) | null = null;
   private unsubscribe: (() => void) | null = null;
+  private stopWaking: (() => void) | null = null;
   private lastPrune = 0;
   private readonly batchSize: number;
   private readonly pollMs: number;
@@ -99,18 +113,16 @@ export class OutboxRelay {
     this.lastPrune = Date.now();
     // After a broker outage, publish the backlog at once instead of at the end of a backoff.
     this.unsubscribe = this.opts.amqp.onConnected(() => this.notified());
-    this.listenLoop = this.listen();
+    this.stopWaking = onOutboxCommitted(() => this.notified());
     this.loop = this.run();
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.unsubscribe?.();
+    this.stopWaking?.();
     this.wake?.();
     await this.loop;
-    this.stopListenWait?.();
-    await this.listener?.end().catch(() => {});
-    await this.listenLoop;
   }
 
   /** Publishes everything pending now; returns how many rows were sent. Used by tests and shutdown. */
@@ -118,18 +130,26 @@ export class OutboxRelay {
     let total = 0;
     for (;;) {
       const sent = await this.publishBatch();
-      total += sent;
+      total += Math.max(sent, 0);
       if (sent < this.batchSize) return total;
     }
   }
 
   private async run(): Promise<void> {
     let backoff = 100;
+    let busyDelay = LOCK_BUSY_RETRY_MS;
     while (this.running) {
       try {
         this.dirty = false;
         await this.drain();
         backoff = 100;
+        if (this.lockBusy) {
+          // Longer each time in a row: a relay waiting for a slow broker's confirms holds the lock.
+          await new Promise((r) => setTimeout(r, busyDelay));
+          busyDelay = Math.min(busyDelay * 2, 250);
+          continue;
+        }
+        busyDelay = LOCK_BUSY_RETRY_MS;
         await this.maybePrune();
         await this.sleep(this.pollMs);
       } catch (err) {
@@ -167,37 +187,6 @@ export class OutboxRelay {
     this.wake?.();
   }
 
-  private async listen(): Promise<void> {
-    while (this.running) {
-      const client = new pg.Client({ connectionString: this.opts.databaseUrl });
-      // Registered before connecting: an 'error' event without a listener would crash the process.
-      const ended = new Promise<void>((resolve) => {
-        client.on("error", () => resolve());
-        client.on("end", () => resolve());
-      });
-      try {
-        await client.connect();
-        if (!this.running) break;
-        this.listener = client;
-        client.on("notification", () => this.notified());
-        await client.query(`LISTEN "${this.opts.schema}_outbox"`);
-        // Rows committed while the listener was down are picked up by this extra round.
-        this.notified();
-        await ended;
-      } catch {
-        // PostgreSQL unreachable: the poll keeps the relay going; retry the listener later.
-      } finally {
-        if (this.listener === client) this.listener = null;
-        await client.end().catch(() => {});
-      }
-      if (this.running) await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, 1000);
-        this.stopListenWait = () => (clearTimeout(t), resolve());
-      });
-      this.stopListenWait = null;
-    }
-  }
-
   private async publishBatch(): Promise<number> {
     const client = await this.opts.pool.connect();
     // The client stays checked out while the broker confirms; if PostgreSQL drops it meanwhile,
@@ -213,9 +202,10 @@ export class OutboxRelay {
       const results = (await client.query(this.claimSql)) as unknown as pg.QueryResult[];
       const locked = results[2].rows[0].ok === "true";
       const rows = results[3].rows;
+      this.lockBusy = !locked;
       if (!locked || rows.length === 0) {
         await client.query("ROLLBACK");
-        return 0;
+        return locked ? 0 : -1;
       }
       await this.opts.amqp.publishConfirmed(
         rows.map((r) => ({

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const app = buildApp(deps, { readiness: { rabbitmq: async () => { if (!amqp.connected) throw new Error("not connected"); } } });
 
   await amqp.start();
-  const relay = new OutboxRelay({ pool, databaseUrl: config.DATABASE_URL, schema: "accounts", amqp, log });
+  const relay = new OutboxRelay({ pool, schema: "accounts", amqp, log });
   relay.start();
   await consumeInviteAccepted(amqp, deps);
   // Expired invitations cannot be used; this removes them (hourly, idempotent across replicas).

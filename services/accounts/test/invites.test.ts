@@ -193,7 +193,7 @@ describe("accepting an invitation", () => {
     messaging.calls.length = 0;
     messaging.failNext(1);
     await consumeInviteAccepted(amqp, t.deps);
-    const relay = new OutboxRelay({ pool: t.pool, databaseUrl: t.env.databaseUrl, schema: "accounts", amqp, log });
+    const relay = new OutboxRelay({ pool: t.pool, schema: "accounts", amqp, log });
     await relay.drain();
     try {
       const deadline = Date.now() + 10_000;

@@ -32,7 +32,7 @@ beforeAll(async () => {
   const accountsUrl = `http://127.0.0.1:${(accountsApp.server.address() as AddressInfo).port}`;
   relayAmqp = new AmqpClient(env.vars.AMQP_URL, env.vars.AMQP_EXCHANGE, env.vars.AMQP_QUEUE_PREFIX, log);
   await relayAmqp.start();
-  relay = new OutboxRelay({ pool, databaseUrl: env.databaseUrl, schema: "accounts", amqp: relayAmqp, log, pollMs: 100 });
+  relay = new OutboxRelay({ pool, schema: "accounts", amqp: relayAmqp, log, pollMs: 100 });
 
   gw = await startGateway({ vars: env.vars, overrides: { ACCOUNTS_URL: accountsUrl, RATE_LIMIT_AUTH_MAX: "3" } });
   consumer = await startAuthCacheConsumer(gw.config, gw.redis);

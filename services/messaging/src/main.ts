@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     },
   });
   await amqp.start();
-  const relay = new OutboxRelay({ pool: deps.pool, databaseUrl: config.DATABASE_URL, schema: "messaging", amqp, log });
+  const relay = new OutboxRelay({ pool: deps.pool, schema: "messaging", amqp, log });
   relay.start();
   await consumeAccountsEvents(amqp, deps);
   await consumeAlertWords(amqp, deps);

@@ -27,7 +27,7 @@ beforeAll(async () => {
   amqp = new AmqpClient(c.AMQP_URL, c.AMQP_EXCHANGE, c.AMQP_QUEUE_PREFIX, log, c.AMQP_QUEUE_EXPIRES_MS);
   await amqp.start();
   await consumeAlertWords(amqp, m.deps);
-  relay = new OutboxRelay({ pool: m.accountsPool, databaseUrl: m.env.databaseUrl, schema: "accounts", amqp, log, pollMs: 50 });
+  relay = new OutboxRelay({ pool: m.accountsPool, schema: "accounts", amqp, log, pollMs: 50 });
   relay.start();
   org = await m.createOrg();
   stream = await m.createStream(org.owner, "ops", [org.owner, org.member, org.member2]);

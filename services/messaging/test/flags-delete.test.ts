@@ -120,6 +120,20 @@ describe("DELETE /messages/{id}", () => {
     expect(ev.event).toEqual({ type: "delete_message", message_type: "private", message_id: dmByOwner });
   });
 
+  it("a deleted message leaves nobody's starred or unread messages, a historical star included", async () => {
+    const state = async (who: Org["member"]) =>
+      m.ok(await m.call("POST", "/internal/register_state/messaging", who, { fetch_event_types: JSON.stringify(["starred_messages", "message", "update_message_flags"]) }));
+    await m.createStream(org.owner, "lounge", [org.owner, org.member]);
+    const id = await m.send(org.owner, { type: "stream", to: "lounge", topic: "t", content: "soon gone" });
+    // The member has it unread; member2 never received it and stars it from the channel's history.
+    expect((await m.ok(await flags(org.member2, { messages: JSON.stringify([id]), op: "add", flag: "starred" }))).messages).toEqual([id]);
+    expect((await state(org.member2)).starred_messages).toContain(id);
+    expect(JSON.stringify((await state(org.member)).unread_msgs)).toContain(String(id));
+    await m.ok(await m.call("DELETE", `/messages/${id}`, org.admin));
+    expect((await state(org.member2)).starred_messages).not.toContain(id);
+    expect(JSON.stringify((await state(org.member)).unread_msgs)).not.toContain(String(id));
+  });
+
   it("another organization's message is invalid", async () => {
     expectError(await m.call("DELETE", `/messages/${foreign}`, org.owner), 400, "BAD_REQUEST", "Invalid message(s)");
     expect((await m.ok(await m.call("GET", `/messages/${foreign}`, other.owner))).message.id).toBe(foreign);

@@ -126,6 +126,10 @@ describe("the retention job", () => {
     expect(await attachments(org.member.as)).toHaveLength(1);
     expect(await runRetentionOnce(m.deps)).toBe(3);
     expect(await exists([...sent.inherit, ...sent.forever, ...sent.dm])).toEqual([sent.forever[0], sent.inherit[2]]);
+    // Their recipients' rows went with them (unread counts and starred lists read these).
+    const expired = [sent.inherit[0], sent.inherit[1], ...sent.dm];
+    const left = await m.deps.pool.query("SELECT count(*)::int AS n FROM usermessages WHERE message_id = ANY($1::bigint[])", [expired]);
+    expect(left.rows[0].n).toBe(0);
     const got = await expiredEvents();
     expect(got.map((e) => e.event)).toEqual([
       { type: "delete_message", message_type: "stream", message_ids: [sent.inherit[0]], stream_id: inherit, topic: "a" },

@@ -117,7 +117,7 @@ describe("users replica", () => {
     await amqp.start();
     try {
       await consumeAccountsEvents(amqp, m.deps);
-      const relay = new OutboxRelay({ pool: m.deps.pool, databaseUrl: m.env.databaseUrl, schema: "messaging", amqp, log });
+      const relay = new OutboxRelay({ pool: m.deps.pool, schema: "messaging", amqp, log });
       const user = {
         user_id: 900001,
         realm_id: org.realmId,

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
       },
     },
   });
-  const relay = new OutboxRelay({ pool, databaseUrl: config.DATABASE_URL, schema: SCHEMA, amqp, log });
+  const relay = new OutboxRelay({ pool, schema: SCHEMA, amqp, log });
   const delivery = new DeliveryLoop(deps, { intervalMs: config.DELIVERY_INTERVAL_MS, concurrency: config.DELIVERY_CONCURRENCY });
   const cleanup = new UploadCleanup(deps, {
     intervalMs: config.UPLOAD_CLEANUP_INTERVAL_MS,

@@ -4,7 +4,7 @@ import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
 import { accessMessages } from "../queries/message-access";
 import { viewerOf } from "../queries/streams";
-import type { MessageRow } from "../store/messages";
+import { lockMessagesAgainstDeletion, type MessageRow } from "../store/messages";
 import { selectDirectParticipants } from "../store/recipients";
 import { selectUserSubscriptions } from "../store/subscriptions";
 import { insertUserMessages, selectUserFlagsForUpdate, updateFlagBit } from "../store/usermessages";
@@ -36,8 +36,7 @@ export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, message
     if (add && flag !== "read") {
       // Starring a message read through channel history gives the user their own (historical) row.
       const historical = missing.filter((id) => ids.includes(id));
-      await insertHistorical(tx, who.realmId, who.userId, historical, bit);
-      changed.push(...historical);
+      changed.push(...(await insertHistorical(tx, who.realmId, who.userId, historical, bit)));
     }
     changed.sort((a, b) => a - b);
     if (changed.length > 0) {
@@ -53,8 +52,17 @@ export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, message
   });
 }
 
-async function insertHistorical(tx: Queryable, realmId: number, userId: number, ids: number[], bit: number): Promise<void> {
-  for (const id of ids) await insertUserMessages(tx, realmId, id, [{ userId, flags: FLAG_BITS.read | FLAG_BITS.historical | bit }]);
+/**
+ * The user's own rows for messages they read through channel history; returns the ids written.
+ * The messages are locked against deletion first (what a foreign key did): a deletion that
+ * comes now waits, then takes these rows with the message; one that came first leaves nothing
+ * to write for.
+ */
+async function insertHistorical(tx: Queryable, realmId: number, userId: number, ids: number[], bit: number): Promise<number[]> {
+  const present = await lockMessagesAgainstDeletion(tx, realmId, ids);
+  const written = ids.filter((id) => present.has(id));
+  for (const id of written) await insertUserMessages(tx, realmId, id, [{ userId, flags: FLAG_BITS.read | FLAG_BITS.historical | bit }]);
+  return written;
 }
 
 /** Zulip's `message_details` for messages marked unread: where each lives and whether it mentions the user. */

@@ -1,5 +1,5 @@
 import type { DomainEnvelope } from "@chat/contracts";
-import type { Queryable } from "@chat/platform";
+import { outboxRowsWritten, type Queryable } from "@chat/platform";
 
 export interface MessageRow {
   id: number;
@@ -126,6 +126,7 @@ export async function insertMessageWithEvent(
      SELECT m.id FROM m`,
     [...messageWriteValues(m, entries), event.id, JSON.stringify(event.payload), event.type, event.version, event.occurred_at],
   );
+  outboxRowsWritten(db);
   return Number(rows[0].id);
 }
 
@@ -135,6 +136,14 @@ export async function selectMessagesByIds(db: Queryable, realmId: number, ids: n
   return rows.map(toMessage);
 }
 
+/** Which of these messages still exist, each locked against deletion until the transaction ends. */
+export async function lockMessagesAgainstDeletion(db: Queryable, realmId: number, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await db.query("SELECT id FROM messages WHERE realm_id = $1 AND id = ANY($2::bigint[]) ORDER BY id FOR KEY SHARE", [realmId, ids]);
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
+/** Deletes a message; its usermessage rows go with it (a trigger, see the migrations). */
 export async function deleteMessageRow(db: Queryable, realmId: number, id: number): Promise<void> {
   await db.query("DELETE FROM messages WHERE realm_id = $1 AND id = $2", [realmId, id]);
 }
