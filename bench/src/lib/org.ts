@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Pool } from "undici";
 import { identityHeaders, INTERNAL_HEADERS, ROLES, type Identity } from "@chat/platform";
 import { basicAuth, Caller, createPool, expectOk } from "./http";
-import { cpuWindow } from "./procs";
+import { brokerPids, cpuWindow } from "./procs";
 import { mapLimit } from "./stats";
 import type { Target } from "./target";
 
@@ -116,10 +116,17 @@ export class Setup {
     return ids;
   }
 
-  /** CPU of every service and of the PostgreSQL backends of the stack's database, over a window. */
+  /**
+   * CPU of every service, of the PostgreSQL backends of the stack's database and of Redis and
+   * RabbitMQ when they run on this machine, over a window.
+   */
   cpuWindow() {
-    const db = decodeURIComponent(new URL(this.target.vars.DATABASE_URL).pathname.slice(1));
-    return cpuWindow(this.target.pids(), db || undefined);
+    const { DATABASE_URL, REDIS_URL, AMQP_URL } = this.target.vars;
+    const db = decodeURIComponent(new URL(DATABASE_URL).pathname.slice(1));
+    const local = (url: string) => /^(127\.|localhost$|\[::1\]$)/.test(new URL(url).hostname);
+    const found = brokerPids();
+    const brokers = { redis: local(REDIS_URL) ? found.redis : null, rabbitmq: local(AMQP_URL) ? found.rabbitmq : null };
+    return cpuWindow(this.target.pids(), db || undefined, brokers);
   }
 
   async close(): Promise<void> {

@@ -87,6 +87,25 @@ export function dbBackendsCpu(dbName: string): Map<number, number> {
   return out;
 }
 
+/**
+ * The shared servers' processes on this machine, by name: "redis" (redis-server) and "rabbitmq"
+ * (the Erlang VM, beam.smp); null where none runs here (a remote stack's).
+ */
+export function brokerPids(): Record<string, number | null> {
+  const found: Record<string, number | null> = { redis: null, rabbitmq: null };
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const comm = readFileSync(`/proc/${entry}/comm`, "utf8").trim();
+      if (comm === "redis-server" && found.redis === null) found.redis = Number(entry);
+      else if (comm === "beam.smp" && found.rabbitmq === null) found.rabbitmq = Number(entry);
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+
 /** Busy share of the whole machine (all cores) between two readings of /proc/stat. */
 export function machineTicks(): { busy: number; total: number } {
   const line = readFileSync("/proc/stat", "utf8").split("\n")[0];
@@ -101,6 +120,8 @@ export interface CpuReport {
   loadGenCores: number;
   /** Per service, the same measure. */
   services: Record<string, number>;
+  /** The same for Redis and RabbitMQ (not services: shared servers, see `brokerPids`). */
+  brokers: Record<string, number>;
   /** All cores of the machine, busy share (1.0 = every core busy). */
   machineBusy: number;
   wallSeconds: number;
@@ -111,8 +132,9 @@ export interface CpuReport {
  * serving that database count as one more service, "postgres" (backends opened during the
  * window count from zero).
  */
-export function cpuWindow(pids: Record<string, number | null>, dbName?: string) {
+export function cpuWindow(pids: Record<string, number | null>, dbName?: string, brokers: Record<string, number | null> = {}) {
   const start = performance.now();
+  const brk0 = Object.fromEntries(Object.entries(brokers).map(([k, pid]) => [k, pid === null ? NaN : cpuSeconds(pid)]));
   const self0 = process.cpuUsage();
   const m0 = machineTicks();
   const svc0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid === null ? NaN : cpuSeconds(pid)]));
@@ -129,9 +151,12 @@ export function cpuWindow(pids: Record<string, number | null>, dbName?: string) 
         for (const [pid, cpu] of dbBackendsCpu(dbName)) used += cpu - (db0.get(pid) ?? 0);
         services.postgres = used / wall;
       }
+      const brokerShares: Record<string, number> = {};
+      for (const [k, pid] of Object.entries(brokers)) brokerShares[k] = pid === null ? NaN : (cpuSeconds(pid) - brk0[k]) / wall;
       return {
         loadGenCores: (self.user + self.system) / 1e6 / wall,
         services,
+        brokers: brokerShares,
         machineBusy: (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total),
         wallSeconds: wall,
       };

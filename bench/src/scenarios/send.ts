@@ -1,3 +1,4 @@
+import os from "node:os";
 import { randomBytes } from "node:crypto";
 import type { Caller } from "../lib/http";
 import { createPool, expectOk } from "../lib/http";
@@ -161,8 +162,9 @@ export async function runSend(
       t.settle(seq, ok);
       return ok ? null : `HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
     };
-    // Warm-up: JIT, pools, the auth cache; not measured.
-    await closedLoop(K, 2000, send);
+    // Warm-up: JIT, pools, the auth cache, PostgreSQL's plans; not measured. Two seconds left the
+    // first measured run 20-30% slower than the others; eight give runs alike.
+    await closedLoop(K, 8000, send);
     await drain(tracker, S, opts.drainSeconds);
 
     await setup.target.profileStart();
@@ -280,6 +282,12 @@ function sendFigures(S: number, K: number, opts: SendOptions, tp: PhaseResult[],
     ),
     figure(sc, "all services' CPU per message (closed loop)", "ms", tp.map((r) => Object.keys(r.cpu.services).reduce((a, s) => a + cpuPerMessage(r, s), 0)), {
       note: "2 cores / this = the sends per second the services' CPU alone allows",
+    }),
+    ...(["redis", "rabbitmq"] as const).map((b) =>
+      figure(sc, `${b} CPU per message (closed loop)`, "ms", tp.map((r) => ((r.cpu.brokers[b] ?? NaN) * r.cpu.wallSeconds * 1000) / Math.max(1, r.sends.ok))),
+    ),
+    figure(sc, "whole machine's CPU per message (closed loop)", "ms", tp.map((r) => (r.cpu.machineBusy * os.cpus().length * r.cpu.wallSeconds * 1000) / Math.max(1, r.sends.ok)), {
+      note: `everything, load generator and kernel included: ${os.cpus().length} cores / this = the sends per second this machine allows`,
     }),
     figure(sc, "load generator CPU (closed loop)", "cores", tp.map((r) => r.cpu.loadGenCores)),
     figure(sc, "machine CPU busy (closed loop)", "share", tp.map((r) => r.cpu.machineBusy)),
