@@ -33,8 +33,10 @@ export interface StackOptions {
    * route one service's DATABASE_URL through a TCP proxy: `(v) => ({DATABASE_URL: proxy.url(v.DATABASE_URL)})`).
    */
   serviceEnv?: Partial<Record<StackService, Record<string, string> | ((vars: Record<string, string>) => Record<string, string>)>>;
-  /** Start only these (default: all five). Meant for local experiments, not committed tests. */
+  /** Start only these (default: all five). Meant for local experiments and the testkit's own tests. */
   services?: readonly StackService[];
+  /** Where the services' ports come from (default `freePort`); the testkit's own tests replace it. */
+  portSource?: () => Promise<number>;
   /** How long one service may take to answer `/ready` (default 120 s: two busy cores, five tsx boots). */
   readyTimeoutMs?: number;
   /** The entry file of a service, relative to the repo root (default `services/<x>/src/main.ts`). */
@@ -69,7 +71,15 @@ interface Running {
   child: ChildProcess;
   exited: Promise<ExitInfo>;
   exit: ExitInfo | null;
+  /** Ports the process listens on, as its preload reports them. */
+  listening: Set<number>;
 }
+
+/** Tells stack-child.ts which file descriptor takes its "listening on" reports. */
+const LISTEN_FD_VAR = "TESTKIT_LISTEN_FD";
+
+/** A stack's start is tried again on new ports this many times when a port was taken meanwhile. */
+const PORT_CLASH_ATTEMPTS = 3;
 
 const TAIL_LINES = 200;
 const STOP_GRACE_MS = 10_000;
@@ -145,11 +155,21 @@ class Tail {
   }
 }
 
-async function waitReady(url: string, run: Running, timeoutMs: number): Promise<void> {
+/**
+ * Waits until the service listens on `port` and answers `/ready`. Its own report of the port comes
+ * first: another process (another test file's stack) may hold the port the service could not
+ * bind, and that one's `/ready` must not pass for this one's.
+ */
+async function waitReady(url: string, port: number, run: Running, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "no answer";
   while (Date.now() < deadline) {
     if (run.exit) throw new Error(`exited (code ${run.exit.code}, signal ${run.exit.signal}) before it was ready`);
+    if (!run.listening.has(port)) {
+      last = `not listening on ${port} yet`;
+      await new Promise((r) => setTimeout(r, 50));
+      continue;
+    }
     try {
       const res = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(3000) });
       if (res.status === 200) return;
@@ -162,25 +182,9 @@ async function waitReady(url: string, run: Running, timeoutMs: number): Promise<
   throw new Error(`not ready after ${timeoutMs} ms (${last})`);
 }
 
-/**
- * Runs every service's migrations into a fresh TestEnv, spawns the services on free ports and
- * waits until each answers `/ready`. On failure it stops what it started and throws with the
- * failing service's output tail.
- */
-export async function startStack(opts: StackOptions = {}): Promise<Stack> {
-  installExitHook();
-  const services = opts.services ?? STACK_SERVICES;
-  const readyTimeoutMs = opts.readyTimeoutMs ?? 120_000;
-  const env = await createTestEnv();
-  await env.migrate(...SCHEMA_SERVICES.filter((s) => existsSync(path.join(REPO_ROOT, "services", s, "migrations"))));
-
-  const ports = {} as Record<StackService, number>;
-  const urls = {} as Record<StackService, string>;
-  for (const s of STACK_SERVICES) {
-    ports[s] = await freePort();
-    urls[s] = `http://127.0.0.1:${ports[s]}`;
-  }
-  const vars: Record<string, string> = {
+/** The variables every service of a stack gets. */
+function stackVars(env: TestEnv, urls: Record<StackService, string>, opts: StackOptions): Record<string, string> {
+  return {
     ...env.vars,
     // Warnings and errors only: they land in the tail printed when something fails.
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
@@ -193,6 +197,31 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     EXTERNAL_URL: urls.gateway,
     ...Object.fromEntries(Object.entries(URL_VARS).map(([s, v]) => [v, urls[s as StackService]])),
     ...opts.env,
+  };
+}
+
+/**
+ * Runs every service's migrations into a fresh TestEnv, spawns the services on free ports and
+ * waits until each listens there and answers `/ready` (on new ports when another process took
+ * one between the check and the service's bind). On failure it stops what it started and throws with the
+ * failing service's output tail.
+ */
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
+  installExitHook();
+  const services = opts.services ?? STACK_SERVICES;
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 120_000;
+  const env = await createTestEnv();
+  await env.migrate(...SCHEMA_SERVICES.filter((s) => existsSync(path.join(REPO_ROOT, "services", s, "migrations"))));
+
+  const ports = {} as Record<StackService, number>;
+  const urls = {} as Record<StackService, string>;
+  const vars: Record<string, string> = {};
+  const pickPorts = async () => {
+    for (const s of STACK_SERVICES) {
+      ports[s] = await (opts.portSource ?? freePort)();
+      urls[s] = `http://127.0.0.1:${ports[s]}`;
+    }
+    Object.assign(vars, stackVars(env, urls, opts));
   };
 
   const running = new Map<StackService, Running>();
@@ -212,17 +241,25 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       ["--import", "tsx", "--import", CHILD_PRELOAD, opts.entry?.(service) ?? path.join("services", service, "src", "main.ts")],
       {
         cwd: REPO_ROOT,
-        env: { ...process.env, ...vars, ...own(service), PORT: String(ports[service]) },
+        env: { ...process.env, ...vars, ...own(service), PORT: String(ports[service]), [LISTEN_FD_VAR]: "3" },
         // Own process group, so stop() reaches anything the service spawns.
         detached: true,
-        stdio: ["pipe", "pipe", "pipe"],
+        // fd 3: the ports the service listens on (see stack-child.ts).
+        stdio: ["pipe", "pipe", "pipe", "pipe"],
       },
     );
     liveChildren.add(child);
     child.stdout!.on("data", (c: Buffer) => tail.push(c));
     child.stderr!.on("data", (c: Buffer) => tail.push(c));
-    const run: Running = { child, exit: null, exited: null as never };
+    const run: Running = { child, exit: null, exited: null as never, listening: new Set() };
+    let partial = "";
+    (child.stdio[3] as NodeJS.ReadableStream).on("data", (c: Buffer) => {
+      const lines = (partial + c.toString("utf8")).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) run.listening.add(Number(line));
+    });
     run.exited = new Promise<ExitInfo>((resolve) => {
+
       child.once("exit", (code, signal) => {
         liveChildren.delete(child);
         run.exit = { code, signal };
@@ -247,7 +284,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     if (current && !current.exit) throw new Error(`${service} is already running`);
     const run = spawnService(service);
     try {
-      await waitReady(urls[service], run, readyTimeoutMs);
+      await waitReady(urls[service], ports[service], run, readyTimeoutMs);
     } catch (err) {
       throw failure(service, err as Error);
     }
@@ -274,12 +311,22 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await env.cleanup().catch(() => {});
   };
 
-  try {
-    // Parallel boots; the gateway's readiness needs accounts, so a slow one just waits longer.
-    await Promise.all(services.map(startOne));
-  } catch (err) {
-    await stop();
-    throw err;
+  for (let attempt = 1; ; attempt++) {
+    await pickPorts();
+    try {
+      // Parallel boots; the gateway's readiness needs accounts, so a slow one just waits longer.
+      await Promise.all(services.map(startOne));
+      break;
+    } catch (err) {
+      // A port found free was bound by another process before the service could bind it.
+      if (attempt < PORT_CLASH_ATTEMPTS && /EADDRINUSE/.test((err as Error).message)) {
+        await Promise.all([...running.keys()].map((s) => killOne(s)));
+        running.clear();
+        continue;
+      }
+      await stop();
+      throw err;
+    }
   }
 
   return {
