@@ -203,8 +203,8 @@ function stackVars(env: TestEnv, urls: Record<StackService, string>, opts: Stack
 /**
  * Runs every service's migrations into a fresh TestEnv, spawns the services on free ports and
  * waits until each listens there and answers `/ready` (on new ports when another process took
- * one between the check and the service's bind). On failure it stops what it started and throws with the
- * failing service's output tail.
+ * one between the check and the service's bind). On failure it stops what it started and
+ * throws with the failing service's output tail.
  */
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   installExitHook();
