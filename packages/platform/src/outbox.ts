@@ -130,7 +130,7 @@ export class OutboxRelay {
     let total = 0;
     for (;;) {
       const sent = await this.publishBatch();
-      total += Math.max(sent, 0);
+      total += sent;
       if (sent < this.batchSize) return total;
     }
   }
@@ -205,7 +205,7 @@ export class OutboxRelay {
       this.lockBusy = !locked;
       if (!locked || rows.length === 0) {
         await client.query("ROLLBACK");
-        return locked ? 0 : -1;
+        return 0;
       }
       await this.opts.amqp.publishConfirmed(
         rows.map((r) => ({
