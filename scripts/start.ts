@@ -72,6 +72,8 @@ interface Child {
   exited: Promise<number | null>;
   exitCode: number | null | undefined;
   tail: string[];
+  /** The ports the process reported listening on (fd 3, see packages/testkit/src/stack-child.ts). */
+  listening: Set<number>;
 }
 
 /**
@@ -98,16 +100,30 @@ function relay(child: Child, chunk: Buffer, partial: { text: string }) {
 function spawnService(service: Service, env: Record<string, string>, port: number): Child {
   const proc = spawn(process.execPath, ["--import", "tsx", "--import", CHILD_PRELOAD, path.join("services", service, "src", "main.ts")], {
     cwd: REPO_ROOT,
-    env: { ...env, PORT: String(port) },
+    env: { ...env, PORT: String(port), TESTKIT_LISTEN_FD: "3" },
     // Own process group: Ctrl-C reaches only this script, which then stops the services in order.
     detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
+    stdio: ["pipe", "pipe", "pipe", "pipe"],
   });
-  const child: Child = { service, proc, log: createWriteStream(path.join(LOG_DIR, `${service}.log`), { flags: "a" }), exited: null as never, exitCode: undefined, tail: [] };
+  const child: Child = {
+    service,
+    proc,
+    log: createWriteStream(path.join(LOG_DIR, `${service}.log`), { flags: "a" }),
+    exited: null as never,
+    exitCode: undefined,
+    tail: [],
+    listening: new Set(),
+  };
   const out = { text: "" };
   const err = { text: "" };
   proc.stdout!.on("data", (c: Buffer) => relay(child, c, out));
   proc.stderr!.on("data", (c: Buffer) => relay(child, c, err));
+  const ports = { text: "" };
+  (proc.stdio[3] as NodeJS.ReadableStream).on("data", (c: Buffer) => {
+    const lines = (ports.text + c.toString("utf8")).split("\n");
+    ports.text = lines.pop() ?? "";
+    for (const line of lines) child.listening.add(Number(line));
+  });
   child.exited = new Promise((resolve) => {
     proc.once("exit", (code) => {
       child.exitCode = code;
@@ -122,12 +138,21 @@ function spawnService(service: Service, env: Record<string, string>, port: numbe
   return child;
 }
 
+/**
+ * Ready once the service itself said it listens on its port and its `/ready` answers 200: a
+ * `/ready` alone could be another process's, one that took the port after the check above.
+ */
 async function waitReady(child: Child, port: number): Promise<void> {
   const url = `http://127.0.0.1:${port}/ready`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = "no answer";
   while (Date.now() < deadline) {
     if (child.exitCode !== undefined) throw new Error(`${child.service} exited (code ${child.exitCode}) while starting`);
+    if (!child.listening.has(port)) {
+      last = `not listening on port ${port} yet`;
+      await new Promise((r) => setTimeout(r, 100));
+      continue;
+    }
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
       if (res.ok) return;

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -69,7 +70,10 @@ describe("pnpm start", () => {
     await new Promise((r) => busy.once("listening", r));
     const port = (busy.address() as net.AddressInfo).port;
     try {
-      const run = runStart({ ...env.vars, LOGS_DIR: logs, EVENTS_URL: `http://127.0.0.1:${port}` });
+      // The others on free ports, so a developer's own `pnpm start` on the defaults is not what it finds.
+      const others: Record<string, string> = {};
+      for (const v of ["GATEWAY_URL", "ACCOUNTS_URL", "MESSAGING_URL", "SCHEDULER_URL"]) others[v] = `http://127.0.0.1:${await freePort()}`;
+      const run = runStart({ ...env.vars, ...others, LOGS_DIR: logs, EVENTS_URL: `http://127.0.0.1:${port}` });
       expect(await run.exited).toBe(1);
       expect(run.stderr()).toContain(`Port ${port} (events) is already in use`);
       expect(run.stdout()).not.toContain("Starting");
@@ -78,22 +82,52 @@ describe("pnpm start", () => {
     }
   });
 
-  it("migrates, starts every service, prints working demo credentials and stops cleanly on Ctrl-C", async () => {
-    const ports = { gateway: 0, accounts: 0, messaging: 0, events: 0, scheduler: 0 };
-    for (const k of Object.keys(ports) as Array<keyof typeof ports>) ports[k] = await freePort();
-    const url = (p: number) => `http://127.0.0.1:${p}`;
-    const run = runStart({
-      ...env.vars,
-      LOG_LEVEL: "warn",
-      LOGS_DIR: logs,
-      GATEWAY_URL: url(ports.gateway),
-      ACCOUNTS_URL: url(ports.accounts),
-      MESSAGING_URL: url(ports.messaging),
-      EVENTS_URL: url(ports.events),
-      SCHEDULER_URL: url(ports.scheduler),
-    });
+  it("does not take another process's /ready for its service's: a port taken after the check fails the start", async () => {
+    // A stranger that binds the events port once `pnpm start` has checked it and answers /ready.
+    const port = await freePort();
+    const stranger = http.createServer((_req, res) => res.end("{}"));
+    const others: Record<string, string> = {};
+    for (const v of ["GATEWAY_URL", "ACCOUNTS_URL", "MESSAGING_URL", "SCHEDULER_URL"]) others[v] = `http://127.0.0.1:${await freePort()}`;
+    const run = runStart({ ...env.vars, ...others, LOGS_DIR: logs, EVENTS_URL: `http://127.0.0.1:${port}` });
     try {
+      await waitFor(() => run.stdout().includes("Applying database migrations") || run.proc.exitCode !== null, 60_000, () => run.stdout() + run.stderr());
+      await new Promise<void>((resolve) => stranger.listen(port, "127.0.0.1", resolve));
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain("events exited (code 1) while starting");
+      expect(run.stderr()).toContain("EADDRINUSE");
+      expect(run.stdout()).not.toContain("Creating a demo organization");
+    } finally {
+      run.proc.kill("SIGINT");
+      stranger.close();
+    }
+  }, 120_000);
+
+  it("migrates, starts every service, prints working demo credentials and stops cleanly on Ctrl-C", async () => {
+    const url = (p: number) => `http://127.0.0.1:${p}`;
+    const start = async () => {
+      const ports = { gateway: 0, accounts: 0, messaging: 0, events: 0, scheduler: 0 };
+      for (const k of Object.keys(ports) as Array<keyof typeof ports>) ports[k] = await freePort();
+      const run = runStart({
+        ...env.vars,
+        LOG_LEVEL: "warn",
+        LOGS_DIR: logs,
+        GATEWAY_URL: url(ports.gateway),
+        ACCOUNTS_URL: url(ports.accounts),
+        MESSAGING_URL: url(ports.messaging),
+        EVENTS_URL: url(ports.events),
+        SCHEDULER_URL: url(ports.scheduler),
+      });
       await waitFor(() => run.stdout().includes("Press Ctrl-C") || run.proc.exitCode !== null, 150_000, () => run.stdout() + run.stderr());
+      return { ports, run };
+    };
+    // A port found free can be taken by a parallel test file's stack before the service binds
+    // it; `pnpm start` then fails with EADDRINUSE, and the test starts it again on other ports.
+    let started = await start();
+    for (let attempt = 2; attempt <= 3 && started.run.proc.exitCode !== null && /EADDRINUSE/.test(started.run.stderr()); attempt++) {
+      started = await start();
+    }
+    const { ports, run } = started;
+    try {
       expect(run.stdout()).toContain(`Gateway (the API base URL): ${url(ports.gateway)}`);
       const curl = /curl -u (\S+):(\S+) (\S+)\/api\/v1\/users\/me/.exec(run.stdout());
       expect(curl, run.stdout() + run.stderr()).not.toBeNull();
