@@ -74,24 +74,15 @@ describe("runMigrations", () => {
     expect(await runMigrations({ databaseUrl: env.databaseUrl, schema: "beta", dir: betaDir })).toEqual([]);
   });
 
-  it("a service pool sees its own schema; its outbox trigger notifies that schema's channel", async () => {
+  it("a service pool sees its own schema", async () => {
     const pool = createPool(env.databaseUrl, "beta", 2);
-    const listener = new pg.Client({ connectionString: env.databaseUrl });
-    await listener.connect();
-    const channels: string[] = [];
-    listener.on("notification", (n) => channels.push(n.channel));
-    await listener.query('LISTEN "beta_outbox"');
-    await listener.query('LISTEN "alpha_outbox"');
     await withTx(pool, async (tx) => {
       await tx.query("INSERT INTO things (realm_id, other) VALUES (1, 2)");
       await tx.query("INSERT INTO outbox (id, type, realm_id, payload) VALUES (gen_random_uuid(), 'a.b.c', 1, '{}')");
     });
-    const deadline = Date.now() + 3000;
-    while (channels.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(channels).toEqual(["beta_outbox"]);
     expect((await admin.query("SELECT count(*)::int AS n FROM beta.things")).rows[0].n).toBe(1);
+    expect((await admin.query("SELECT count(*)::int AS n FROM beta.outbox")).rows[0].n).toBe(1);
     expect((await admin.query("SELECT count(*)::int AS n FROM alpha.outbox")).rows[0].n).toBe(0);
-    await listener.end();
     await pool.end();
   });
 
