@@ -99,6 +99,11 @@ describe("POST /user_groups/create", () => {
     expect(b.can_mention_group).toEqual({ direct_members: [org.member.user_id], direct_subgroups: [a.id] });
     const c = await create("mention-old", [], { can_mention_group_id: sys["role:administrators"] });
     expect(c.can_mention_group).toBe(sys["role:administrators"]);
+    // A set of one group is that group; an empty set is role:nobody (as Zulip stores them).
+    const d = await create("mention-one", [], { can_mention_group: { direct_members: [], direct_subgroups: [a.id] } });
+    expect(d.can_mention_group).toBe(a.id);
+    const e = await create("mention-none", [], { can_mention_group: { direct_members: [], direct_subgroups: [] } });
+    expect(e.can_mention_group).toBe(sys["role:nobody"]);
     // The internal check messaging uses for group mentions evaluates the setting recursively.
     const can = async (groupId: number, userId: number) =>
       (await t.ok(await t.call("GET", "/internal/user_groups/can_mention", { params: { realm_id: org.realmId, group_id: groupId, user_id: userId } }))).can_mention;
@@ -117,6 +122,19 @@ describe("POST /user_groups/create", () => {
     const post = (params: Record<string, unknown>, as = org.member.as) => t.call("POST", "/user_groups/create", { as, params: { description: "d", members: [], ...params } });
     expectError(await post({ name: "g1", can_mention_group: sys["role:internet"] }), 400, "BAD_REQUEST", "'can_mention_group' setting cannot be set to 'role:internet' group.");
     expectError(await post({ name: "g1", can_mention_group: sys["role:owners"] }), 400, "BAD_REQUEST", "'can_mention_group' setting cannot be set to 'role:owners' group.");
+    // Nor as a set naming them.
+    for (const [members, name] of [
+      [[], "role:internet"],
+      [[org.member.user_id], "role:internet"],
+      [[org.member.user_id], "role:owners"],
+    ] as const) {
+      expectError(
+        await post({ name: "g1", can_mention_group: { direct_members: members, direct_subgroups: [sys[name]] } }),
+        400,
+        "BAD_REQUEST",
+        `'can_mention_group' setting cannot be set to '${name}' group.`,
+      );
+    }
     const otherSys = (await t.ok(await t.call("GET", `/internal/realms/${other.realmId}`))).realm.system_groups;
     expectError(await post({ name: "g1", can_mention_group: otherSys["role:members"] }), 400, "BAD_REQUEST", "Invalid user group");
     expectError(await post({ name: "g1", members: [999999] }), 400, "BAD_REQUEST", "Invalid user ID: 999999");

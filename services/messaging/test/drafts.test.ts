@@ -77,6 +77,8 @@ describe("drafts", () => {
       [[draft({ topic: "a\u0000b" })], /null bytes/],
       [[draft({ content: "   " })], "Message must not be empty"],
       [[draft({ timestamp: -1 })], "Timestamp must not be negative."],
+      [[draft({ timestamp: 1e13 })], "Timestamp is out of range."],
+      [[draft({ timestamp: 1e20 })], "Timestamp is out of range."],
       [[draft({ id: 5 })], /Argument "id" at drafts\[0\] is unexpected/],
       [[draft({ type: "channel" })], /drafts\[0\]\["type"\]/],
       [[draft({ to: "general" })], /drafts\[0\]\["to"\]/],
@@ -101,6 +103,7 @@ describe("drafts", () => {
       expectError(await m.call("DELETE", `/drafts/${id}`, who), 404, "BAD_REQUEST", "Draft does not exist");
     }
     expectError(await m.call("PATCH", `/drafts/${mine}`, org.member, {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'draft' argument");
+    expectError(await m.call("PATCH", `/drafts/${mine}`, org.member, { draft: JSON.stringify(draft({ timestamp: 2 ** 63 })) }), 400, "BAD_REQUEST", "Timestamp is out of range.");
     expectError(await m.call("PATCH", `/drafts/${mine}`, org.member, { draft: JSON.stringify(draft({ id: mine })) }), 400, "BAD_REQUEST");
     expect((await m.ok(await m.call("GET", "/drafts", org.member2))).drafts).toEqual([]);
   });

@@ -134,8 +134,41 @@ describe("GET /messages narrows", () => {
     expect(idsOf(await fetch(org.admin, { anchor: "oldest", num_after: 10 }))).toEqual([]);
   });
 
+  it("a private channel one left still narrows to the messages one received there", async () => {
+    await m.createStream(org.owner, "left-behind", [org.owner, org.member2], { invite_only: true });
+    const kept = await m.send(org.member2, { type: "stream", to: "left-behind", topic: "t", content: "before leaving" });
+    await m.ok(await m.call("DELETE", "/users/me/subscriptions", org.member2, { subscriptions: JSON.stringify(["left-behind"]) }));
+    await m.send(org.owner, { type: "stream", to: "left-behind", topic: "t", content: "after they left" });
+    for (const operand of ["left-behind", (await m.ok(await m.call("GET", "/get_stream_id", org.owner, { stream: "left-behind" }))).stream_id]) {
+      expect(idsOf(await fetch(org.member2, { anchor: "newest", num_before: 10, narrow: [{ operator: "channel", operand }] }))).toEqual([kept]);
+    }
+  });
+
+  it("channels:public reads every public channel's history; a guest gets only what they received", async () => {
+    await m.createStream(org.owner, "quiet-corner", [org.owner]);
+    const unseen = await m.send(org.owner, { type: "stream", to: "quiet-corner", topic: "t", content: "nobody else here" });
+    for (const operator of ["channels", "streams"]) {
+      const res = await fetch(org.admin, { anchor: "newest", num_before: 100, narrow: [{ operator, operand: "public" }] });
+      expect(idsOf(res)).toContain(unseen);
+      expect(idsOf(res)).toContain(ids.g1);
+      expect(idsOf(res)).not.toContain(ids.s1);
+      expect(idsOf(res)).not.toContain(ids.dm1);
+      expect(res.messages.find((x: { id: number }) => x.id === unseen).flags).toEqual(["read", "historical"]);
+    }
+    const guest = idsOf(await fetch(org.guest, { anchor: "newest", num_before: 100, narrow: [["channels", "public"]] }));
+    expect(guest).not.toContain(unseen);
+    expect(idsOf(await fetch(org.admin, { anchor: "newest", num_before: 100, narrow: [["channels", "web-public"]] }))).toEqual([]);
+    expectError(await m.call("GET", "/messages", org.admin, { anchor: "newest", narrow: [["channels", "private"]] }), 400, "BAD_NARROW", /invalid channels operand/);
+  });
+
+  it("group-pm-with finds group conversations only; dm-including finds both kinds", async () => {
+    expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 100, narrow: [["group-pm-with", org.member2.user_id]] }))).toEqual([ids.gdm]);
+    expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 100, narrow: [["dm-including", org.member2.user_id]] }))).toEqual([ids.dm1, ids.gdm]);
+  });
+
   it("a private channel or another organization's channel is an unknown channel", async () => {
-    for (const operand of ["secret", secret, "no-such-channel"]) {
+    const otherChannel = (await m.ok(await m.call("GET", "/get_stream_id", other.owner, { stream: "general" }))).stream_id;
+    for (const operand of ["secret", secret, "no-such-channel", 999999, otherChannel]) {
       expectError(await m.call("GET", "/messages", org.member2, { anchor: "newest", narrow: [["channel", operand]] }), 400, "BAD_NARROW", /Invalid narrow operator: unknown channel/);
     }
     expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: [["sender", other.owner.email]] }), 400, "BAD_NARROW", /unknown user/);

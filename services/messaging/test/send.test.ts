@@ -164,6 +164,9 @@ describe("POST /messages to a channel", () => {
     await m.ok(await m.call("POST", "/users/me/subscriptions", org.owner, { subscriptions: [{ name: "announce" }], principals: [org.bot.user_id] }));
     expectError(await post(org.bot, "announce"), 400, "BAD_REQUEST", "Only organization administrators can send to this channel.");
     await m.ok(await post(org.bot, "general"));
+    // Also into a private channel its owner (member) is subscribed to and it is not.
+    await m.ok(await post(org.bot, "secret"));
+    expectError(await post(org.bot, "mods"), 400, "BAD_REQUEST", "Only organization administrators and moderators can send to this channel.");
   });
 
   it("guests post only to channels they are subscribed to", async () => {

@@ -52,6 +52,19 @@ describe("POST /users/me/subscriptions", () => {
     await m.setRealmSetting(org.realmId, "invite_to_stream_policy", 1);
   });
 
+  it("an empty principals list subscribes the caller; is_default_stream is reported as ignored", async () => {
+    const res = await m.ok(await subscribe(other.member2, { subscriptions: JSON.stringify([{ name: "empty-principals" }]), principals: "[]", is_default_stream: "true" }));
+    expect(res).toEqual({
+      result: "success",
+      msg: "",
+      subscribed: { [other.member2.user_id]: ["empty-principals"] },
+      already_subscribed: {},
+      ignored_parameters_unsupported: ["is_default_stream"],
+    });
+    const removed = await m.ok(await unsubscribe(other.member2, { subscriptions: JSON.stringify(["empty-principals"]), principals: "[]" }));
+    expect(removed).toMatchObject({ removed: ["empty-principals"], not_removed: [] });
+  });
+
   it("private channels: creation, invisible to others, `Unable to access`", async () => {
     await m.ok(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "hush" }]), invite_only: true }));
     const events = await m.clientEvents();

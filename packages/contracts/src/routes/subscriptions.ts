@@ -61,7 +61,8 @@ export const Subscribe = route({
     announce: p.bool().default(false),
     invite_only: p.bool().default(false),
     is_web_public: p.bool().default(false),
-    is_default_stream: p.bool().default(false),
+    // `is_default_stream` is left out: this server has no default channels yet, so a client that
+    // sends it finds it in `ignored_parameters_unsupported` rather than silently dropped.
     history_public_to_subscribers: p.bool(),
     stream_post_policy: p.int(z.number().int().min(1).max(4)).default(1),
     message_retention_days: p.json(z.union([z.literal("realm_default"), z.literal("unlimited"), z.number().int()])).default("realm_default"),

@@ -64,16 +64,25 @@ const FORBIDDEN_MENTION_SETTING = ["role:internet", "role:owners"];
  * new anonymous group holding the given users and subgroups.
  */
 async function resolveMentionSetting(tx: Queryable, deps: AccountsDeps, realmId: number, value: GroupSettingValue): Promise<number> {
+  // As in Zulip, a set of exactly one group is that group, and an empty set is role:nobody.
+  if (typeof value !== "number" && value.direct_members.length === 0 && value.direct_subgroups.length <= 1) {
+    value = value.direct_subgroups[0] ?? (await systemGroupIds(tx, realmId))["role:nobody"];
+  }
+  const forbidden = (g: UserGroupRow) => {
+    if (g.isSystemGroup && FORBIDDEN_MENTION_SETTING.includes(g.name!)) {
+      throw badRequest(`'can_mention_group' setting cannot be set to '${g.name}' group.`);
+    }
+  };
   if (typeof value === "number") {
     const [g] = await getGroupsByIds(tx, realmId, [value]);
     if (!g || g.name === null) throw badRequest("Invalid user group");
-    if (g.isSystemGroup && FORBIDDEN_MENTION_SETTING.includes(g.name)) {
-      throw badRequest(`'can_mention_group' setting cannot be set to '${g.name}' group.`);
-    }
+    forbidden(g);
     return g.id;
   }
   const members = await checkActiveUsers(tx, realmId, value.direct_members);
   const subgroups = await checkNamedGroups(tx, realmId, value.direct_subgroups);
+  // Nor may those groups stand inside a set: it would reach the same users.
+  subgroups.forEach(forbidden);
   const anon = await insertGroup(tx, { realmId, name: null, description: "", isSystemGroup: false, canMentionGroupId: null, creatorId: null, now: deps.clock.now() });
   await addMembers(tx, realmId, anon.id, members);
   await addSubgroups(tx, realmId, anon.id, subgroups.map((g) => g.id));

@@ -17,6 +17,8 @@ async function validateDraft(deps: AppDeps, who: Identity, d: DraftInput): Promi
   const content = normalizeBody(d.content);
   const seconds = d.timestamp ?? deps.clock.now().getTime() / 1000;
   if (seconds < 0) throw badRequest("Timestamp must not be negative.");
+  // Past JavaScript's last date (year 275760) there is no time to store.
+  if (Number.isNaN(new Date(Math.round(seconds * 1000)).getTime())) throw badRequest("Timestamp is out of range.");
   let topic = "";
   let to: number[] = [];
   if (d.type === "stream") {

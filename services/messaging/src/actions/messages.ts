@@ -10,7 +10,7 @@ import { normalizeBody, normalizeTopic } from "../lib/normalize";
 import { isGuestRole, passesWildcardPolicy, postPolicyRefusal, WILDCARD_MENTION_THRESHOLD } from "../lib/permissions";
 import { buildMentionDirectory } from "../queries/mentions";
 import { markAlertWords } from "../queries/alert-words";
-import { canSeeStream, findVisibleStreamById, findVisibleStreamByName, viewerOf, type AccessedStream } from "../queries/streams";
+import { canSeeStream, findStream, viewerOf, type AccessedStream } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
 import { getUserSettings } from "../queries/user-settings";
 import type { UserSettingsView } from "../lib/user-settings";
@@ -257,18 +257,15 @@ async function planStreamMessage(
 ): Promise<Plan> {
   const indicator = extractStreamIndicator(req.to);
   const viewer = viewerOf(who);
-  let accessed: AccessedStream | null;
-  if (context) {
-    const { stream, senderSub: sub } = context;
-    accessed = stream && canSeeStream(viewer, stream, sub) ? { stream, sub } : null;
-  } else {
-    accessed =
-      typeof indicator === "number" ? await findVisibleStreamById(deps.pool, viewer, indicator) : await findVisibleStreamByName(deps.pool, viewer, indicator);
-  }
+  const found = context ? (context.stream ? { stream: context.stream, sub: context.senderSub } : null) : await findStream(deps.pool, viewer, indicator);
+  const subs = found ? (context ? context.subscribers : await selectStreamSubscriptions(deps.pool, who.realmId, found.stream.id)) : [];
+  // A channel the sender may not see looks missing, except that a bot sees the private
+  // channels its owner is subscribed to (it may post there, as in Zulip).
+  const ownerSubscribed = sender.isBot && sender.botOwnerId !== null && subs.some((s) => s.userId === sender.botOwnerId);
+  const accessed = found && (canSeeStream(viewer, found.stream, found.sub) || ownerSubscribed) ? found : null;
   if (!accessed) throw streamDoesNotExist(typeof indicator === "number" ? { id: indicator } : { name: indicator });
   const topic = normalizeTopic(req.topic);
-  await checkCanPost(deps, who, sender, realm, accessed, now);
-  const subs = context ? context.subscribers : await selectStreamSubscriptions(deps.pool, who.realmId, accessed.stream.id);
+  await checkCanPost(deps, who, sender, realm, accessed, now, ownerSubscribed);
   const recipientIds = [...new Set([...subs.map((s) => s.userId), sender.id])].sort((a, b) => a - b);
   return {
     kind: "stream",
@@ -280,7 +277,15 @@ async function planStreamMessage(
   };
 }
 
-async function checkCanPost(deps: AppDeps, who: Identity, sender: UserRow, realm: InternalRealm, accessed: AccessedStream, now: Date): Promise<void> {
+async function checkCanPost(
+  deps: AppDeps,
+  who: Identity,
+  sender: UserRow,
+  realm: InternalRealm,
+  accessed: AccessedStream,
+  now: Date,
+  ownerSubscribed: boolean,
+): Promise<void> {
   if (sender.id === realm.notification_bot_id) return;
   const { stream, sub } = accessed;
   const waiting = realm.settings.waiting_period_threshold;
@@ -289,10 +294,7 @@ async function checkCanPost(deps: AppDeps, who: Identity, sender: UserRow, realm
   // A bot may post where its owner may.
   if (refusal && !(owner && postPolicyRefusal(stream.streamPostPolicy, owner, waiting, now) === null)) throw badRequest(refusal);
   const mustBeSubscribed = stream.inviteOnly || isGuestRole(sender.role);
-  if (mustBeSubscribed && !sub?.active) {
-    const ownerSub = owner ? (await selectStreamSubscriptions(deps.pool, who.realmId, stream.id)).some((s) => s.userId === owner.id) : false;
-    if (!ownerSub) throw badRequest(`Not authorized to send to channel '${stream.name}'`);
-  }
+  if (mustBeSubscribed && !sub?.active && !(owner && ownerSubscribed)) throw badRequest(`Not authorized to send to channel '${stream.name}'`);
 }
 
 async function planDirectMessage(deps: AppDeps, who: Identity, sender: UserRow, req: SendRequest, direct: DirectSendContext | null): Promise<Plan> {

@@ -70,7 +70,8 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
     const name = checkStreamName(s.name);
     if (!wanted.has(name.toLowerCase())) wanted.set(name.toLowerCase(), { name, description: checkStreamDescription(s.description ?? "") });
   }
-  const targets = req.principals !== undefined ? await resolvePrincipals(deps, who.realmId, req.principals) : [caller];
+  // An empty list is the caller, as an absent one (Zulip does the same).
+  const targets = req.principals?.length ? await resolvePrincipals(deps, who.realmId, req.principals) : [caller];
   const waiting = realm.settings.waiting_period_threshold;
   if (targets.some((t) => t.id !== caller.id) && !passesCommonPolicy(realm.settings.invite_to_stream_policy, caller, waiting, now)) {
     throw badRequest("Insufficient permission");
@@ -259,7 +260,7 @@ export async function doRemoveSubscriptions(deps: AppDeps, who: Identity, names:
   }
   const caller = await getUser(deps, who.realmId, who.userId);
   if (!caller) throw badRequest("No such user");
-  const targets = principals !== undefined ? await resolvePrincipals(deps, who.realmId, principals) : [caller];
+  const targets = principals?.length ? await resolvePrincipals(deps, who.realmId, principals) : [caller];
   const others = targets.filter((t) => t.id !== caller.id);
   if (others.length > 0) {
     for (const stream of streams) await checkCanRemoveOthers(deps, viewer, caller, others, stream);

@@ -3,11 +3,11 @@ import { FLAG_BITS } from "./flags";
 /** A narrow term after its names were looked up. */
 export type ResolvedTerm =
   | { kind: "stream"; streamId: number; negated: boolean; /** the viewer may read its whole history */ history?: boolean }
-  | { kind: "streams"; streamIds: number[]; negated: boolean }
+  | { kind: "streams"; streamIds: number[]; negated: boolean; /** the viewer may read these channels' whole history */ history?: boolean }
   | { kind: "topic"; topic: string; negated: boolean }
   | { kind: "sender"; userId: number; negated: boolean }
   | { kind: "dm"; recipientId: number | null; negated: boolean }
-  | { kind: "dm_including"; userId: number; negated: boolean }
+  | { kind: "dm_including"; userId: number; negated: boolean; /** only conversations of three or more */ groupOnly?: boolean }
   | { kind: "is"; what: "dm" | "starred" | "unread" | "mentioned" | "alerted" | "resolved" | "followed"; negated: boolean }
   | { kind: "id"; id: number; negated: boolean }
   | { kind: "search"; text: string; negated: boolean }
@@ -50,8 +50,9 @@ function condition(t: Exclude<ResolvedTerm, { kind: "all" }>, userId: number, bi
     case "dm":
       return t.recipientId === null ? "false" : `(m.stream_id IS NULL AND m.recipient_id = ${bind(t.recipientId)})`;
     case "dm_including":
+      // A group conversation's key lists three or more ids: two commas at least.
       return `(m.stream_id IS NULL AND EXISTS (SELECT 1 FROM recipients r WHERE r.id = m.recipient_id
-        AND (',' || r.user_ids_key || ',') LIKE ${bind(`%,${t.userId},%`)}))`;
+        AND (',' || r.user_ids_key || ',') LIKE ${bind(`%,${t.userId},%`)}${t.groupOnly ? " AND r.user_ids_key LIKE '%,%,%'" : ""}))`;
     case "is":
       switch (t.what) {
         case "dm":

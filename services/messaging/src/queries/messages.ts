@@ -100,12 +100,13 @@ function runQuery(deps: AppDeps, base: BaseQuery, text: string, values: unknown[
 }
 
 /**
- * A narrow to one channel whose history the viewer may read searches all its messages; any
- * other narrow searches only what the viewer received (Zulip's ok_to_include_history).
+ * A narrow to one channel whose history the viewer may read, or to all public channels, searches
+ * all their messages; any other narrow searches only what the viewer received (Zulip's
+ * ok_to_include_history).
  */
 function baseQuery(viewer: Viewer, terms: ResolvedTerm[]): BaseQuery {
   const params: unknown[] = [viewer.userId, viewer.realmId];
-  const history = terms.some((t) => t.kind === "stream" && !t.negated && t.history) && !needsOwnRows(terms);
+  const history = terms.some((t) => (t.kind === "stream" || t.kind === "streams") && !t.negated && t.history) && !needsOwnRows(terms);
   const conds = narrowConditions(terms, viewer.userId, params);
   const search = terms.find((t) => t.kind === "search" && !t.negated) as { text: string } | undefined;
   let select = `${MESSAGE_COLUMNS}, ${FLAGS_SQL} AS um_flags`;

@@ -4,7 +4,8 @@ import type { AppDeps } from "../deps";
 import type { ResolvedTerm } from "../lib/narrow";
 import { selectDirectRecipient } from "../store/recipients";
 import { selectRealmStreams } from "../store/streams";
-import { canAccessHistory, findVisibleStreamById, findVisibleStreamByName, type Viewer } from "./streams";
+import { isGuestRole } from "../lib/permissions";
+import { canAccessHistory, canSeeStream, findStream, type Viewer } from "./streams";
 import { getUsersByEmails, getUsersByIds } from "./users";
 
 const badNarrow = (what: string) => new ApiError("BAD_NARROW", `Invalid narrow operator: ${what}`);
@@ -42,18 +43,21 @@ async function resolveTerm(deps: AppDeps, viewer: Viewer, operator: string, oper
     case "channel":
     case "stream": {
       if (Array.isArray(operand)) throw badNarrow("unknown channel");
-      const found =
-        typeof operand === "number" || /^\d+$/.test(operand)
-          ? await findVisibleStreamById(deps.pool, viewer, Number(operand))
-          : await findVisibleStreamByName(deps.pool, viewer, operand);
-      if (!found) throw badNarrow(`unknown channel ${operand}`);
+      // A channel the viewer may not see looks missing, unless they were subscribed to it once: a
+      // private channel they left still narrows to what they received there (as in Zulip).
+      const found = await findStream(deps.pool, viewer, typeof operand === "number" || /^\d+$/.test(operand) ? Number(operand) : operand);
+      if (!found || !(canSeeStream(viewer, found.stream, found.sub) || found.sub !== null)) {
+        throw badNarrow(`unknown channel ${operand}`);
+      }
       return { kind: "stream", streamId: found.stream.id, negated, history: canAccessHistory(viewer, found.stream, found.sub) };
     }
     case "channels":
     case "streams": {
-      if (operand !== "public") throw badNarrow(`invalid channels operand ${String(operand)}`);
-      const streams = await selectRealmStreams(deps.pool, viewer.realmId);
-      return { kind: "streams", streamIds: streams.filter((s) => !s.inviteOnly).map((s) => s.id), negated };
+      // All public (or all web-public) channels' messages, beyond what the viewer received;
+      // a guest, who may not read unsubscribed public channels, gets only their own.
+      if (operand !== "public" && operand !== "web-public") throw badNarrow(`invalid channels operand ${String(operand)}`);
+      const streams = (await selectRealmStreams(deps.pool, viewer.realmId)).filter((s) => (operand === "public" ? !s.inviteOnly : s.isWebPublic));
+      return { kind: "streams", streamIds: streams.map((s) => s.id), negated, history: operand === "web-public" || !isGuestRole(viewer.role) };
     }
     case "topic":
     case "subject":
@@ -68,8 +72,10 @@ async function resolveTerm(deps: AppDeps, viewer: Viewer, operator: string, oper
       return { kind: "dm", recipientId, negated };
     }
     case "dm-including":
-    case "group-pm-with":
       return { kind: "dm_including", userId: await resolveUser(deps, viewer, operand), negated };
+    case "group-pm-with":
+      // The older operator: group conversations only.
+      return { kind: "dm_including", userId: await resolveUser(deps, viewer, operand), negated, groupOnly: true };
     case "is": {
       const what = typeof operand === "string" ? IS_OPERANDS[operand] : undefined;
       if (!what) throw badNarrow(`unknown 'is' operand ${String(operand)}`);

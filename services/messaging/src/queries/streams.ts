@@ -47,19 +47,26 @@ export interface AccessedStream {
   sub: SubscriptionRow | null;
 }
 
+/**
+ * A channel of the viewer's organization by id or name, and the viewer's subscription to it,
+ * whether or not the viewer may see it (Zulip's `..._access_unchecked` lookups): for callers
+ * that check access themselves, such as a send or a narrow.
+ */
+export async function findStream(db: Queryable, viewer: Viewer, idOrName: number | string): Promise<AccessedStream | null> {
+  const stream = typeof idOrName === "number" ? await selectStreamById(db, viewer.realmId, idOrName) : await selectStreamByName(db, viewer.realmId, idOrName);
+  if (!stream) return null;
+  return { stream, sub: await selectSubscription(db, viewer.realmId, viewer.userId, stream.id) };
+}
+
 /** A channel by id the viewer can see, else null (a hidden channel looks missing). */
 export async function findVisibleStreamById(db: Queryable, viewer: Viewer, id: number): Promise<AccessedStream | null> {
-  const stream = await selectStreamById(db, viewer.realmId, id);
-  if (!stream) return null;
-  const sub = await selectSubscription(db, viewer.realmId, viewer.userId, stream.id);
-  return canSeeStream(viewer, stream, sub) ? { stream, sub } : null;
+  const found = await findStream(db, viewer, id);
+  return found && canSeeStream(viewer, found.stream, found.sub) ? found : null;
 }
 
 export async function findVisibleStreamByName(db: Queryable, viewer: Viewer, name: string): Promise<AccessedStream | null> {
-  const stream = await selectStreamByName(db, viewer.realmId, name);
-  if (!stream) return null;
-  const sub = await selectSubscription(db, viewer.realmId, viewer.userId, stream.id);
-  return canSeeStream(viewer, stream, sub) ? { stream, sub } : null;
+  const found = await findStream(db, viewer, name);
+  return found && canSeeStream(viewer, found.stream, found.sub) ? found : null;
 }
 
 /** Zulip's access_stream_by_id: `Invalid channel ID` for missing or hidden channels. */
