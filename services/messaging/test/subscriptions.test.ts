@@ -256,6 +256,29 @@ describe("DELETE /users/me/subscriptions", () => {
     expect(events.find((e) => e.type === "messaging.subscription.peer_removed")!.users).not.toContain(org.member2.user_id);
   });
 
+  it("a user who gains sight of a channel by a subscription gets its stream create first; losing it, a delete", async () => {
+    await m.createStream(org.owner, "backroom", [org.owner], { invite_only: true });
+    await m.createStream(org.owner, "lobby", [org.owner]);
+    await m.outbox();
+    await m.ok(await subscribe(org.owner, { subscriptions: JSON.stringify([{ name: "backroom" }, { name: "lobby" }]), principals: JSON.stringify([org.member2.user_id, org.guest.user_id, org.admin.user_id]) }));
+    const events = await m.clientEvents();
+    const creates = events.filter((e) => e.type === "messaging.stream.revealed");
+    const seen = creates.map((e) => [e.users[0], e.event.streams[0].name]).sort();
+    // member2 could not see the private one, the guest neither; the administrator saw both.
+    expect(seen).toEqual([
+      [org.member2.user_id, "backroom"],
+      [org.guest.user_id, "backroom"],
+      [org.guest.user_id, "lobby"],
+    ].sort());
+    for (const e of creates) expect(e.event).toMatchObject({ type: "stream", op: "create", streams: [{ invite_only: e.event.streams[0].name === "backroom" }] });
+    // Each create comes before that user's subscription add.
+    const index = (type: string, userId: number) => events.findIndex((e) => e.type === type && e.users.includes(userId));
+    expect(index("messaging.stream.revealed", org.guest.user_id)).toBeLessThan(index("messaging.subscription.added", org.guest.user_id));
+    await m.ok(await unsubscribe(org.owner, { subscriptions: JSON.stringify(["lobby"]), principals: JSON.stringify([org.guest.user_id, org.member2.user_id]) }));
+    const hidden = (await m.clientEvents()).filter((e) => e.type === "messaging.stream.hidden");
+    expect(hidden.map((e) => e.users)).toEqual([[org.guest.user_id]]);
+  });
+
   it("bad input", async () => {
     expectError(await unsubscribe(org.member, {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'subscriptions' argument");
     expectError(await unsubscribe(org.member, { subscriptions: "general" }), 400, "BAD_REQUEST", "subscriptions is not valid JSON");

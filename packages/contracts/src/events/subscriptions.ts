@@ -10,7 +10,7 @@ export const StreamCreateClientEvent = z.strictObject({
   streams: z.array(StreamObject),
 });
 
-/** Sent to a user who lost sight of a private channel (unsubscribed, not an administrator). */
+/** Sent to a user who lost sight of a channel (left a private one, not an administrator; a guest left a public one). */
 export const StreamDeleteClientEvent = z.strictObject({
   type: z.literal("stream"),
   op: z.literal("delete"),
@@ -47,6 +47,11 @@ export const SubscriptionPeerClientEvent = z.strictObject({
 export const MessagingStreamCreated = defineEvent(
   "messaging.stream.created",
   z.object({ stream_id: z.number().int(), client: noticeOf(StreamCreateClientEvent) }),
+);
+/** A stream create to a user who can now see a channel they could not (subscribed to it). */
+export const MessagingStreamRevealed = defineEvent(
+  "messaging.stream.revealed",
+  z.object({ stream_id: z.number().int(), user_id: z.number().int(), client: noticeOf(StreamCreateClientEvent) }),
 );
 export const MessagingStreamHidden = defineEvent(
   "messaging.stream.hidden",

@@ -437,7 +437,8 @@ function messageEventPayload(
     participants: plan.participants,
     realmStr: realm.string_id,
     applyMarkdown: true,
-    clientGravatar: false,
+    // Null for a gravatar: the events service fills in the URL for queues without client_gravatar.
+    clientGravatar: true,
   });
   const stream = plan.accessed?.stream;
   const client: Record<string, unknown> = {

@@ -1,6 +1,7 @@
 import {
   MessagingStreamCreated,
   MessagingStreamHidden,
+  MessagingStreamRevealed,
   MessagingSubscriptionAdded,
   MessagingSubscriptionPeerAdded,
   MessagingSubscriptionPeerRemoved,
@@ -14,7 +15,7 @@ import { renderMarkdown } from "../lib/markdown";
 import { checkStreamDescription, checkStreamName } from "../lib/normalize";
 import { isAdminRole, isGuestRole, passesCommonPolicy } from "../lib/permissions";
 import { streamWatchers } from "../queries/audiences";
-import { findVisibleStreamByName, trafficFor, viewerOf, type Viewer } from "../queries/streams";
+import { canSeeStream, findVisibleStreamByName, trafficFor, viewerOf, type Viewer } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
 import { insertStream, selectStreamsByIds, selectStreamsByNames, type StreamRow } from "../store/streams";
 import {
@@ -109,6 +110,7 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
     const streams = [...authorized, ...created].sort((a, b) => a.id - b.id);
     const out = await subscribeUsers(tx, deps, who.realmId, targets, streams);
     await notifyCreated(tx, deps, created, out.added);
+    await notifyRevealed(tx, who.realmId, authorized, out.added, targets);
     await notifyAdded(tx, deps, who.realmId, streams, out.added);
     return out;
   });
@@ -128,6 +130,7 @@ export async function doSubscribeNewUser(deps: AppDeps, realmId: number, userId:
   if (streams.length === 0) return [];
   await withTx(deps.pool, async (tx) => {
     const out = await subscribeUsers(tx, deps, realmId, [user], streams);
+    await notifyRevealed(tx, realmId, streams, out.added, [user]);
     await notifyAdded(tx, deps, realmId, streams, out.added);
   });
   return streams.map((s) => s.id);
@@ -208,6 +211,30 @@ async function notifyCreated(tx: Queryable, deps: AppDeps, created: StreamRow[],
       realmId: stream.realmId,
       payload: MessagingStreamCreated.parse({ stream_id: stream.id, client: { event, users } }),
     });
+  }
+}
+
+/** The user's role alone decides whether they see a channel they are not subscribed to. */
+const seesUnsubscribed = (realmId: number, user: UserRow, stream: StreamRow) => canSeeStream({ userId: user.id, realmId, role: user.role }, stream, null);
+
+/**
+ * A stream create, before their subscription add, to each newly subscribed user who could not
+ * see the channel before (a private channel for a non-administrator, a public one for a guest):
+ * their channel list gains it, as in Zulip.
+ */
+async function notifyRevealed(tx: Queryable, realmId: number, streams: StreamRow[], added: Map<number, number[]>, users: UserRow[]): Promise<void> {
+  const byId = new Map(users.map((u) => [u.id, u]));
+  for (const s of streams) {
+    for (const userId of added.get(s.id) ?? []) {
+      const user = byId.get(userId);
+      if (!user || seesUnsubscribed(realmId, user, s)) continue;
+      const event = { type: "stream", op: "create", streams: [streamObject(s, null)] };
+      await emitEvent(tx, {
+        type: "messaging.stream.revealed",
+        realmId,
+        payload: MessagingStreamRevealed.parse({ stream_id: s.id, user_id: userId, client: { event, users: [userId] } }),
+      });
+    }
   }
 }
 
@@ -306,8 +333,8 @@ async function notifyRemoved(tx: Queryable, deps: AppDeps, realmId: number, remo
       const entry = byStream.get(s.id) ?? { stream: s, userIds: [] };
       entry.userIds.push(userId);
       byStream.set(s.id, entry);
-      // A private channel disappears from the stream list of a non-administrator who left it.
-      if (s.inviteOnly && !isAdminRole(users.get(userId)!.role)) {
+      // The channel disappears from the list of a user who no longer sees it.
+      if (!seesUnsubscribed(realmId, users.get(userId)!, s)) {
         const hidden = { type: "stream", op: "delete", streams: [streamObject(s, null)] };
         await emitEvent(tx, {
           type: "messaging.stream.hidden",

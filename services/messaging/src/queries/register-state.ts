@@ -91,6 +91,8 @@ async function unreadMessages(deps: AppDeps, who: Identity, view: Promise<Channe
   const mentions: number[] = [];
   let count = 0;
   for (const r of rows) {
+    // Channels the user left keep their unread rows but are not shown (Zulip's get_raw_unread_data).
+    if (r.streamId !== null && subs.get(r.streamId)?.active === false) continue;
     let muted = false;
     if (r.streamId === null) {
       const people = participants.get(r.recipientId) ?? [];

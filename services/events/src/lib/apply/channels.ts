@@ -31,6 +31,11 @@ function subscription(state: State, event: AppliedEvent, ctx: ApplyContext): boo
       for (const sub of removed) if (Array.isArray(sub.subscribers)) sub.subscribers = sub.subscribers.filter((id: number) => id !== ctx.userId);
       state.subscriptions = state.subscriptions.filter((s: any) => !ids.has(s.stream_id));
       for (const sub of removed) upsert(state.unsubscribed, "stream_id", sub);
+      // The unread messages of a channel one left leave unread_msgs (messaging's register does the same).
+      if (state.unread_msgs) {
+        sortSubscriptionLists(state);
+        return rebuildUnread(state, flattenUnread(state.unread_msgs).filter((i) => i.kind !== "stream" || !ids.has(i.streamId)));
+      }
       break;
     }
     case "update": {
