@@ -41,7 +41,7 @@ describe("GET /users/me and messaging", () => {
 describe("POST /invites", () => {
   it("invites comma and newline separated addresses with Zulip's defaults and emits invites_changed", async () => {
     await t.markOutbox();
-    await t.ok(await invite(org.member.as, { invitee_emails: "a1@new.test, a2@new.test\na3@new.test,,", stream_ids: [11, 12] }));
+    await t.ok(await invite(org.member.as, { invitee_emails: "a1@new.test, Ann Two <a2@new.test>\na3@new.test,,", stream_ids: [11, 12] }));
     const mine = (await pending(org.member.as)).filter((i) => i.email.startsWith("a"));
     expect(mine.map((i) => i.email)).toEqual(["a1@new.test", "a2@new.test", "a3@new.test"]);
     const now = Math.floor(t.clock.now().getTime() / 1000);

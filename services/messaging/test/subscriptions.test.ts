@@ -93,6 +93,12 @@ describe("POST /users/me/subscriptions", () => {
     expectError(await subscribe(org.guest, { subscriptions: JSON.stringify([{ name: "guest-made" }]) }), 400, "BAD_REQUEST", "Insufficient permission");
     expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "web" }]), is_web_public: true }), 400, "BAD_REQUEST", "Insufficient permission");
     expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "keep" }]), message_retention_days: "30" }), 400, "BAD_REQUEST", "Must be an organization owner");
+    expectError(
+      await subscribe(org.owner, { subscriptions: JSON.stringify([{ name: "keep" }]), message_retention_days: "0" }),
+      400,
+      "REQUEST_VARIABLE_INVALID",
+      "Bad value for 'message_retention_days': 0",
+    );
     expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "x" }]), principals: JSON.stringify([999999]) }), 400, "BAD_REQUEST", "No such user");
     expectError(await subscribe(org.owner, { subscriptions: JSON.stringify([{ name: "x" }]), principals: JSON.stringify([other.member.user_id]) }), 400, "BAD_REQUEST", "No such user");
     expectError(await subscribe(org.owner, { subscriptions: JSON.stringify([{ name: "x" }]), can_remove_subscribers_group: 999999 }), 400, "BAD_REQUEST", "Invalid user group");

@@ -34,7 +34,8 @@ async function notifyInvitesChanged(tx: Queryable, realmId: number, referrerId: 
 }
 
 export function parseInviteeEmails(raw: string): string[] {
-  return [...new Set(raw.split(/[,\n]/).map((e) => e.trim()).filter(Boolean))];
+  // "Jane Doe <jane@example.org>" is the address between the angle brackets, as in Zulip.
+  return [...new Set(raw.split(/[,\n]/).map((e) => (/<(.*)>/.exec(e)?.[1] ?? e).trim()).filter(Boolean))];
 }
 
 export interface SendInvitesInput {

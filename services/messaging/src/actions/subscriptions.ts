@@ -8,7 +8,7 @@ import {
   MessagingSubscriptionRemoved,
   type InternalRealm,
 } from "@chat/contracts";
-import { badRequest, emitEvent, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
+import { ApiError, badRequest, emitEvent, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { pickColor, streamObject, subscriptionObject } from "../lib/format";
 import { renderMarkdown } from "../lib/markdown";
@@ -155,7 +155,7 @@ function newStreamSettings(req: SubscribeRequest, caller: UserRow, realm: Intern
   if (req.messageRetentionDays !== "realm_default") {
     if (caller.role > 100) throw badRequest("Must be an organization owner");
     if (req.messageRetentionDays === "unlimited") retention = -1;
-    else if (req.messageRetentionDays < 1) throw badRequest(`Bad value for 'message_retention_days': ${req.messageRetentionDays}`);
+    else if (req.messageRetentionDays < 1) throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'message_retention_days': ${req.messageRetentionDays}`);
     else retention = req.messageRetentionDays;
   }
   const group = req.canRemoveSubscribersGroup ?? realm.system_groups["role:administrators"];
