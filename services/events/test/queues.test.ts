@@ -134,6 +134,14 @@ describe("event ids and acknowledgement", () => {
     expect((await poll(inst, who, q, undefined, { dont_block: true })).status).toBe(200);
   });
 
+  it("on a queue that never had an event, acknowledging one is refused as Zulip refuses it", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    expect((await poll(inst, who, q, 5, { dont_block: true })).body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg: "Event 5 was not in this queue" });
+    expect((await poll(inst, who, q, -7, { dont_block: true })).body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg: "An event newer than -7 has already been pruned!" });
+    expect((await poll(inst, who, q, -1, { dont_block: true })).body.events).toEqual([]);
+  });
+
   it("answers BAD_EVENT_QUEUE_ID for unknown queues and other users' queues", async () => {
     const owner = user();
     const q = await queueFor(inst, owner);

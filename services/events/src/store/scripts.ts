@@ -137,12 +137,13 @@ if not owned(q, uid, realm) then return {'BAD'} end
 local ack = nil
 if last ~= '' then
   local L = tonumber(last)
-  local pruned = redis.call('HGET', m, 'pruned')
-  if pruned and L < tonumber(pruned) then return {'PRUNED'} end
+  -- Nothing acknowledged yet counts as -1 (Zulip's newest_pruned_id of a new queue).
+  local pruned = tonumber(redis.call('HGET', m, 'pruned') or '-1')
+  if L < pruned then return {'PRUNED'} end
   local top = redis.call('ZREVRANGEBYSCORE', e, L, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  local newest = pruned and tonumber(pruned)
+  local newest = pruned
   if #top > 0 then newest = tonumber(top[2]) end
-  if newest and newest ~= L then return {'NOTIN'} end
+  if newest ~= L then return {'NOTIN'} end
   if #top > 0 then ack = L end
 end
 local pace = tonumber(ARGV[11])
