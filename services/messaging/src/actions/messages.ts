@@ -284,6 +284,7 @@ async function checkCanPost(
   realm: InternalRealm,
   accessed: AccessedStream,
   now: Date,
+  /** The sender is a bot whose owner is subscribed to the channel. */
   ownerSubscribed: boolean,
 ): Promise<void> {
   if (sender.id === realm.notification_bot_id) return;
@@ -294,7 +295,7 @@ async function checkCanPost(
   // A bot may post where its owner may.
   if (refusal && !(owner && postPolicyRefusal(stream.streamPostPolicy, owner, waiting, now) === null)) throw badRequest(refusal);
   const mustBeSubscribed = stream.inviteOnly || isGuestRole(sender.role);
-  if (mustBeSubscribed && !sub?.active && !(owner && ownerSubscribed)) throw badRequest(`Not authorized to send to channel '${stream.name}'`);
+  if (mustBeSubscribed && !sub?.active && !ownerSubscribed) throw badRequest(`Not authorized to send to channel '${stream.name}'`);
 }
 
 async function planDirectMessage(deps: AppDeps, who: Identity, sender: UserRow, req: SendRequest, direct: DirectSendContext | null): Promise<Plan> {
