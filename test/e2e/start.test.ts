@@ -42,6 +42,16 @@ async function waitFor(cond: () => boolean, timeoutMs: number, what: () => strin
   }
 }
 
+/**
+ * Every service but events on a free port (the tests place events themselves), so a developer's
+ * own `pnpm start` on the default ports is not what a test finds.
+ */
+async function othersOnFreePorts(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const v of ["GATEWAY_URL", "ACCOUNTS_URL", "MESSAGING_URL", "SCHEDULER_URL"]) out[v] = `http://127.0.0.1:${await freePort()}`;
+  return out;
+}
+
 describe("pnpm start", () => {
   let env: TestEnv;
   let logs: string;
@@ -70,10 +80,7 @@ describe("pnpm start", () => {
     await new Promise((r) => busy.once("listening", r));
     const port = (busy.address() as net.AddressInfo).port;
     try {
-      // The others on free ports, so a developer's own `pnpm start` on the defaults is not what it finds.
-      const others: Record<string, string> = {};
-      for (const v of ["GATEWAY_URL", "ACCOUNTS_URL", "MESSAGING_URL", "SCHEDULER_URL"]) others[v] = `http://127.0.0.1:${await freePort()}`;
-      const run = runStart({ ...env.vars, ...others, LOGS_DIR: logs, EVENTS_URL: `http://127.0.0.1:${port}` });
+      const run = runStart({ ...env.vars, ...(await othersOnFreePorts()), LOGS_DIR: logs, EVENTS_URL: `http://127.0.0.1:${port}` });
       expect(await run.exited).toBe(1);
       expect(run.stderr()).toContain(`Port ${port} (events) is already in use`);
       expect(run.stdout()).not.toContain("Starting");
@@ -86,9 +93,7 @@ describe("pnpm start", () => {
     // A stranger that binds the events port once `pnpm start` has checked it and answers /ready.
     const port = await freePort();
     const stranger = http.createServer((_req, res) => res.end("{}"));
-    const others: Record<string, string> = {};
-    for (const v of ["GATEWAY_URL", "ACCOUNTS_URL", "MESSAGING_URL", "SCHEDULER_URL"]) others[v] = `http://127.0.0.1:${await freePort()}`;
-    const run = runStart({ ...env.vars, ...others, LOGS_DIR: logs, EVENTS_URL: `http://127.0.0.1:${port}` });
+    const run = runStart({ ...env.vars, ...(await othersOnFreePorts()), LOGS_DIR: logs, EVENTS_URL: `http://127.0.0.1:${port}` });
     try {
       await waitFor(() => run.stdout().includes("Applying database migrations") || run.proc.exitCode !== null, 60_000, () => run.stdout() + run.stderr());
       await new Promise<void>((resolve) => stranger.listen(port, "127.0.0.1", resolve));
