@@ -366,7 +366,14 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     await sendBefore(other(), { type: "stream", to: org.channels.public.stream_id, topic: "noisy", content: "unread in a topic about to be muted" });
     const events = await verifyAction(member(), () =>
       as(member()).post("/user_topics", { stream_id: org.channels.public.stream_id, topic: "noisy", visibility_policy: 1 }));
-    expect(typesOf(events)).toEqual(["user_topic"]);
+    // All event types: the legacy muted_topics list rides along, as in Zulip.
+    expect(typesOf(events)).toEqual(["user_topic", "muted_topics"]);
+    const legacy = await verifyAction(member(), () =>
+      as(member()).post("/user_topics", { stream_id: org.channels.public.stream_id, topic: "noisy", visibility_policy: 0 }), { event_types: ["muted_topics"] });
+    expect(legacy).toEqual([expect.objectContaining({ type: "muted_topics", muted_topics: [] })]);
+    const named = await verifyAction(member(), () =>
+      as(member()).post("/user_topics", { stream_id: org.channels.public.stream_id, topic: "noisy", visibility_policy: 1 }), { event_types: ["user_topic", "muted_topics"] });
+    expect(typesOf(named)).toEqual(["user_topic"]);
   });
 
   it("scheduled messages", async () => {

@@ -27,7 +27,11 @@ describe("register state", () => {
     for (const key of ["subscriptions", "unsubscribed", "never_subscribed", "streams", "max_message_id", "unread_msgs", "starred_messages", "drafts", "user_topics", "recent_private_conversations"]) {
       expect(all, key).toHaveProperty(key);
     }
-    expect(all).not.toHaveProperty("muted_topics");
+    // All event types: the legacy list too, since user_topic was not asked for by name (Zulip).
+    expect(all.muted_topics).toEqual([]);
+    const named = await state(org.member, { fetch_event_types: JSON.stringify(["user_topic", "muted_topics"]) });
+    expect(named).toHaveProperty("user_topics");
+    expect(named).not.toHaveProperty("muted_topics");
   });
 
   it("subscriptions, never_subscribed and streams follow visibility", async () => {
@@ -96,10 +100,28 @@ describe("POST /user_topics", () => {
     await m.ok(await m.call("POST", "/user_topics", org.member, { stream_id: general, topic: "weekly", visibility_policy: 3 }));
     await m.ok(await m.call("POST", "/user_topics", org.member, { stream_id: general, topic: "weekly", visibility_policy: 0 }));
     const events = await m.clientEvents();
-    expect(events.map((e) => e.event.visibility_policy)).toEqual([3, 0]);
+    expect(events.map((e) => e.event.type)).toEqual(["user_topic", "muted_topics", "user_topic", "muted_topics"]);
+    expect(events.filter((e) => e.event.type === "user_topic").map((e) => e.event.visibility_policy)).toEqual([3, 0]);
     expect(events[0].event).toMatchObject({ type: "user_topic", stream_id: general, topic_name: "weekly" });
+    expect(events.every((e) => e.users.length === 1 && e.users[0] === org.member.user_id)).toBe(true);
     const s = await state(org.member, { fetch_event_types: JSON.stringify(["user_topic"]) });
     expect(s.user_topics.find((t: any) => t.topic_name === "weekly")).toBeUndefined();
+  });
+
+  it("sends the legacy muted_topics list with each change: the muted topics only, with channel names", async () => {
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: general, topic: "Quiet", visibility_policy: 1 }));
+    await m.outbox();
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: general, topic: "loud", visibility_policy: 3 }));
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: general, topic: "hush", visibility_policy: 1 }));
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: general, topic: "quiet", visibility_policy: 0 }));
+    const lists = (await m.clientEvents()).filter((e) => e.event.type === "muted_topics").map((e) => e.event.muted_topics);
+    expect(lists).toEqual([
+      [["general", "Quiet", expect.any(Number)]],
+      [["general", "Quiet", expect.any(Number)], ["general", "hush", expect.any(Number)]],
+      [["general", "hush", expect.any(Number)]],
+    ]);
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: general, topic: "hush", visibility_policy: 0 }));
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: general, topic: "loud", visibility_policy: 0 }));
   });
 
   it("refuses hidden channels and bad values", async () => {

@@ -14,3 +14,14 @@ export const MessagingUserTopicUpdated = defineEvent(
   "messaging.user_topic.updated",
   z.object({ user_id: z.number().int(), client: noticeOf(UserTopicClientEvent) }),
 );
+
+/** Zulip's legacy form of the same news: the user's whole list of muted topics, [channel name, topic, time]. */
+export const MutedTopicsClientEvent = z.strictObject({
+  type: z.literal("muted_topics"),
+  muted_topics: z.array(z.tuple([z.string(), z.string(), z.number().int()])),
+});
+
+export const MessagingMutedTopicsUpdated = defineEvent(
+  "messaging.muted_topics.updated",
+  z.object({ user_id: z.number().int(), client: noticeOf(MutedTopicsClientEvent) }),
+);

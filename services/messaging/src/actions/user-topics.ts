@@ -1,12 +1,16 @@
-import { MessagingUserTopicUpdated, type UserTopicClientEvent } from "@chat/contracts";
+import { MessagingMutedTopicsUpdated, MessagingUserTopicUpdated, type UserTopicClientEvent } from "@chat/contracts";
 import { emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { z } from "zod";
 import type { AppDeps } from "../deps";
 import { accessStreamById, viewerOf } from "../queries/streams";
-import { setUserTopic } from "../store/user-topics";
+import { selectMutedTopicTuples, setUserTopic } from "../store/user-topics";
 import { normalizeTopic } from "../lib/normalize";
 
-/** Sets a user's visibility policy for a topic and tells their clients (inside the caller's transaction). */
+/**
+ * Sets a user's visibility policy for a topic and tells their clients (inside the caller's
+ * transaction): a user_topic event, and, as Zulip still does for clients that did not ask for
+ * user_topic, the legacy muted_topics event with the whole list.
+ */
 export async function setVisibilityPolicy(
   tx: Queryable,
   realmId: number,
@@ -28,6 +32,12 @@ export async function setVisibilityPolicy(
     type: "messaging.user_topic.updated",
     realmId,
     payload: MessagingUserTopicUpdated.parse({ user_id: userId, client: { event, users: [userId] } }),
+  });
+  const muted = await selectMutedTopicTuples(tx, realmId, userId);
+  await emitEvent(tx, {
+    type: "messaging.muted_topics.updated",
+    realmId,
+    payload: MessagingMutedTopicsUpdated.parse({ user_id: userId, client: { event: { type: "muted_topics", muted_topics: muted }, users: [userId] } }),
   });
 }
 

@@ -50,7 +50,8 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   if (want("starred_messages")) state.starred_messages = starred;
   if (want("drafts")) state.drafts = drafts;
   if (want("user_topic")) state.user_topics = userTopicRows!.map(({ streamName: _n, ...t }) => t);
-  else if (want("muted_topics")) {
+  // The legacy list, unless the client asked by name for user_topic, which replaces it (Zulip).
+  if (want("muted_topics") && !req.fetchEventTypes?.includes("user_topic")) {
     state.muted_topics = userTopicRows!.filter((t) => t.visibility_policy === 1).map((t) => [t.streamName, t.topic_name, t.last_updated]);
   }
   if (want("recent_private_conversations")) state.recent_private_conversations = recent;

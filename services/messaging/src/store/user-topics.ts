@@ -31,6 +31,18 @@ export async function selectUserTopics(db: Queryable, realmId: number, userId: n
   return rows.map(toRow);
 }
 
+/** Zulip's legacy muted_topics list: [channel name, topic, unix time] of each muted topic, oldest first. */
+export async function selectMutedTopicTuples(db: Queryable, realmId: number, userId: number): Promise<Array<[string, string, number]>> {
+  const { rows } = await db.query(
+    `SELECT s.name, ut.topic_name, floor(extract(epoch FROM ut.last_updated))::bigint AS at
+       FROM user_topics ut JOIN streams s ON s.id = ut.stream_id
+      WHERE ut.realm_id = $1 AND ut.user_id = $2 AND ut.visibility_policy = 1
+      ORDER BY ut.last_updated, ut.stream_id`,
+    [realmId, userId],
+  );
+  return rows.map((r) => [r.name, r.topic_name, Number(r.at)]);
+}
+
 /** Sets a policy; 0 (inherit) removes the row, as Zulip does. */
 export async function setUserTopic(db: Queryable, realmId: number, userId: number, streamId: number, topic: string, policy: number, at: Date): Promise<void> {
   if (policy === 0) {

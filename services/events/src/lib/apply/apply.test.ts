@@ -60,6 +60,16 @@ describe("applyEvents", () => {
     expect(state.unread_msgs.count).toBe(0);
   });
 
+  it("replaces the legacy muted_topics list with the event's, and leaves it out when it was not fetched", () => {
+    const state = { ...baseState(), muted_topics: [["Denmark", "old", 1]] };
+    expect(applyEvent(state, { id: 1, type: "muted_topics", muted_topics: [["Denmark", "noise", 2]] }, ctx)).toBe(true);
+    expect(state.muted_topics).toEqual([["Denmark", "noise", 2]]);
+    const without = baseState();
+    expect(applyEvent(without, { id: 1, type: "muted_topics", muted_topics: [["Denmark", "noise", 2]] }, ctx)).toBe(true);
+    expect(without).not.toHaveProperty("muted_topics");
+    expect(applyEvent(baseState(), { id: 1, type: "muted_topics", muted_topics: [] }, { ...ctx, fetchTypes: ["user_topic"] })).toBe(false);
+  });
+
   it("re-adds messages marked unread in id order, grouped as register groups them", () => {
     const state = baseState();
     applyEvents(state, [dm(11, 6), dm(13, 6)], ctx);

@@ -110,4 +110,11 @@ function userTopic(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
   return recountUnread(state);
 }
 
-export const channelAppliers: Record<string, Applier> = { subscription, stream, user_topic: userTopic };
+/** The legacy list replaces the whole of register's muted_topics. */
+function mutedTopics(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
+  if (!fetched(ctx, "muted_topics")) return false;
+  if (Array.isArray(state.muted_topics)) state.muted_topics = event.muted_topics;
+  return true;
+}
+
+export const channelAppliers: Record<string, Applier> = { subscription, stream, user_topic: userTopic, muted_topics: mutedTopics };
