@@ -146,6 +146,13 @@ describe("status, linkifiers, push tokens", () => {
     expect((await c.member.delete("/users/me/android_gcm_reg_id", { token: "" })).body.msg).toBe("Empty or invalid length token");
     ok(await c.member.delete("/users/me/android_gcm_reg_id", { token: "e2e-device" }));
   });
+
+  it("a POST with method=DELETE is served as the DELETE (Zulip's method override)", async () => {
+    ok(await c.member.post("/users/me/android_gcm_reg_id", { token: "override-device" }));
+    const removed = ok(await c.member.post("/users/me/android_gcm_reg_id", { token: "override-device", method: "DELETE" }));
+    expect(removed).not.toHaveProperty("ignored_parameters_unsupported");
+    expect((await c.member.delete("/users/me/android_gcm_reg_id", { token: "override-device" })).body.msg).toBe("Token does not exist");
+  });
 });
 
 describe("GET /users/me through the gateway", () => {

@@ -2,6 +2,7 @@ import type { FastifyRequest } from "fastify";
 import type { RouteDef } from "@chat/contracts";
 import { ApiError, serviceUnavailable, type Clock, type Identity, type Logger, type Role } from "@chat/platform";
 import type { Authenticator } from "./auth/authenticate";
+import { readBody } from "./body";
 import { clientIp, clientName } from "./client-info";
 import type { GatewayConfig } from "./config";
 import { rateLimitHeaders, type RateLimiter, type RateLimitResult, type RateLimitRule } from "./rate-limit";
@@ -56,7 +57,7 @@ export class Gate {
       const results = await this.check(checks, false);
       return { identity: null, responseHeaders: rateLimitHeaders(results, this.deps.clock.now()) };
     }
-    const body = await readSmallBody(req);
+    const body = await readBody(req, MAX_CREDENTIAL_BODY);
     const username = usernameOf(req, body);
     if (username) checks.push([this.rules.password, username]);
     // Failing open here would let a Redis outage lift the brute-force limit.
@@ -119,32 +120,6 @@ function rateLimited(result: RateLimitResult, headers: Record<string, string>): 
   return new ApiError("RATE_LIMIT_HIT", "API usage exceeded rate limit", {
     extra: { "retry-after": seconds },
     headers: { ...headers, "Retry-After": String(seconds) },
-  });
-}
-
-async function readSmallBody(req: FastifyRequest): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  return new Promise((resolve, reject) => {
-    const stop = () => {
-      req.raw.off("data", onData);
-      req.raw.off("end", onEnd);
-      req.raw.off("error", onError);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_CREDENTIAL_BODY) return void chunks.push(chunk);
-      // Not destroyed: the rest is read and discarded, so the client gets its 413 instead of a
-      // reset connection (or a stalled upload on a kept-alive one).
-      stop();
-      req.raw.resume();
-      reject(new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 }));
-    };
-    const onEnd = () => (stop(), resolve(Buffer.concat(chunks)));
-    const onError = (err: Error) => (stop(), reject(err));
-    req.raw.on("data", onData);
-    req.raw.on("end", onEnd);
-    req.raw.on("error", onError);
   });
 }
 

@@ -39,6 +39,8 @@ export function upstreamHeaders(incoming: IncomingHttpHeaders, extra: Record<str
 export interface ForwardOptions {
   /** The owning service's base URL (`http://127.0.0.1:9993`). */
   baseUrl: string;
+  /** The method to use upstream, when not the request's own (a method override). */
+  method?: string;
   /** Path and query on the owning service. */
   path: string;
   headers: Record<string, string | string[]>;
@@ -87,7 +89,7 @@ export class UpstreamProxy {
   }
 
   async forward(req: FastifyRequest, reply: FastifyReply, opts: ForwardOptions): Promise<FastifyReply> {
-    const method = req.method.toUpperCase();
+    const method = (opts.method ?? req.method).toUpperCase();
     const hasBody = method !== "GET" && method !== "HEAD" && (opts.body !== undefined || requestHasBody(req));
     // Stop the upstream work (a held long poll) when the client goes away.
     const abort = new AbortController();

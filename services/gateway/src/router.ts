@@ -83,16 +83,7 @@ export class Router {
 
   /** `url` is the request URL (query string allowed). HEAD is served by the GET route. */
   match(method: string, url: string): RouteMatch {
-    const pathname = upstreamUrl(url).split("?", 1)[0];
-    if (!pathname.startsWith(API_PREFIX + "/")) return { kind: "not_found" };
-    const parts = pathname.slice(API_PREFIX.length).split("/").slice(1);
-    let decoded: string[];
-    try {
-      decoded = parts.map((p) => decodeURIComponent(p));
-    } catch {
-      return { kind: "not_found" };
-    }
-    const candidates = (this.bySegmentCount.get(parts.length) ?? []).filter((p) => matches(p, decoded));
+    const candidates = this.candidates(url);
     if (candidates.length === 0) return { kind: "not_found" };
     const wanted = (method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase()) as HttpMethod;
     for (const pattern of candidates) {
@@ -102,6 +93,25 @@ export class Router {
     const allowed = new Set<HttpMethod>();
     for (const pattern of candidates) for (const m of pattern.byMethod.keys()) allowed.add(m);
     return { kind: "method_not_allowed", allowed: [...allowed].sort() };
+  }
+
+  /** Whether the path of `url` is served with some method other than `method`. */
+  servesOtherThan(method: HttpMethod, url: string): boolean {
+    return this.candidates(url).some((p) => [...p.byMethod.keys()].some((m) => m !== method));
+  }
+
+  /** The patterns the path of `url` fits, most specific first. */
+  private candidates(url: string): Pattern[] {
+    const pathname = upstreamUrl(url).split("?", 1)[0];
+    if (!pathname.startsWith(API_PREFIX + "/")) return [];
+    const parts = pathname.slice(API_PREFIX.length).split("/").slice(1);
+    let decoded: string[];
+    try {
+      decoded = parts.map((p) => decodeURIComponent(p));
+    } catch {
+      return [];
+    }
+    return (this.bySegmentCount.get(parts.length) ?? []).filter((p) => matches(p, decoded));
   }
 }
 

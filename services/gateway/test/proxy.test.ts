@@ -161,6 +161,45 @@ describe("routing by the contract table", () => {
   });
 });
 
+describe("method override: a POST whose form says `method` is served as that method (Zulip)", () => {
+  const form = (body: string) => ({ headers: { authorization: IAGO, "content-type": "application/x-www-form-urlencoded" }, body });
+  const multipart = (fields: Record<string, string>) => {
+    const boundary = "----chat-test-boundary";
+    const body = Object.entries(fields).map(([k, v]) => `--${boundary}\r\ncontent-disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`).join("") + `--${boundary}--\r\n`;
+    return { headers: { authorization: IAGO, "content-type": `multipart/form-data; boundary=${boundary}` }, body };
+  };
+
+  it("forwards as DELETE with the rest of the form, urlencoded or multipart", async () => {
+    const res = await call(gw.url, "POST", "/api/v1/echo?q=1", form("token=abc&method=DELETE&x=%C3%A9"));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ method: "DELETE", url: "/api/v1/echo?q=1", body: "token=abc&x=%C3%A9" });
+    expect(res.body.headers["content-type"]).toBe("application/x-www-form-urlencoded");
+    const multi = await call(gw.url, "POST", "/api/v1/echo", multipart({ token: "déf", method: "DELETE" }));
+    expect(multi.body).toMatchObject({ method: "DELETE", body: "token=d%C3%A9f" });
+  });
+
+  it("moves the form into the query string for GET", async () => {
+    const res = await call(gw.url, "POST", "/api/v1/echo?anchor=newest", multipart({ method: "GET", num_before: "5" }));
+    expect(res.body).toMatchObject({ method: "GET", url: "/api/v1/echo?anchor=newest&num_before=5", body: "" });
+  });
+
+  it("answers 405 for a method the path does not serve, and passes a form without `method` on untouched", async () => {
+    const res = await call(gw.url, "POST", "/api/v1/echo", form("method=PATCH&a=1"));
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({ result: "error", msg: "Method Not Allowed", allowed_methods: ["DELETE", "GET", "POST"] });
+    const plain = multipart({ methods: "DELETE", note: "method=DELETE" });
+    const kept = await call(gw.url, "POST", "/api/v1/echo", plain);
+    expect(kept.body).toMatchObject({ method: "POST", body: plain.body });
+    expect(kept.body.headers["content-type"]).toBe(plain.headers["content-type"]);
+  });
+
+  it("leaves POST-only paths streaming (an upload whose form names a method stays a POST)", async () => {
+    const res = await call(gw.url, "POST", "/api/v1/upload", multipart({ method: "DELETE" }));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ size: expect.any(Number) });
+  });
+});
+
 describe("headers on the internal hop", () => {
   it("replaces client-sent x-chat-* headers with the authenticated identity and drops the credentials", async () => {
     const res = await call(gw.url, "GET", "/api/v1/echo", {

@@ -4,6 +4,7 @@ import { ApiError, identityHeaders, INTERNAL_HEADERS } from "@chat/platform";
 import type { Gate } from "../gate";
 import type { UpstreamProxy } from "../proxy";
 import { upstreamHeaders } from "../proxy";
+import { isFormPost, readFormPost } from "../method-override";
 import { ROOT_ALIASES, upstreamUrl, type Router } from "../router";
 
 export interface ApiRouteDeps {
@@ -26,7 +27,23 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
   app.addContentTypeParser("*", (_req, _payload, done) => done(null));
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const match = deps.router.match(req.method, req.url);
+    let method = req.method;
+    let path = upstreamUrl(req.url);
+    let form: Buffer | undefined;
+    let formHeaders: Record<string, string> = {};
+    // Zulip's method override; only paths that serve another method have the form read.
+    if (isFormPost(req) && deps.router.servesOtherThan("POST", req.url)) {
+      if (Number(req.headers["content-length"] ?? 0) > MAX_FORM_BODY_BYTES) {
+        throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
+      }
+      const read = await readFormPost(req, path, MAX_FORM_BODY_BYTES);
+      if (read.kind === "plain") form = read.body;
+      else {
+        ({ method, path, body: form } = read.override);
+        formHeaders = form ? { "content-type": "application/x-www-form-urlencoded" } : {};
+      }
+    }
+    const match = deps.router.match(method, req.url);
     if (match.kind === "not_found") {
       return reply.status(404).send({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
     }
@@ -46,9 +63,10 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
       : { [INTERNAL_HEADERS.token]: deps.internalToken };
     return deps.proxy.forward(req, reply, {
       baseUrl: deps.upstreams[match.route.service as Exclude<ServiceName, "gateway">],
-      path: upstreamUrl(req.url),
-      headers: upstreamHeaders(req.headers, { ...internal, [INTERNAL_HEADERS.requestId]: req.id }),
-      body: admission.body,
+      method,
+      path,
+      headers: upstreamHeaders(req.headers, { ...internal, ...formHeaders, [INTERNAL_HEADERS.requestId]: req.id }),
+      body: admission.body ?? form,
       responseHeaders: admission.responseHeaders,
       onStatus: admission.onStatus,
       longPoll: match.route.longPoll === true,
