@@ -64,6 +64,27 @@ describe("parseParams: typed values are strict JSON", () => {
     expect(failure({ n: p.int() }, { body: { n: value } })).toEqual({ status: 400, result: "error", code: "BAD_REQUEST", msg });
   });
 
+  it.each(["1e3", "1E3", "5.0", "-2.0", " 5.0 ", "1.0e1"])("int %j is a float, as Python's json reads it", (value) => {
+    expect(failure({ n: p.int() }, { body: { n: value } })).toEqual({ status: 400, result: "error", code: "BAD_REQUEST", msg: "n is not an integer" });
+  });
+
+  it("refuses integers written as floats inside JSON, naming the position", () => {
+    const ids = { members: p.json(z.array(z.number().int())) };
+    expect(failure(ids, { body: { members: "[93.0]" } }).msg).toBe("members[0] is not an integer");
+    expect(failure(ids, { body: { members: "[1, 93e0]" } }).msg).toBe("members[1] is not an integer");
+    expect(failure(ids, { body: { members: "[4503599627370496.0]" } }).msg).toBe("members[0] is not an integer");
+    const nested = { g: p.json(z.union([z.number().int(), z.strictObject({ direct_members: z.array(z.number().int()) })])) };
+    expect(failure(nested, { body: { g: "2.0" } }).msg).toBe("g is not an integer");
+    expect(failure(nested, { body: { g: '{"direct_members": [1, 2E0]}' } }).msg).toBe('g["direct_members"][1] is not an integer');
+  });
+
+  it("keeps float syntax where the schema takes floats, and inside strings", () => {
+    const specs = { o: p.json(z.strictObject({ f: z.number(), n: z.number().int(), s: z.string() })) };
+    const r = parse(specs, { body: { o: '{"f": 2.0, "n": 3, "s": "1.0e5 \\" 7.0"}' } });
+    expect(r.values.o).toEqual({ f: 2, n: 3, s: '1.0e5 " 7.0' });
+    expect(parse({ l: p.json(z.array(z.number().int())) }, { body: { l: "[1, 20, -3]" } }).values.l).toEqual([1, 20, -3]);
+  });
+
   it.each([
     ["1", "b is not a boolean"],
     ['"true"', "b is not a boolean"],

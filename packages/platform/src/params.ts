@@ -87,11 +87,55 @@ function decode(name: string, spec: ParamSpec, value: unknown): unknown {
     if (spec.isNullable) return null;
     throw badRequest(notA(name, spec.kind));
   }
-  if (spec.kind === "int" && !(typeof decoded === "number" && Number.isSafeInteger(decoded))) {
+  // `1e3` and `5.0` are floats to Python's json, so Zulip refuses them where an integer is due.
+  if (spec.kind === "int" && !(typeof decoded === "number" && Number.isSafeInteger(decoded) && !FLOAT_SYNTAX.test(value))) {
     throw badRequest(`${name} is not an integer`);
   }
   if (spec.kind === "bool" && typeof decoded !== "boolean") throw badRequest(`${name} is not a boolean`);
-  return validate(name, spec, decoded);
+  const result = validate(name, spec, decoded);
+  if (spec.kind === "json" && FLOAT_SYNTAX.test(value)) refuseIntegersWrittenAsFloats(name, spec, value);
+  return result;
+}
+
+/** A digit then a fraction or an exponent: the text may hold a number Python reads as a float. */
+const FLOAT_SYNTAX = /[0-9][.eE]/;
+/** JSON strings (skipped whole) and numbers; run only over text JSON.parse accepted. */
+const JSON_TOKENS = /"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/g;
+
+/**
+ * JSON.parse reads `[93.0]` and `[93]` alike, but Python's json (so Zulip) reads `93.0` and
+ * `93e0` as floats, which an integer field refuses. A second parse with every such integral
+ * float made fractional shows which of them the schema wanted as integers. Only text with
+ * float syntax pays for it, and only when such a number is there.
+ */
+function refuseIntegersWrittenAsFloats(name: string, spec: ParamSpec, text: string): void {
+  let changed = false;
+  const probe = text.replace(JSON_TOKENS, (token) => {
+    if (token.charCodeAt(0) === 34 || !/[.eE]/.test(token)) return token;
+    const n = Number(token);
+    if (!Number.isInteger(n)) return token;
+    changed = true;
+    // Exactly representable below 2**52; beyond that any fraction will do.
+    return Math.abs(n) < 2 ** 52 ? `${n}.5` : "0.5";
+  });
+  if (!changed) return;
+  const result = spec.schema.safeParse(JSON.parse(probe));
+  const path = result.success ? null : integerIssuePath(result.error.issues, []);
+  if (path) throw badRequest(`${renderPath(name, path)} is not an integer`);
+}
+
+/** Where an integer was expected and a fraction found, looking into every branch of a union. */
+function integerIssuePath(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[]): PropertyKey[] | null {
+  for (const issue of issues) {
+    if (issue.code === "invalid_type" && issue.expected.includes("int")) return [...prefix, ...issue.path];
+    if (issue.code === "invalid_union") {
+      for (const branch of issue.errors) {
+        const path = integerIssuePath(branch, [...prefix, ...issue.path]);
+        if (path) return path;
+      }
+    }
+  }
+  return null;
 }
 
 /**
