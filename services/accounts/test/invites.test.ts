@@ -61,6 +61,19 @@ describe("POST /invites", () => {
     expect(all.find((i) => i.email === "soon@new.test").expiry_date).toBe(Math.floor(t.clock.now().getTime() / 1000) + 1800);
   });
 
+  it("refuses a validity that is not positive or ends past the year 9999, creating nothing", async () => {
+    const before = (await pending()).length;
+    for (const minutes of [0, -5, 10 ** 10, 10 ** 12, Number.MAX_SAFE_INTEGER]) {
+      const res = await invite(org.admin.as, { invitee_emails: "far-future@new.test", invite_expires_in_minutes: minutes });
+      expectError(res, 400, "BAD_REQUEST", "Invalid invite_expires_in_minutes");
+    }
+    expect((await pending()).length).toBe(before);
+    // About 7900 years ahead is still a date.
+    await t.ok(await invite(org.admin.as, { invitee_emails: "far-future@new.test", invite_expires_in_minutes: 4 * 10 ** 9 }));
+    const far = (await pending()).find((i) => i.email === "far-future@new.test");
+    expect(far.expiry_date).toBe(Math.floor(t.clock.now().getTime() / 1000) + 4 * 10 ** 9 * 60);
+  });
+
   it("only roles at least as restricted as the caller's own", async () => {
     expectError(await invite(org.member.as, { invitee_emails: "x@new.test", invite_as: 300 }), 400, "BAD_REQUEST", "Insufficient permission");
     expectError(await invite(org.moderator.as, { invitee_emails: "x@new.test", invite_as: 200 }), 400, "BAD_REQUEST", "Insufficient permission");

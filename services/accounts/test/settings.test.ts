@@ -273,6 +273,15 @@ describe("PATCH /realm (message retention)", () => {
       "REQUEST_VARIABLE_INVALID",
       "Bad value for 'message_retention_days': -5",
     );
+    // Beyond a PostgreSQL integer: refused, not a 500.
+    for (const days of [2 ** 31, Number.MAX_SAFE_INTEGER]) {
+      expectError(
+        await t.call("PATCH", "/realm", { as: o.owner.as, params: { message_retention_days: days } }),
+        400,
+        "REQUEST_VARIABLE_INVALID",
+        `Bad value for 'message_retention_days': ${days}`,
+      );
+    }
     await t.markOutbox();
     await t.ok(await t.call("PATCH", "/realm", { as: o.owner.as, params: { message_retention_days: 30 } }));
     let [n] = await notices(t);

@@ -4,7 +4,7 @@ import { hashApiKey, randomToken } from "../lib/credentials";
 import { ROLE, VALID_ROLES } from "../lib/format";
 import { messagingOf } from "../lib/messaging-client";
 import { POLICY, policyAllows } from "../lib/policy";
-import { isValidEmail } from "../lib/validate";
+import { isValidEmail, MAX_DATE_MS } from "../lib/validate";
 import { checkGroupsApiCaller } from "../queries/user-groups";
 import {
   countInvitesSince,
@@ -74,13 +74,14 @@ export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendIn
   if (!me || !realm) throw badRequest("No such user");
   const emails = parseInviteeEmails(p.inviteeEmails);
   if (!emails.length) throw badRequest("You must specify at least one email address.");
-  if (p.expiresInMinutes !== undefined && p.expiresInMinutes !== null && p.expiresInMinutes <= 0) {
-    throw badRequest("Invalid invite_expires_in_minutes");
-  }
-  await checkInvitePermissions(deps, who, me, realm, p);
   const now = deps.clock.now();
   const minutes = p.expiresInMinutes === undefined ? deps.config.INVITATION_VALIDITY_MINUTES : p.expiresInMinutes;
   const expiresAt = minutes === null ? null : new Date(now.getTime() + minutes * 60_000);
+  // Past the last representable date it could not be stored (nor read by Python clients).
+  if (minutes !== null && (minutes <= 0 || !(expiresAt!.getTime() <= MAX_DATE_MS))) {
+    throw badRequest("Invalid invite_expires_in_minutes");
+  }
+  await checkInvitePermissions(deps, who, me, realm, p);
 
   const skipped = await withTx(deps.pool, async (tx) => {
     // Serializes a realm's invitations so the daily limit holds under concurrency.

@@ -1,6 +1,7 @@
 import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { hashPassword, verifyPassword } from "../lib/credentials";
+import { PG_INT_MAX } from "../lib/validate";
 import {
   canSeeDeliveryEmail,
   dummyEmail,
@@ -185,7 +186,8 @@ export async function doUpdateRealmRetention(deps: AccountsDeps, who: Identity, 
   requireOwner(who);
   let days: number | null;
   if (raw === "unlimited") days = null;
-  else if (typeof raw === "number" && raw > 0) days = raw;
+  // The column is a PostgreSQL integer, as Zulip's PositiveIntegerField.
+  else if (typeof raw === "number" && raw > 0 && raw <= PG_INT_MAX) days = raw;
   else throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'message_retention_days': ${raw}`);
   await withTx(deps.pool, async (tx) => {
     const realm = await lockRealm(tx, who.realmId);

@@ -8,6 +8,12 @@ export function isValidEmail(email: string): boolean {
 
 export const MAX_FULL_NAME_LENGTH = 100;
 
+/** The largest value of a PostgreSQL `integer` column. */
+export const PG_INT_MAX = 2 ** 31 - 1;
+
+/** The last instant Python's datetime (so Zulip and its clients) can represent: 9999-12-31. */
+export const MAX_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /** Zulip's full-name rules: trimmed, 1-100 characters, no control or markup-breaking characters. */
 export function checkFullName(raw: string): string {
   const name = raw.trim();
