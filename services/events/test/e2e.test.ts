@@ -438,6 +438,17 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     const events = await verifyAction(member(), () => as(org.users.admin).delete(`/messages/${first}`));
     expect(events).toEqual([expect.objectContaining({ type: "delete_message", message_ids: [first], message_type: "stream" })]);
   });
+
+  it("deleting a channel's oldest message updates its first_message_id", async () => {
+    const name = `oldest-${Date.now()}`;
+    const made = await as(org.users.admin).post("/users/me/subscriptions", { subscriptions: [{ name }], principals: [member().user_id, other().user_id] });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const oldest = await sendBefore(other(), { type: "stream", to: name, topic: "t", content: "oldest" });
+    const next = await sendBefore(other(), { type: "stream", to: name, topic: "t", content: "next" });
+    const events = await verifyAction(member(), () => as(org.users.admin).delete(`/messages/${oldest}`));
+    expect(typesOf(events)).toEqual(["delete_message", "stream/update"]);
+    expect(events[1]).toMatchObject({ property: "first_message_id", value: next, name });
+  });
 });
 
 describe("verify action: accounts and organization changes", () => {

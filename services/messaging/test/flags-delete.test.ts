@@ -63,6 +63,20 @@ describe("POST /messages/flags", () => {
     expect((await m.ok(await m.call("GET", `/messages/${g1}`, org.member))).message.flags).toContain("collapsed");
   });
 
+  it("concurrent stars of a message read through channel history all succeed, and the flag changes once", async () => {
+    const id = await m.send(org.owner, { type: "stream", to: "general", topic: "race", content: "star me at once" });
+    await m.outbox();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => flags(org.admin, { messages: JSON.stringify([id]), op: "add", flag: i % 2 ? "starred" : "collapsed" })),
+    );
+    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+    const changed = answers.map((r) => r.body.messages as number[]);
+    expect(changed.filter((ids) => ids.length > 0)).toHaveLength(2);
+    const events = (await m.clientEvents()).filter((e) => e.type === "messaging.message_flags.updated");
+    expect(events.map((e) => e.event.flag).sort()).toEqual(["collapsed", "starred"]);
+    expect((await m.ok(await m.call("GET", `/messages/${id}`, org.admin))).message.flags).toEqual(["read", "starred", "collapsed", "historical"]);
+  });
+
   it("refuses invalid flags, non-editable flags, bad operations and inaccessible messages, changing nothing", async () => {
     const before = await m.deps.pool.query("SELECT sum(flags)::int AS s FROM usermessages");
     expectError(await flags(org.member, { messages: JSON.stringify([g1]), op: "add", flag: "shiny" }), 400, "BAD_REQUEST", "Invalid flag: 'shiny'");
@@ -105,14 +119,53 @@ describe("DELETE /messages/{id}", () => {
     expectError(await m.call("DELETE", `/messages/${id}`, org.admin), 400, "BAD_REQUEST", "Invalid message(s)");
   });
 
-  it("direct messages: only those who can read it; first_message_id follows deletions", async () => {
+  it("concurrent deletes of one message: one succeeds, the others find it gone, one event", async () => {
+    const id = await m.send(org.member, { type: "stream", to: "general", topic: "race", content: "delete me at once" });
+    await m.outbox();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => m.call("DELETE", `/messages/${id}`, org.admin)));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400, 400, 400, 400]);
+    for (const r of answers.filter((a) => a.status === 400)) expectError(r, 400, "BAD_REQUEST", "Invalid message(s)");
+    expect((await m.clientEvents()).filter((e) => e.type === "messaging.message.deleted")).toHaveLength(1);
+  });
+
+  it("subscribers who joined after the message hear of its deletion, unless the channel's history is protected", async () => {
+    await m.createStream(org.owner, "open late", [org.owner]);
+    await m.createStream(org.owner, "closed late", [org.owner], { invite_only: true, history_public_to_subscribers: false });
+    const open = await m.send(org.owner, { type: "stream", to: "open late", topic: "t", content: "before member2" });
+    const closed = await m.send(org.owner, { type: "stream", to: "closed late", topic: "secret topic", content: "before member2" });
+    for (const name of ["open late", "closed late"]) {
+      await m.ok(await m.call("POST", "/users/me/subscriptions", org.owner, { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify([org.member2.user_id]) }));
+    }
+    await m.outbox();
+    await m.ok(await m.call("DELETE", `/messages/${open}`, org.admin));
+    // An administrator outside a channel with protected history cannot reach it; its owner can.
+    await m.ok(await m.call("DELETE", `/messages/${closed}`, org.owner));
+    const deleted = (await m.clientEvents()).filter((e) => e.type === "messaging.message.deleted");
+    expect(deleted.map((e) => [e.event.message_id, [...e.users].sort((a: number, b: number) => a - b)])).toEqual([
+      [open, [org.owner.user_id, org.member2.user_id].sort((a, b) => a - b)],
+      [closed, [org.owner.user_id]],
+    ]);
+  });
+
+  it("direct messages: only those who can read it; first_message_id follows deletions, with a stream update event", async () => {
     expectError(await m.call("DELETE", `/messages/${dm}`, org.admin), 400, "BAD_REQUEST", "Invalid message(s)");
     const first = await m.createStream(org.owner, "fresh", [org.owner]);
     const a = await m.send(org.owner, { type: "stream", to: "fresh", topic: "t", content: "a" });
     const b = await m.send(org.owner, { type: "stream", to: "fresh", topic: "t", content: "b" });
+    await m.outbox();
+    await m.ok(await m.call("DELETE", `/messages/${b}`, org.owner));
+    // Not the oldest: first_message_id stays, no stream event.
+    expect((await m.clientEvents()).map((e) => e.event.type)).toEqual(["delete_message"]);
+    const c = await m.send(org.owner, { type: "stream", to: "fresh", topic: "t", content: "c" });
+    await m.outbox();
     await m.ok(await m.call("DELETE", `/messages/${a}`, org.owner));
     const stream = await m.ok(await m.call("GET", `/streams/${first}`, org.owner));
-    expect(stream.stream.first_message_id).toBe(b);
+    expect(stream.stream.first_message_id).toBe(c);
+    const [, update] = await m.clientEvents();
+    expect(update.event).toEqual({ type: "stream", op: "update", stream_id: first, name: "fresh", property: "first_message_id", value: c });
+    // Everyone who can see the public channel: members and administrators, not only its subscriber.
+    expect(update.users).toEqual(expect.arrayContaining([org.owner.user_id, org.member.user_id, org.admin.user_id]));
+    expect(update.users).not.toContain(org.guest.user_id);
     const dmByOwner = await m.send(org.owner, { type: "direct", to: JSON.stringify([org.member.user_id]), content: "x" });
     await m.outbox();
     await m.ok(await m.call("DELETE", `/messages/${dmByOwner}`, org.owner));

@@ -17,6 +17,16 @@ export const StreamDeleteClientEvent = z.strictObject({
   streams: z.array(StreamObject),
 });
 
+/** A channel's property changed; sent to everyone who can see the channel. */
+export const StreamUpdateClientEvent = z.strictObject({
+  type: z.literal("stream"),
+  op: z.literal("update"),
+  stream_id: z.number().int(),
+  name: z.string(),
+  property: z.string(),
+  value: z.union([z.string(), z.number(), z.boolean(), z.null()]),
+});
+
 export const SubscriptionAddClientEvent = z.strictObject({
   type: z.literal("subscription"),
   op: z.literal("add"),
@@ -56,6 +66,10 @@ export const MessagingStreamRevealed = defineEvent(
 export const MessagingStreamHidden = defineEvent(
   "messaging.stream.hidden",
   z.object({ stream_id: z.number().int(), user_id: z.number().int(), client: noticeOf(StreamDeleteClientEvent) }),
+);
+export const MessagingStreamUpdated = defineEvent(
+  "messaging.stream.updated",
+  z.object({ stream_id: z.number().int(), client: noticeOf(StreamUpdateClientEvent) }),
 );
 export const MessagingSubscriptionAdded = defineEvent(
   "messaging.subscription.added",

@@ -7,7 +7,7 @@ import { viewerOf } from "../queries/streams";
 import { lockMessagesAgainstDeletion, type MessageRow } from "../store/messages";
 import { selectDirectParticipants } from "../store/recipients";
 import { selectUserSubscriptions } from "../store/subscriptions";
-import { insertUserMessages, selectUserFlagsForUpdate, updateFlagBit } from "../store/usermessages";
+import { insertOwnRowsIfAbsent, selectUserFlagsForUpdate, updateFlagBit } from "../store/usermessages";
 
 /** POST /messages/flags: returns the ids whose flag actually changed. */
 export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, messageIds: number[], op: string, flag: string): Promise<number[]> {
@@ -53,16 +53,18 @@ export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, message
 }
 
 /**
- * The user's own rows for messages they read through channel history; returns the ids written.
- * The messages are locked against deletion first (what a foreign key did): a deletion that
- * comes now waits, then takes these rows with the message; one that came first leaves nothing
- * to write for.
+ * The user's own rows for messages they read through channel history; returns the ids whose
+ * flag this set. The messages are locked against deletion first (what a foreign key did): a
+ * deletion that comes now waits, then takes these rows with the message; one that came first
+ * leaves nothing to write for. A concurrent request of the same user may have written the row
+ * first: then the flag is set on that row, if it is not set already.
  */
 async function insertHistorical(tx: Queryable, realmId: number, userId: number, ids: number[], bit: number): Promise<number[]> {
   const present = await lockMessagesAgainstDeletion(tx, realmId, ids);
-  const written = ids.filter((id) => present.has(id));
-  for (const id of written) await insertUserMessages(tx, realmId, id, [{ userId, flags: FLAG_BITS.read | FLAG_BITS.historical | bit }]);
-  return written;
+  const wanted = ids.filter((id) => present.has(id));
+  const inserted = await insertOwnRowsIfAbsent(tx, realmId, userId, wanted, FLAG_BITS.read | FLAG_BITS.historical | bit);
+  const raced = wanted.filter((id) => !inserted.includes(id));
+  return [...inserted, ...(await updateFlagBit(tx, realmId, userId, raced, bit, true))];
 }
 
 /** Zulip's `message_details` for messages marked unread: where each lives and whether it mentions the user. */

@@ -143,9 +143,10 @@ export async function lockMessagesAgainstDeletion(db: Queryable, realmId: number
   return new Set(rows.map((r) => Number(r.id)));
 }
 
-/** Deletes a message; its usermessage rows go with it (a trigger, see the migrations). */
-export async function deleteMessageRow(db: Queryable, realmId: number, id: number): Promise<void> {
-  await db.query("DELETE FROM messages WHERE realm_id = $1 AND id = $2", [realmId, id]);
+/** Deletes a message; its usermessage rows go with it (a trigger, see the migrations). False when it was already gone. */
+export async function deleteMessageRow(db: Queryable, realmId: number, id: number): Promise<boolean> {
+  const { rowCount } = await db.query("DELETE FROM messages WHERE realm_id = $1 AND id = $2", [realmId, id]);
+  return (rowCount ?? 0) > 0;
 }
 
 /** Senders of a topic's messages: Zulip's topic participants. */

@@ -102,12 +102,17 @@ export async function insertStream(db: Queryable, s: NewStream): Promise<StreamR
   return selectStreamById(db, s.realmId, id);
 }
 
-export async function recomputeFirstMessageId(db: Queryable, realmId: number, streamId: number): Promise<void> {
-  await db.query(
-    `UPDATE streams SET first_message_id = (SELECT min(id) FROM messages WHERE realm_id = $1 AND stream_id = $2)
-      WHERE realm_id = $1 AND id = $2`,
+/** Sets first_message_id to the channel's oldest message; says whether that changed it. */
+export async function recomputeFirstMessageId(db: Queryable, realmId: number, streamId: number): Promise<{ changed: boolean; firstMessageId: number | null }> {
+  const { rows } = await db.query(
+    `UPDATE streams s SET first_message_id = (SELECT min(id) FROM messages WHERE realm_id = $1 AND stream_id = $2)
+       FROM (SELECT id, first_message_id FROM streams WHERE realm_id = $1 AND id = $2 FOR UPDATE) before
+      WHERE s.id = before.id
+      RETURNING s.first_message_id, s.first_message_id IS DISTINCT FROM before.first_message_id AS changed`,
     [realmId, streamId],
   );
+  const row = rows[0];
+  return { changed: Boolean(row?.changed), firstMessageId: row?.first_message_id == null ? null : Number(row.first_message_id) };
 }
 
 /** Messages per stream over the last 4 weeks, for `stream_weekly_traffic`. */

@@ -9,6 +9,21 @@ export async function insertUserMessages(db: Queryable, realmId: number, message
   );
 }
 
+/**
+ * One user's rows for several messages, where the user has none yet; returns the ids written.
+ * A row another transaction wrote meanwhile is left as it is (ON CONFLICT waits for it).
+ */
+export async function insertOwnRowsIfAbsent(db: Queryable, realmId: number, userId: number, messageIds: number[], flags: number): Promise<number[]> {
+  if (messageIds.length === 0) return [];
+  const { rows } = await db.query(
+    `INSERT INTO usermessages (realm_id, user_id, message_id, flags)
+     SELECT $1, $2, m, $4 FROM unnest($3::bigint[]) AS x(m)
+     ON CONFLICT (user_id, message_id) DO NOTHING RETURNING message_id`,
+    [realmId, userId, messageIds, flags],
+  );
+  return rows.map((r) => Number(r.message_id));
+}
+
 /** A user's flag bits for these messages (only those they have a row for). */
 export async function selectUserFlags(db: Queryable, realmId: number, userId: number, messageIds: number[]): Promise<Map<number, number>> {
   if (messageIds.length === 0) return new Map();
