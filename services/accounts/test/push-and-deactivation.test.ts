@@ -31,6 +31,9 @@ describe("push tokens", () => {
     const del = (as: any, token: string) => t.call("DELETE", "/users/me/android_gcm_reg_id", { as, params: { token } });
     expectError(await del(org.member.as, ""), 400, "BAD_REQUEST", "Empty or invalid length token");
     expectError(await del(org.member.as, "x".repeat(4097)), 400, "BAD_REQUEST", "Empty or invalid length token");
+    expectError(await del(org.member.as, "😀".repeat(4097)), 400, "BAD_REQUEST", "Empty or invalid length token");
+    // 4096 characters are within the limit (an emoji counts once): only unknown.
+    expectError(await del(org.member.as, "😀".repeat(4096)), 400, "BAD_REQUEST", "Token does not exist");
     expectError(await t.call("DELETE", "/users/me/android_gcm_reg_id", { as: org.member.as }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'token' argument");
     await t.ok(await t.call("POST", "/users/me/android_gcm_reg_id", { as: org.member2.as, params: { token: "theirs" } }));
     await t.ok(await t.call("POST", "/users/me/android_gcm_reg_id", { as: other.member.as, params: { token: "other-org" } }));

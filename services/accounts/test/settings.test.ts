@@ -108,6 +108,10 @@ describe("PATCH /settings", () => {
     expect(n.payload.user.full_name).toBe("Maxine Member");
     expectError(await patchSettings(org.member2, { full_name: " " }), 400, "BAD_REQUEST", "Name too short!");
     expectError(await patchSettings(org.member2, { full_name: "x".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
+    // Characters as Python counts them: 100 emoji are 100, not 200.
+    expectError(await patchSettings(org.member2, { full_name: "😀".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
+    await t.ok(await patchSettings(org.member2, { full_name: "😀".repeat(100) }));
+    await t.ok(await patchSettings(org.member2, { full_name: "Maxine Member" }));
     expectError(await patchSettings(org.member2, { full_name: "Bad*Name" }), 400, "BAD_REQUEST", "Invalid characters in name!");
   });
 

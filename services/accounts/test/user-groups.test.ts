@@ -144,6 +144,9 @@ describe("POST /user_groups/create", () => {
     expectError(await post({ name: "support" }), 400, "BAD_REQUEST", "User group 'support' already exists.");
     expectError(await post({ name: "   " }), 400, "BAD_REQUEST", "User group name cannot be empty.");
     expectError(await post({ name: "role:mine" }), 400, "BAD_REQUEST", "User group name cannot start with 'role:'.");
+    // Limits count characters as Python's len does: an emoji is one, not two UTF-16 units.
+    expectError(await post({ name: "😀".repeat(101) }), 400, "BAD_REQUEST", "User group name cannot exceed 100 characters.");
+    expectError(await post({ name: "g1", description: "😀".repeat(1025) }), 400, "BAD_REQUEST", "description is too long (limit: 1024 characters)");
     expectError(await post({ name: "g1", can_mention_group: sys["role:members"], can_mention_group_id: sys["role:members"] }), 400, "REQUEST_CONFUSING_VAR");
     expectError(await t.call("POST", "/user_groups/create", { as: org.member.as, params: { name: "g1", members: [] } }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'description' argument");
     expectError(await post({ name: "g1" }, org.guest.as), 400, "BAD_REQUEST", "Not allowed for guest users");
@@ -222,6 +225,14 @@ describe("members and subgroups", () => {
     expect(after.members).toEqual([org.member.user_id, org.member2.user_id].sort((x, y) => x - y));
     const subs = await t.ok(await t.call("GET", `/user_groups/${a.id}/subgroups`, { as: org.member.as }));
     expect(subs.subgroups).toEqual([b.id]);
+  });
+
+  it("counts name and description lengths in characters, an emoji being one", async () => {
+    const g = await create("😀".repeat(100), [], { description: "😀".repeat(1024) });
+    expect(g).toMatchObject({ name: "😀".repeat(100), description: "😀".repeat(1024) });
+    await t.ok(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { name: "🎉".repeat(100), description: "🎉".repeat(1024) } }));
+    expect((await groups()).find((x) => x.id === g.id)).toMatchObject({ name: "🎉".repeat(100), description: "🎉".repeat(1024) });
+    expectError(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { name: "🎉".repeat(101) } }), 400, "BAD_REQUEST", "User group name cannot exceed 100 characters.");
   });
 
   it("PATCH updates name, description and can_mention_group with an update event", async () => {

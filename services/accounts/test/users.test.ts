@@ -55,6 +55,13 @@ describe("organizations", () => {
     );
     expect(await t.outbox()).toEqual([]);
   });
+
+  it("counts the name's 40-character limit in characters (an emoji is one)", async () => {
+    const create = (name: string) => t.call("POST", "/internal/realms", { params: { name, owner_email: "o@emoji.test", owner_full_name: "O" } });
+    expectError(await create("🏢".repeat(41)), 400, "BAD_REQUEST", "Organization name is too long (limit: 40 characters)");
+    const r = await t.ok(await create("🏢".repeat(40)));
+    expect((await t.ok(await t.call("GET", `/internal/realms/${r.realm_id}`))).realm.name).toBe("🏢".repeat(40));
+  });
 });
 
 describe("internal authenticate", () => {
@@ -196,6 +203,7 @@ describe("users", () => {
     expectError(await post({ email: "not-an-email", password: "pw", full_name: "X" }), 400, "BAD_REQUEST", "Invalid email 'not-an-email'");
     expectError(await post({ email: "ok@x.test", password: "pw", full_name: "   " }), 400, "BAD_REQUEST", "Name too short!");
     expectError(await post({ email: "ok@x.test", password: "pw", full_name: "x".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
+    expectError(await post({ email: "ok@x.test", password: "pw", full_name: "😀".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
     expectError(await post({ email: "ok@x.test", password: "pw", full_name: "Bad*Name" }), 400, "BAD_REQUEST", "Invalid characters in name!");
     expectError(await post({ email: "ok@x.test", full_name: "X" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'password' argument");
     expect(await t.outbox()).toEqual([]);

@@ -1,5 +1,6 @@
 import { badRequest, withTx, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
+import { exceeds } from "../lib/validate";
 import { deleteToken, insertToken, PUSH_KIND } from "../store/push-tokens";
 
 const MAX_TOKEN_LENGTH = 4096;
@@ -9,7 +10,7 @@ function checkHuman(who: Identity): void {
 }
 
 function validateToken(token: string, kind: number): void {
-  if (token === "" || token.length > MAX_TOKEN_LENGTH) throw badRequest("Empty or invalid length token");
+  if (token === "" || exceeds(token, MAX_TOKEN_LENGTH)) throw badRequest("Empty or invalid length token");
   if (kind === PUSH_KIND.apns && !/^(?:[0-9A-Fa-f]{2})+$/.test(token)) throw badRequest("Invalid APNS token");
 }
 

@@ -3,6 +3,7 @@ import { SYSTEM_GROUP_NAMES } from "@chat/contracts";
 import { badRequest, emitEvent, withTx, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { ROLE } from "../lib/format";
+import { exceeds } from "../lib/validate";
 import { insertRealm, realmStringIdTaken, setNotificationBot } from "../store/realms";
 import { addSubgroups, insertGroup, setCanMentionGroup } from "../store/user-groups";
 import { createUserInTx } from "./users";
@@ -73,7 +74,7 @@ export interface CreateRealmInput {
 export async function doCreateRealm(deps: AccountsDeps, input: CreateRealmInput) {
   const name = input.name.trim();
   if (!name) throw badRequest("Organization name cannot be blank");
-  if (name.length > 40) throw badRequest("Organization name is too long (limit: 40 characters)");
+  if (exceeds(name, 40)) throw badRequest("Organization name is too long (limit: 40 characters)");
   return withTx(deps.pool, async (tx) => {
     let stringId = input.stringId?.trim().toLowerCase();
     if (stringId !== undefined && stringId !== "") {

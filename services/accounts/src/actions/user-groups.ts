@@ -3,6 +3,7 @@ import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@c
 import type { AccountsDeps } from "../deps";
 import { formatGroups, settingValues } from "../lib/group-format";
 import { ROLE } from "../lib/format";
+import { exceeds } from "../lib/validate";
 import {
   addMembers,
   addSubgroups,
@@ -29,13 +30,13 @@ const MAX_DESCRIPTION = 1024;
 function checkName(raw: string): string {
   const name = raw.trim();
   if (!name) throw badRequest("User group name cannot be empty.");
-  if (name.length > MAX_NAME) throw badRequest(`User group name cannot exceed ${MAX_NAME} characters.`);
+  if (exceeds(name, MAX_NAME)) throw badRequest(`User group name cannot exceed ${MAX_NAME} characters.`);
   if (name.startsWith("role:")) throw badRequest("User group name cannot start with 'role:'.");
   return name;
 }
 
 function checkDescription(d: string): string {
-  if (d.length > MAX_DESCRIPTION) throw badRequest(`description is too long (limit: ${MAX_DESCRIPTION} characters)`);
+  if (exceeds(d, MAX_DESCRIPTION)) throw badRequest(`description is too long (limit: ${MAX_DESCRIPTION} characters)`);
   return d;
 }
 
