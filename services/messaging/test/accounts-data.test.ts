@@ -3,7 +3,7 @@ import { AmqpClient, createLogger, OutboxRelay } from "@chat/platform";
 import { serviceClient } from "@chat/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumeUserSettings } from "../src/consumers/user-settings";
-import { selectUserSettings } from "../src/store/user-settings";
+import { selectUserSettings, setUserSetting } from "../src/store/user-settings";
 import { expectError, startMessaging, type Messaging, type Org, type TestUser } from "./helpers";
 
 /**
@@ -136,6 +136,18 @@ describe("drafts synchronization (enable_drafts_synchronization)", () => {
     await setSettings(org.member2, { enable_drafts_synchronization: true });
     expect((await m.ok(await m.call("GET", "/drafts", org.member2))).drafts).toEqual([]);
     await m.ok(await m.call("POST", "/drafts", org.member2, { drafts: JSON.stringify([draft]) }));
+  });
+
+  it("answers by what accounts holds, not by a replica that has not caught up", async () => {
+    const draft = { type: "", to: [], topic: "", content: "just now" };
+    await setSettings(org.member, { enable_drafts_synchronization: false });
+    // The replica lagging behind the switch: it still says on.
+    await setUserSetting(m.deps.pool, org.member.realm_id, org.member.user_id, "enable_drafts_synchronization", true);
+    expectError(await m.call("POST", "/drafts", org.member, { drafts: JSON.stringify([draft]) }), 400, "BAD_REQUEST", "User has disabled synchronizing drafts.");
+    await setSettings(org.member, { enable_drafts_synchronization: true });
+    await setUserSetting(m.deps.pool, org.member.realm_id, org.member.user_id, "enable_drafts_synchronization", false);
+    await m.ok(await m.call("POST", "/drafts", org.member, { drafts: JSON.stringify([draft]) }));
+    await setUserSetting(m.deps.pool, org.member.realm_id, org.member.user_id, "enable_drafts_synchronization", true);
   });
 
   it("a new user who starts with the organization's default off is refused at once (read through)", async () => {

@@ -1,7 +1,7 @@
 import { badRequest, type Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { doFillUserSettings } from "../actions/user-settings";
-import { hasAllSettings, settingsView, type UserSettingsView } from "../lib/user-settings";
+import { hasAllSettings, pickReplicated, settingsView, type UserSettingsView } from "../lib/user-settings";
 import { selectUserSettings, type StoredUserSettings } from "../store/user-settings";
 
 /**
@@ -32,8 +32,19 @@ export async function getUserSettings(
   return new Map(wanted.map((id) => [id, settingsView(stored.get(id))]));
 }
 
-/** Every drafts endpoint refuses users who turned drafts synchronization off. */
+/**
+ * Every drafts endpoint refuses users who turned drafts synchronization off. Accounts' own value
+ * decides, not the replica: a client that has just switched it is answered by what it set (the
+ * replica learns it a moment later, and drops the drafts then). The replica stands in while
+ * accounts cannot be asked.
+ */
 export async function checkDraftsSynchronization(deps: AppDeps, who: Identity): Promise<void> {
-  const settings = (await getUserSettings(deps, who.realmId, [who.userId])).get(who.userId)!;
+  let settings: UserSettingsView;
+  try {
+    const [own] = await deps.accounts.getUserSettings(who.realmId, [who.userId]);
+    settings = settingsView(own ? pickReplicated(own.settings) : undefined);
+  } catch {
+    settings = (await getUserSettings(deps, who.realmId, [who.userId])).get(who.userId)!;
+  }
   if (!settings.enableDraftsSynchronization) throw badRequest("User has disabled synchronizing drafts.");
 }
