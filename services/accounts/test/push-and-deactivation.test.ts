@@ -105,4 +105,49 @@ describe("DELETE /users/me", () => {
     const m = await t.ok(await t.call("GET", "/internal/user_groups/is_member", { params: { realm_id: org.realmId, group_id: sys["role:members"], user_id: u.user_id } }));
     expect(m.is_member).toBe(false);
   });
+
+  it("revokes the leaver's pending invitations and tells the administrators; others' stay", async () => {
+    const u = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "inviter@x.test", full_name: "Inviter" } }));
+    const who = t.identity({ ...u, realm_id: org.realmId, role: 400 });
+    const invite = (as: any, invitee_emails: string) => t.call("POST", "/invites", { as, params: { invitee_emails, stream_ids: [] } });
+    await t.ok(await invite(who, "byme1@new.test, byme2@new.test"));
+    await t.ok(await invite(org.member2.as, "byother@new.test"));
+    const listed = async () => ((await t.ok(await t.call("GET", "/invites", { as: org.admin.as }))).invites as any[]).map((i) => i.email).sort();
+    expect(await listed()).toEqual(expect.arrayContaining(["byme1@new.test", "byme2@new.test", "byother@new.test"]));
+
+    await t.markOutbox();
+    await t.ok(await t.call("DELETE", "/users/me", { as: who }));
+    const changed = (await t.outbox()).filter((e) => e.type === "accounts.invites.changed");
+    expect(changed).toHaveLength(1);
+    expect(changed[0].payload.client.event).toEqual({ type: "invites_changed" });
+    // The same audience as any invitation change: the organization's administrators (the
+    // referrer, now deactivated, has nothing left to refresh).
+    expect(changed[0].payload.client.users.sort((a: number, b: number) => a - b)).toEqual([org.owner.user_id, org.admin.user_id].sort((a, b) => a - b));
+
+    const after = await listed();
+    expect(after).toContain("byother@new.test");
+    expect(after).not.toContain("byme1@new.test");
+    expect(after).not.toContain("byme2@new.test");
+    expectError(
+      await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "byme1@new.test", full_name: "B" } }),
+      400,
+      "BAD_REQUEST",
+      "The confirmation link has expired or been deactivated.",
+    );
+  });
+
+  it("an administrator deactivating someone revokes their invitations too; with none pending there is no notice", async () => {
+    const u = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "inviter2@x.test", full_name: "Inviter Two" } }));
+    await t.ok(await t.call("POST", "/invites", { as: t.identity({ ...u, realm_id: org.realmId, role: 400 }), params: { invitee_emails: "bythem@new.test", stream_ids: [] } }));
+    await t.markOutbox();
+    await t.ok(await t.call("DELETE", `/users/${u.user_id}`, { as: org.admin.as }));
+    expect((await t.outbox()).filter((e) => e.type === "accounts.invites.changed")).toHaveLength(1);
+    const invites = (await t.ok(await t.call("GET", "/invites", { as: org.admin.as }))).invites as any[];
+    expect(invites.map((i) => i.email)).not.toContain("bythem@new.test");
+
+    const quiet = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "quiet@x.test", full_name: "Quiet" } }));
+    await t.markOutbox();
+    await t.ok(await t.call("DELETE", "/users/me", { as: t.identity({ ...quiet, realm_id: org.realmId, role: 400 }) }));
+    expect((await t.outbox()).filter((e) => e.type === "accounts.invites.changed")).toEqual([]);
+  });
 });

@@ -1,4 +1,4 @@
-import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import { ApiError, badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { hashApiKey, randomToken } from "../lib/credentials";
 import { ROLE, VALID_ROLES } from "../lib/format";
@@ -18,19 +18,13 @@ import {
 } from "../store/invites";
 import { getRealm, type RealmRow } from "../store/realms";
 import { getUser, getUsersByEmails, type UserRow } from "../store/users";
+import { notifyInvitesChanged } from "./invites-changed";
 import { createUserInTx } from "./users";
 
 function invitationFailed(msg: string, errors: Array<[string, string, boolean]>, extra: { sent: boolean; daily?: boolean }) {
   return new ApiError("INVITATION_FAILED", msg, {
     extra: { errors, sent_invitations: extra.sent, license_limit_reached: false, daily_limit_reached: extra.daily ?? false },
   });
-}
-
-/** Invitation lists changed: administrators and the referrer refresh theirs. */
-async function notifyInvitesChanged(tx: Queryable, realmId: number, referrerId: number): Promise<void> {
-  const { rows } = await tx.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND role <= 200 AND NOT is_bot", [realmId]);
-  const users = [...new Set([...rows.map((r) => Number(r.id)), referrerId])];
-  await emitEvent(tx, { type: "accounts.invites.changed", realmId, payload: { client: { event: { type: "invites_changed" }, users } } });
 }
 
 export function parseInviteeEmails(raw: string): string[] {

@@ -21,6 +21,7 @@ import {
   upsertAvatarImage,
   type ProfileUser,
 } from "../store/profile";
+import { revokeInvitesGeneratedByUserInTx } from "./invites-changed";
 import { systemGroupForRole } from "./users";
 import { applyProfileDataInTx } from "./custom-profile-fields";
 
@@ -166,7 +167,8 @@ export async function doSetBillingAdmin(deps: AccountsDeps, realmId: number, use
 /**
  * Marks a user inactive and tells replicas, auth caches and clients (realm_user update, and
  * user_group remove_members for every group they are directly in). Their push tokens go: a
- * deactivated account must not receive notifications on its devices. Callers handle bots.
+ * deactivated account must not receive notifications on its devices; their pending invitations
+ * are revoked. Callers handle bots.
  */
 export async function deactivateInTx(tx: Queryable, user: UserRow): Promise<void> {
   const updated = await setUserActive(tx, user.realmId, user.id, false);
@@ -181,6 +183,7 @@ export async function deactivateInTx(tx: Queryable, user: UserRow): Promise<void
     },
   });
   await notifyGroupsOfActivity(tx, user, "remove_members");
+  await revokeInvitesGeneratedByUserInTx(tx, user);
 }
 
 /**

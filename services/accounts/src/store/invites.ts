@@ -96,6 +96,12 @@ export async function revokeOtherInvitesForEmail(db: Queryable, realmId: number,
   await db.query("UPDATE invites SET status = 2 WHERE realm_id = $1 AND lower(email) = lower($2) AND status = 0 AND id <> $3", [realmId, email, keepId]);
 }
 
+/** Revokes every pending invitation one user sent; returns how many there were. */
+export async function revokePendingInvitesBy(db: Queryable, realmId: number, referrerId: number): Promise<number> {
+  const { rowCount } = await db.query("UPDATE invites SET status = 2 WHERE realm_id = $1 AND referrer_id = $2 AND status = 0", [realmId, referrerId]);
+  return rowCount ?? 0;
+}
+
 export async function deleteExpiredInvites(db: Queryable, now: Date): Promise<number> {
   const { rowCount } = await db.query("DELETE FROM invites WHERE status = 0 AND expires_at IS NOT NULL AND expires_at <= $1", [now]);
   return rowCount ?? 0;
