@@ -249,6 +249,40 @@ describe("members and subgroups", () => {
     expectError(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { name: "support" } }), 400, "BAD_REQUEST", "User group 'support' already exists.");
   });
 
+  it("compares 'old' as Zulip does: as sets, and a set of one group as that group", async () => {
+    const patch = (id: number, value: unknown) => t.call("PATCH", `/user_groups/${id}`, { as: org.member.as, params: { can_mention_group: value } });
+    const g = await create("old-check", [org.member.user_id]);
+    const sup = await create("old-sub", [org.member2.user_id]);
+    const set = { direct_members: [org.member.user_id, org.member2.user_id], direct_subgroups: [sup.id, sys["role:administrators"]] };
+    await t.ok(await patch(g.id, { new: set }));
+    await t.markOutbox();
+    // The same members and subgroups in another order match.
+    const reordered = { direct_members: [org.member2.user_id, org.member.user_id], direct_subgroups: [...set.direct_subgroups].reverse() };
+    await t.ok(await patch(g.id, { new: sys["role:members"], old: reordered }));
+    expect((await t.outbox()).map((e) => e.payload.client.event)).toEqual([
+      { type: "user_group", op: "update", group_id: g.id, data: { can_mention_group: sys["role:members"] } },
+    ]);
+    // A set of exactly one group is that group, on the 'old' side as on the 'new' one.
+    await t.ok(await patch(g.id, { new: sup.id, old: { direct_members: [], direct_subgroups: [sys["role:members"]] } }));
+    expect((await groups()).find((x) => x.id === g.id).can_mention_group).toBe(sup.id);
+    // And the empty set is role:nobody.
+    await t.ok(await patch(g.id, { new: { direct_members: [], direct_subgroups: [] } }));
+    await t.ok(await patch(g.id, { new: sup.id, old: { direct_members: [], direct_subgroups: [] } }));
+    // A different set still does not match.
+    await t.ok(await patch(g.id, { new: set }));
+    const fewer = { direct_members: [org.member.user_id], direct_subgroups: set.direct_subgroups };
+    expectError(await patch(g.id, { new: sup.id, old: fewer }), 400, "BAD_REQUEST", "'old' value does not match the expected value.");
+    expectError(await patch(g.id, { new: sup.id, old: sup.id }), 400, "BAD_REQUEST", "'old' value does not match the expected value.");
+    // The value it already has (in any order) changes nothing and sends no event.
+    await t.markOutbox();
+    await t.ok(await patch(g.id, { new: reordered, old: set }));
+    expect(await t.outbox()).toEqual([]);
+    expect((await groups()).find((x) => x.id === g.id).can_mention_group).toEqual({
+      direct_members: set.direct_members,
+      direct_subgroups: [...set.direct_subgroups].sort((a, b) => a - b),
+    });
+  });
+
   it("register state holds realm_user_groups", async () => {
     const state = await t.ok(await t.call("POST", "/internal/register_state/accounts", { as: org.guest.as, params: { fetch_event_types: ["realm_user_groups"] } }));
     expect(state.realm_user_groups.length).toBeGreaterThanOrEqual(8);

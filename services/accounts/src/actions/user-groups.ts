@@ -64,11 +64,8 @@ const FORBIDDEN_MENTION_SETTING = ["role:internet", "role:owners"];
  * Resolves a can_mention_group value to a group id: a named group (not internet/owners), or a
  * new anonymous group holding the given users and subgroups.
  */
-async function resolveMentionSetting(tx: Queryable, deps: AccountsDeps, realmId: number, value: GroupSettingValue): Promise<number> {
-  // As in Zulip, a set of exactly one group is that group, and an empty set is role:nobody.
-  if (typeof value !== "number" && value.direct_members.length === 0 && value.direct_subgroups.length <= 1) {
-    value = value.direct_subgroups[0] ?? (await systemGroupIds(tx, realmId))["role:nobody"];
-  }
+async function resolveMentionSetting(tx: Queryable, deps: AccountsDeps, realmId: number, given: GroupSettingValue): Promise<number> {
+  const value = await normalizeSetting(tx, realmId, given);
   const forbidden = (g: UserGroupRow) => {
     if (g.isSystemGroup && FORBIDDEN_MENTION_SETTING.includes(g.name!)) {
       throw badRequest(`'can_mention_group' setting cannot be set to '${g.name}' group.`);
@@ -88,6 +85,23 @@ async function resolveMentionSetting(tx: Queryable, deps: AccountsDeps, realmId:
   await addMembers(tx, realmId, anon.id, members);
   await addSubgroups(tx, realmId, anon.id, subgroups.map((g) => g.id));
   return anon.id;
+}
+
+/** As Zulip's parse_group_setting_value: a set of exactly one group is that group, an empty set role:nobody. */
+async function normalizeSetting(tx: Queryable, realmId: number, value: GroupSettingValue): Promise<GroupSettingValue> {
+  if (typeof value === "number" || value.direct_members.length > 0 || value.direct_subgroups.length > 1) return value;
+  return value.direct_subgroups[0] ?? (await systemGroupIds(tx, realmId))["role:nobody"];
+}
+
+/** As Zulip's are_both_group_setting_values_equal: the same group, or the same members and subgroups in any order. */
+function sameSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
+  if (typeof a === "number" || typeof b === "number") return a === b;
+  const sameSet = (x: number[], y: number[]) => {
+    const xs = new Set(x);
+    const ys = new Set(y);
+    return xs.size === ys.size && [...xs].every((v) => ys.has(v));
+  };
+  return sameSet(a.direct_members, b.direct_members) && sameSet(a.direct_subgroups, b.direct_subgroups);
 }
 
 /** Whether the caller may change this group: never a system group; admins and moderators any other; members one they belong to or created. */
@@ -177,12 +191,16 @@ export async function doUpdateUserGroup(
     }
     if (p.canMentionGroup !== undefined) {
       const current = group.canMentionGroupId !== null ? (await settingValues(tx, who.realmId, [group.canMentionGroupId])).get(group.canMentionGroupId) : undefined;
-      if (p.canMentionGroup.old !== undefined && JSON.stringify(p.canMentionGroup.old) !== JSON.stringify(current)) {
+      const { old } = p.canMentionGroup;
+      if (old !== undefined && (current === undefined || !sameSetting(await normalizeSetting(tx, who.realmId, old), current))) {
         throw badRequest("'old' value does not match the expected value.");
       }
-      const settingId = await resolveMentionSetting(tx, deps, who.realmId, p.canMentionGroup.new);
-      await setCanMentionGroup(tx, who.realmId, groupId, settingId);
-      data.can_mention_group = (await settingValues(tx, who.realmId, [settingId])).get(settingId);
+      // As in Zulip, the value it already has changes nothing and sends no event.
+      if (current === undefined || !sameSetting(await normalizeSetting(tx, who.realmId, p.canMentionGroup.new), current)) {
+        const settingId = await resolveMentionSetting(tx, deps, who.realmId, p.canMentionGroup.new);
+        await setCanMentionGroup(tx, who.realmId, groupId, settingId);
+        data.can_mention_group = (await settingValues(tx, who.realmId, [settingId])).get(settingId);
+      }
     }
     if (!Object.keys(data).length) return;
     await notifyGroup(tx, who.realmId, "accounts.user_group.updated", { group_id: groupId, data }, { type: "user_group", op: "update", group_id: groupId, data });
