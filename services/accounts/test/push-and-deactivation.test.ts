@@ -27,6 +27,17 @@ describe("push tokens", () => {
     await t.ok(await t.call("DELETE", "/users/me/apns_device_token", { as: org.member.as, params: { token: HEX } }));
   });
 
+  it("takes any APNs token Python's base64 decoding accepts, as Zulip does (the OpenAPI example too)", async () => {
+    const apns = (method: "POST" | "DELETE", token: string) => t.call(method, "/users/me/apns_device_token", { as: org.member2.as, params: { token, appid: "org.zulip.Zulip" } });
+    for (const token of ["apple-tokenbb", "ab==", "abc=", "ab==junk", "QUJD REVG", HEX.toUpperCase()]) await t.ok(await apns("POST", token));
+    const { rows } = await t.pool.query("SELECT token FROM push_device_tokens WHERE user_id = $1 AND kind = 1 ORDER BY id", [org.member2.user_id]);
+    expect(rows.map((r) => r.token)).toEqual(["apple-tokenbb", "ab==", "abc=", "ab==junk", "QUJD REVG", HEX.toUpperCase()]);
+    await t.ok(await apns("DELETE", "apple-tokenbb"));
+    expectError(await apns("DELETE", "apple-tokenbb"), 400, "BAD_REQUEST", "Token does not exist");
+    expectError(await apns("POST", ""), 400, "BAD_REQUEST", "Empty or invalid length token");
+    expectError(await apns("POST", "a".repeat(4097)), 400, "BAD_REQUEST", "Empty or invalid length token");
+  });
+
   it("refuses empty and over-long tokens, another user's token and bots (spec 4.18)", async () => {
     const del = (as: any, token: string) => t.call("DELETE", "/users/me/android_gcm_reg_id", { as, params: { token } });
     expectError(await del(org.member.as, ""), 400, "BAD_REQUEST", "Empty or invalid length token");
@@ -43,6 +54,9 @@ describe("push tokens", () => {
     expectError(await t.call("POST", "/users/me/android_gcm_reg_id", { as: org.member.as, params: { token: "" } }), 400, "BAD_REQUEST", "Empty or invalid length token");
     expectError(await t.call("POST", "/users/me/apns_device_token", { as: org.member.as, params: { token: "not hex!", appid: "org.zulip.Zulip" } }), 400, "BAD_REQUEST", "Invalid APNS token");
     expectError(await t.call("POST", "/users/me/apns_device_token", { as: org.member.as, params: { token: HEX, appid: "bad app id" } }), 400, "BAD_REQUEST", "Invalid app ID");
+    for (const token of ["abcde", "a===", "ab=c", "abc", "tökenbb"]) {
+      expectError(await t.call("POST", "/users/me/apns_device_token", { as: org.member.as, params: { token, appid: "org.zulip.Zulip" } }), 400, "BAD_REQUEST", "Invalid APNS token");
+    }
     expectError(await t.call("POST", "/users/me/apns_device_token", { as: org.member.as, params: { token: HEX } }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'appid' argument");
     expectError(await t.call("POST", "/users/me/android_gcm_reg_id", { as: org.bot.as, params: { token: "bot" } }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
   });
