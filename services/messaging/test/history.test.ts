@@ -216,6 +216,18 @@ describe("GET /users/me/{stream_id}/topics and POST /messages/render", () => {
     expectError(await m.call("GET", `/users/me/${secret}/topics`, org.member2), 400, "BAD_REQUEST", "Invalid channel ID");
   });
 
+  it("protected history: a subscriber lists the topics of what they received; a private channel is for its subscribers", async () => {
+    const vault = await m.createStream(org.owner, "vault", [org.owner], { invite_only: true, history_public_to_subscribers: false });
+    await m.send(org.owner, { type: "stream", to: "vault", topic: "before-join", content: "early" });
+    await m.ok(await m.call("POST", "/users/me/subscriptions", org.owner, { subscriptions: JSON.stringify([{ name: "vault" }]), principals: JSON.stringify([org.member.user_id]) }));
+    const after = await m.send(org.owner, { type: "stream", to: "vault", topic: "after-join", content: "late" });
+    expect((await m.ok(await m.call("GET", `/users/me/${vault}/topics`, org.member))).topics).toEqual([{ name: "after-join", max_id: after }]);
+    const owner = (await m.ok(await m.call("GET", `/users/me/${vault}/topics`, org.owner))).topics;
+    expect(owner.map((t: { name: string }) => t.name)).toEqual(["after-join", "before-join"]);
+    // An administrator who is not subscribed may see the channel, not its topics (as in Zulip).
+    expectError(await m.call("GET", `/users/me/${vault}/topics`, org.admin), 400, "BAD_REQUEST", "Invalid channel ID");
+  });
+
   it("renders Markdown without sending", async () => {
     const before = await m.count("messages");
     const res = await m.ok(await m.call("POST", "/messages/render", org.member, { content: "**hi** @**Max Member**" }));

@@ -124,6 +124,17 @@ describe("POST /user_topics", () => {
     await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: general, topic: "loud", visibility_policy: 0 }));
   });
 
+  it("a policy one holds can still be cleared after leaving the private channel, nothing more", async () => {
+    const den = await m.createStream(org.owner, "den", [org.owner, org.member2], { invite_only: true });
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: den, topic: "Hush", visibility_policy: 1 }));
+    await m.ok(await m.call("DELETE", "/users/me/subscriptions", org.member2, { subscriptions: JSON.stringify(["den"]) }));
+    expectError(await m.call("POST", "/user_topics", org.member2, { stream_id: den, topic: "hush", visibility_policy: 3 }), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await m.call("POST", "/user_topics", org.member2, { stream_id: den, topic: "other", visibility_policy: 0 }), 400, "BAD_REQUEST", "Invalid channel ID");
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: den, topic: "hush", visibility_policy: 0 }));
+    const s = await state(org.member2, { fetch_event_types: JSON.stringify(["user_topic"]) });
+    expect(s.user_topics.filter((t: any) => t.stream_id === den)).toEqual([]);
+  });
+
   it("refuses hidden channels and bad values", async () => {
     expectError(await m.call("POST", "/user_topics", org.member2, { stream_id: secret, topic: "t", visibility_policy: 1 }), 400, "BAD_REQUEST", "Invalid channel ID");
     expectError(await m.call("POST", "/user_topics", org.member, { stream_id: general, topic: "t", visibility_policy: 7 }), 400, "BAD_REQUEST");

@@ -199,6 +199,23 @@ describe("DELETE /users/me/subscriptions", () => {
     expect(events[1].event).toEqual({ type: "subscription", op: "peer_remove", stream_ids: [general], user_ids: [org.member2.user_id] });
   });
 
+  it("what one left unread in the channel is marked read, with an update_message_flags event", async () => {
+    await m.createStream(org.owner, "chatty", [org.owner, org.member2]);
+    const a = await m.send(org.owner, { type: "stream", to: "chatty", topic: "t", content: "unread one" });
+    const b = await m.send(org.owner, { type: "stream", to: "chatty", topic: "t", content: "read one" });
+    const c = await m.send(org.owner, { type: "stream", to: "chatty", topic: "u", content: "unread two" });
+    await m.ok(await m.call("POST", "/messages/flags", org.member2, { messages: JSON.stringify([b]), op: "add", flag: "read" }));
+    await m.outbox();
+    await m.ok(await unsubscribe(org.member2, { subscriptions: JSON.stringify(["chatty"]) }));
+    const flags = (await m.clientEvents()).filter((e) => e.type === "messaging.message_flags.updated");
+    expect(flags.map((e) => [e.users, e.event])).toEqual([
+      [[org.member2.user_id], { type: "update_message_flags", op: "add", operation: "add", flag: "read", messages: [a, c], all: false }],
+    ]);
+    const unread = await m.ok(await m.call("GET", "/messages", org.member2, { anchor: "newest", num_before: 10, num_after: 0, narrow: JSON.stringify([{ operator: "is", operand: "unread" }]) }));
+    expect(unread.messages.map((msg: { id: number }) => msg.id)).not.toEqual(expect.arrayContaining([a]));
+    expect(unread.messages.map((msg: { id: number }) => msg.id)).not.toContain(c);
+  });
+
   it("a missing or hidden channel is STREAM_DOES_NOT_EXIST with `stream`", async () => {
     for (const name of ["nope", "hush", "theirs"]) {
       const res = await unsubscribe(org.member2, { subscriptions: JSON.stringify([name]) });

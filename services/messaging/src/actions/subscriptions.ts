@@ -1,4 +1,5 @@
 import {
+  MessagingMessageFlagsUpdated,
   MessagingStreamCreated,
   MessagingStreamHidden,
   MessagingStreamRevealed,
@@ -26,6 +27,7 @@ import {
   upsertActiveSubscription,
 } from "../store/subscriptions";
 import type { UserRow } from "../store/users";
+import { markChannelsRead } from "../store/usermessages";
 
 export interface SubscribeRequest {
   streams: Array<{ name: string; description?: string }>;
@@ -309,6 +311,17 @@ export async function doRemoveSubscriptions(deps: AppDeps, who: Identity, names:
       }
     }
     await notifyRemoved(tx, deps, who.realmId, removedBy, new Map(targets.map((t) => [t.id, t])));
+    // What one left unread there is read now (Zulip): unread counts only count subscribed channels.
+    for (const [userId, left] of removedBy) {
+      const read = await markChannelsRead(tx, who.realmId, userId, left.map((s) => s.id));
+      if (read.length === 0) continue;
+      const event = { type: "update_message_flags", op: "add", operation: "add", flag: "read", messages: read, all: false };
+      await emitEvent(tx, {
+        type: "messaging.message_flags.updated",
+        realmId: who.realmId,
+        payload: MessagingMessageFlagsUpdated.parse({ user_id: userId, client: { event, users: [userId] } }),
+      });
+    }
     return out;
   });
 }

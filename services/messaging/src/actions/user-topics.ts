@@ -3,7 +3,7 @@ import { emitEvent, withTx, type Identity, type Queryable } from "@chat/platform
 import type { z } from "zod";
 import type { AppDeps } from "../deps";
 import { accessStreamById, viewerOf } from "../queries/streams";
-import { selectMutedTopicTuples, setUserTopic } from "../store/user-topics";
+import { selectMutedTopicTuples, selectUserTopic, setUserTopic } from "../store/user-topics";
 import { normalizeTopic } from "../lib/normalize";
 
 /**
@@ -41,9 +41,14 @@ export async function setVisibilityPolicy(
   });
 }
 
-/** POST /user_topics. */
+/**
+ * POST /user_topics. A policy one holds can be cleared also for a channel one no longer sees
+ * (left a private one), as Zulip allows; otherwise it would stay for good. Only the holder of
+ * such a row learns anything from that, and they knew the channel already.
+ */
 export async function doUpdateUserTopic(deps: AppDeps, who: Identity, streamId: number, topicRaw: string, policy: number): Promise<void> {
-  const { stream } = await accessStreamById(deps.pool, viewerOf(who), streamId);
   const topic = normalizeTopic(topicRaw);
-  await withTx(deps.pool, (tx) => setVisibilityPolicy(tx, who.realmId, who.userId, stream.id, topic, policy, deps.clock.now()));
+  const held = policy === 0 ? await selectUserTopic(deps.pool, who.realmId, who.userId, streamId, topic) : null;
+  const id = held ? held.streamId : (await accessStreamById(deps.pool, viewerOf(who), streamId)).stream.id;
+  await withTx(deps.pool, (tx) => setVisibilityPolicy(tx, who.realmId, who.userId, id, topic, policy, deps.clock.now()));
 }

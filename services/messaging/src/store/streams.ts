@@ -135,3 +135,15 @@ export async function selectStreamTopics(db: Queryable, realmId: number, streamI
   );
   return rows.map((r) => ({ name: r.topic, maxId: Number(r.max_id) })).sort((a, b) => b.maxId - a.maxId);
 }
+
+/** The topics of a channel's messages one user received (has a row for), newest first. */
+export async function selectReceivedTopics(db: Queryable, realmId: number, userId: number, streamId: number): Promise<Array<{ name: string; maxId: number }>> {
+  const { rows } = await db.query(
+    `SELECT DISTINCT ON (lower(m.topic)) m.topic, max(m.id) OVER (PARTITION BY lower(m.topic)) AS max_id
+       FROM usermessages um JOIN messages m ON m.id = um.message_id
+      WHERE um.realm_id = $1 AND um.user_id = $2 AND m.realm_id = $1 AND m.stream_id = $3
+      ORDER BY lower(m.topic), m.id DESC`,
+    [realmId, userId, streamId],
+  );
+  return rows.map((r) => ({ name: r.topic, maxId: Number(r.max_id) })).sort((a, b) => b.maxId - a.maxId);
+}

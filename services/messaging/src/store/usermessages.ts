@@ -55,6 +55,19 @@ export async function updateFlagBit(db: Queryable, realmId: number, userId: numb
   return rows.map((r) => Number(r.message_id)).sort((a, b) => a - b);
 }
 
+/** Marks a user's unread messages in these channels read; returns their ids, ascending. */
+export async function markChannelsRead(db: Queryable, realmId: number, userId: number, streamIds: number[]): Promise<number[]> {
+  if (streamIds.length === 0) return [];
+  const { rows } = await db.query(
+    `UPDATE usermessages um SET flags = um.flags | 1 FROM messages m
+      WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & 1) = 0
+        AND m.id = um.message_id AND m.realm_id = $1 AND m.stream_id = ANY($3::bigint[])
+      RETURNING um.message_id`,
+    [realmId, userId, streamIds],
+  );
+  return rows.map((r) => Number(r.message_id)).sort((a, b) => a - b);
+}
+
 /** Users holding a row for the message (who must hear of its deletion). */
 export async function selectMessageUserIds(db: Queryable, realmId: number, messageId: number): Promise<number[]> {
   const { rows } = await db.query("SELECT user_id FROM usermessages WHERE realm_id = $1 AND message_id = $2 ORDER BY user_id", [realmId, messageId]);
