@@ -32,6 +32,17 @@ describe("POST /users/me/status", () => {
     expect(events[0].payload.client.users).not.toContain(other.member.user_id);
   });
 
+  it("knows Zulip's own emoji names, which win over iamcal's (smile is 1f642)", async () => {
+    for (const [name, code] of [["thumbs_up", "1f44d"], ["+1", "1f44d"], ["big_smile", "1f604"], ["working_on_it", "1f6e0"], ["smile", "1f642"]]) {
+      await t.ok(await set(org.member2.as, { emoji_name: name }));
+      expect(await get(org.member2.user_id)).toEqual({ emoji_name: name, emoji_code: code, reaction_type: "unicode_emoji" });
+    }
+    await t.ok(await set(org.member2.as, { status_text: "Busy", emoji_name: "working_on_it", emoji_code: "1f6e0", reaction_type: "unicode_emoji" }));
+    await t.ok(await set(org.member2.as, { emoji_name: "smile", emoji_code: "1f642", reaction_type: "unicode_emoji" }));
+    expectError(await set(org.member2.as, { emoji_name: "smile", emoji_code: "1f604", reaction_type: "unicode_emoji" }), 400, "BAD_REQUEST", "Invalid emoji name.");
+    await t.ok(await set(org.member2.as, { status_text: "", emoji_name: "" }));
+  });
+
   it("looks an emoji up by name alone, and clears it with an empty name", async () => {
     await t.ok(await set(org.member2.as, { emoji_name: "heart" }));
     expect(await get(org.member2.user_id)).toEqual({ emoji_name: "heart", emoji_code: "2764", reaction_type: "unicode_emoji" });

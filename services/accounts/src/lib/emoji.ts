@@ -10,6 +10,20 @@ interface EmojiEntry {
 let tables: { nameToCode: Map<string, string>; codes: Set<string> } | null = null;
 
 /**
+ * Zulip names some emoji its own way (its emoji_names.py), and its clients send those names:
+ * the popular reactions and the "Busy" status among them. They win over iamcal's, so `smile`
+ * is 1f642 as in Zulip (iamcal's `smile` is Zulip's `big_smile`). Only names known for sure
+ * are listed; the rest of the table is iamcal's.
+ */
+const ZULIP_NAMES: Record<string, string[]> = {
+  "1f44d": ["+1", "thumbs_up", "like"],
+  "1f44e": ["-1", "thumbs_down"],
+  "1f642": ["smile"],
+  "1f604": ["big_smile"],
+  "1f6e0": ["working_on_it", "hammer_and_wrench", "tools"],
+};
+
+/**
  * Unicode emoji names and codes from iamcal's emoji-datasource (the data Zulip's own emoji
  * table derives from). A code is the dash-separated lowercase hex of the code points, without
  * the variation selector when an unqualified form exists, as Zulip spells them.
@@ -30,6 +44,7 @@ function emojiTables() {
       nameToCode.set(name.replace(/-/g, "_"), code);
     }
   }
+  for (const [code, names] of Object.entries(ZULIP_NAMES)) for (const name of names) nameToCode.set(name, code);
   tables = { nameToCode, codes };
   return tables;
 }
