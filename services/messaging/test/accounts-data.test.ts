@@ -114,6 +114,22 @@ describe("users, groups and linkifiers come from accounts' internal routes", () 
     const msg = (await m.ok(await m.call("GET", `/messages/${id}`, org.member))).message;
     expect(msg.content).toBe('<p>see <a href="https://tickets.example/12">TICKET-12</a></p>');
   });
+
+  it("topic_links: the linkifiers' matches in the topic and its web addresses, in the order they appear, in the event too", async () => {
+    await m.createLinkifier(org.admin, "BUG-(?P<id>[0-9]+)", "https://bugs.example/{id}");
+    await m.outbox();
+    const topic = "see https://docs.example/a?b=1, BUG-7 and BUG-8x";
+    const id = await m.send(org.member, { type: "stream", to: "groups", topic, content: "topic links" });
+    const expected = [
+      { text: "https://docs.example/a?b=1", url: "https://docs.example/a?b=1" },
+      { text: "BUG-7", url: "https://bugs.example/7" },
+    ];
+    expect((await m.ok(await m.call("GET", `/messages/${id}`, org.member))).message.topic_links).toEqual(expected);
+    const sent = (await m.clientEvents()).find((e) => e.type === "messaging.message.sent")!;
+    expect(sent.event.message.topic_links).toEqual(expected);
+    const plain = await m.send(org.member, { type: "stream", to: "groups", topic: "nothing here", content: "x" });
+    expect((await m.ok(await m.call("GET", `/messages/${plain}`, org.member))).message.topic_links).toEqual([]);
+  });
 });
 
 describe("drafts synchronization (enable_drafts_synchronization)", () => {

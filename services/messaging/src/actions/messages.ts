@@ -5,6 +5,7 @@ import type { AppDeps } from "../deps";
 import { extractPrivateRecipients, extractStreamIndicator, messageKind } from "../lib/addressee";
 import { FLAG_BITS, flagsToList } from "../lib/flags";
 import { messageObject } from "../lib/format";
+import { topicLinks, type TopicLink } from "../lib/linkifiers";
 import { renderMarkdown, type RenderResult } from "../lib/markdown";
 import { normalizeBody, normalizeTopic } from "../lib/normalize";
 import { isGuestRole, passesWildcardPolicy, postPolicyRefusal, WILDCARD_MENTION_THRESHOLD } from "../lib/permissions";
@@ -69,6 +70,8 @@ interface Prepared {
   groupMentioned: Set<number>;
   entries: Array<{ userId: number; flags: number }>;
   now: Date;
+  /** The topic's links (linkifiers and web addresses), for the message event. */
+  topicLinks: TopicLink[];
 }
 
 /** Every check of a send, and the rendering, without storing anything (also the scheduler's pre-check). */
@@ -111,7 +114,8 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   }));
   // Recipients whose alert words the message contains get has_alert_word (issue 10).
   await markAlertWords(deps.pool, who.realmId, content, entries, context?.alertWords ?? direct?.alertWords);
-  return { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now };
+  const links = plan.accessed ? topicLinks(plan.topic, dir.linkifiers) : [];
+  return { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now, topicLinks: links };
 }
 
 /**
@@ -157,7 +161,8 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     const prior = await selectSendKey(deps.pool, who.realmId, who.userId, idempotencyKey);
     if (prior) return priorResult(prior);
   }
-  const { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now } = await prepareMessage(deps, who, req);
+  const prepared = await prepareMessage(deps, who, req);
+  const { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now } = prepared;
   const policyUsers = plan.accessed
     ? await automaticPolicyUsers(deps, who.realmId, plan, sender, rendered, groupMentioned, context?.senderSettings)
     : undefined;
@@ -165,7 +170,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
   const oneStatement = idempotencyKey === undefined ? oneStatementRecipient(deps, who, plan, context, direct, policyUsers, content) : null;
   if (oneStatement !== null) {
     const row = messageRow(who, sender, plan, oneStatement, content, rendered, now);
-    const envelope = newEnvelope({ type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, plan, entries, sender, realm, req) });
+    const envelope = newEnvelope({ type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, prepared, req) });
     row.id = await insertMessageWithEvent(deps.pool, newMessage(row, rendered), entries, envelope, MESSAGE_ID_PATHS);
     return { id: row.id };
   }
@@ -182,7 +187,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     const stored = await insertSentMessage(tx, newMessage(row, rendered), entries);
     row.id = stored.id;
     const policy = stream ? await applyAutomaticPolicies(tx, plan, policyUsers!, stored, now) : undefined;
-    await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, plan, entries, sender, realm, req) });
+    await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, prepared, req) });
     await deps.hooks.onMessageSent?.(tx, {
       id: row.id,
       realmId: row.realmId,
@@ -424,14 +429,8 @@ const MESSAGE_SENT = "messaging.message.sent";
 /** Where messageEventPayload puts the message's id (insertMessageWithEvent fills them in). */
 const MESSAGE_ID_PATHS = [["message_id"], ["client", "event", "message", "id"]];
 
-function messageEventPayload(
-  row: MessageRow,
-  plan: Plan,
-  entries: Array<{ userId: number; flags: number }>,
-  sender: UserRow,
-  realm: InternalRealm,
-  req: SendRequest,
-): Record<string, unknown> {
+function messageEventPayload(row: MessageRow, prepared: Prepared, req: SendRequest): Record<string, unknown> {
+  const { plan, entries, sender, realm } = prepared;
   const message = messageObject(row, {
     sender,
     streamName: plan.accessed?.stream.name,
@@ -440,6 +439,7 @@ function messageEventPayload(
     applyMarkdown: true,
     // Null for a gravatar: the events service fills in the URL for queues without client_gravatar.
     clientGravatar: true,
+    topicLinks: prepared.topicLinks,
   });
   const stream = plan.accessed?.stream;
   const client: Record<string, unknown> = {

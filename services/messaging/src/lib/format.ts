@@ -5,6 +5,7 @@ import type { StreamRow } from "../store/streams";
 import type { SubscriptionRow } from "../store/subscriptions";
 import type { UserRow } from "../store/users";
 import { flagsToList } from "./flags";
+import type { TopicLink } from "./linkifiers";
 
 const unix = (d: Date) => Math.floor(d.getTime() / 1000);
 
@@ -87,6 +88,8 @@ export interface MessageContext {
   clientGravatar: boolean;
   /** The viewer's flag bits; undefined for a message event (flags travel per user). */
   flags?: number;
+  /** A channel message's topic links (the organization's linkifiers applied to its topic). */
+  topicLinks?: TopicLink[];
 }
 
 /** Zulip's message dictionary as clients read it. */
@@ -102,7 +105,7 @@ export function messageObject(m: MessageRow, ctx: MessageContext): MessageObject
     timestamp: unix(m.dateSent),
     client: m.sendingClient,
     subject: m.streamId === null ? "" : m.topic,
-    topic_links: [],
+    topic_links: ctx.topicLinks ?? [],
     is_me_message: m.content.startsWith("/me "),
     reactions: [],
     submessages: [],

@@ -7,7 +7,14 @@ export interface CompiledLinkifier {
   groups: string[];
 }
 
-export function compileLinkifiers(list: Array<{ pattern: string; url_template: string }>): CompiledLinkifier[] {
+type LinkifierList = Array<{ pattern: string; url_template: string }>;
+
+/** Compiled lists by the list they came from: the accounts client hands out one list per realm while it is cached. */
+const compiled = new WeakMap<LinkifierList, CompiledLinkifier[]>();
+
+export function compileLinkifiers(list: LinkifierList): CompiledLinkifier[] {
+  const hit = compiled.get(list);
+  if (hit) return hit;
   const out: CompiledLinkifier[] = [];
   for (const l of list) {
     try {
@@ -17,6 +24,7 @@ export function compileLinkifiers(list: Array<{ pattern: string; url_template: s
       // A pattern accounts accepted but we cannot compile links nothing.
     }
   }
+  compiled.set(list, out);
   return out;
 }
 
@@ -83,4 +91,27 @@ export function findLinkifierMatches(text: string, linkifiers: CompiledLinkifier
     }
   }
   return taken.sort((a, b) => a.start - b.start);
+}
+
+export interface TopicLink {
+  text: string;
+  url: string;
+}
+
+// Bare web addresses in a topic, as Zulip makes them navigable: up to a space or closing mark.
+const TOPIC_URL = /\bhttps?:\/\/[^\s!;),'"]+/g;
+
+/**
+ * Zulip's topic_links: the linkifier matches in a topic (earlier linkifiers first, as in
+ * content), then its bare web addresses where no linkifier matched, in the order they appear.
+ */
+export function topicLinks(topic: string, linkifiers: CompiledLinkifier[]): TopicLink[] {
+  if (topic === "") return [];
+  const found = findLinkifierMatches(topic, linkifiers);
+  for (const m of topic.matchAll(TOPIC_URL)) {
+    const start = m.index;
+    const end = start + m[0].length;
+    if (!found.some((t) => start < t.end && end > t.start)) found.push({ start, end, url: m[0] });
+  }
+  return found.sort((a, b) => a.start - b.start).map((t) => ({ text: topic.slice(t.start, t.end), url: t.url }));
 }

@@ -1,6 +1,7 @@
 import type { MessageObject } from "@chat/contracts";
 import type { AppDeps } from "../deps";
 import { messageObject } from "../lib/format";
+import { compileLinkifiers, topicLinks } from "../lib/linkifiers";
 import type { MessageRow } from "../store/messages";
 import { selectDirectParticipants } from "../store/recipients";
 import { selectStreamsByIds } from "../store/streams";
@@ -26,6 +27,7 @@ export async function formatMessages(
   const userIds = new Set<number>(rows.map((r) => r.senderId));
   for (const ids of participants.values()) for (const id of ids) userIds.add(id);
   const users = await getUsersByIds(deps, realmId, [...userIds]);
+  const linkifiers = streams.size > 0 ? compileLinkifiers(await deps.accounts.getLinkifiers(realmId)) : [];
   return items.map(({ row, flags, extra }) => ({
     ...messageObject(row, {
       sender: users.get(row.senderId),
@@ -35,6 +37,7 @@ export async function formatMessages(
       applyMarkdown: opts.applyMarkdown,
       clientGravatar: opts.clientGravatar,
       flags,
+      topicLinks: row.streamId !== null ? topicLinks(row.topic, linkifiers) : [],
     }),
     ...extra,
   }));
