@@ -1,8 +1,8 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AttachmentEvent } from "@chat/contracts";
-import { linkedPathIds, sanitizeFileName } from "../src/actions/attachments";
+import { AttachmentEvent, linkedPathIds } from "@chat/contracts";
+import { sanitizeFileName } from "../src/actions/attachments";
 import { friend, guest, outsider, owner, REALM, startAttachmentsHarness, stranger, T0, type AttachmentsHarness } from "./attachments-helpers";
 
 let h: AttachmentsHarness;
@@ -320,6 +320,19 @@ describe("automatic deletion", () => {
     // Idempotent: nothing more to do.
     const again = await h.call("POST", "/internal/attachments/clean_up", { params: { uploaded_before: cutoff } });
     expect(again.body).toMatchObject({ deleted: 0, files_removed: 0 });
+  });
+
+  it("keeps the uploads it is told pending scheduled messages link", async () => {
+    const scheduled = await uploadText(owner, "for-later.txt");
+    const unused = await uploadText(owner, "really-unused.txt");
+    h.clock.advance(86_400_000);
+    const cutoff = Math.floor(h.clock.now().getTime() / 1000);
+    const keep = JSON.stringify(linkedPathIds(scheduled.url));
+    const res = await h.call("POST", "/internal/attachments/clean_up", { params: { uploaded_before: cutoff, keep } });
+    expect(res.body).toMatchObject({ deleted: 1 });
+    expect((await h.download(owner, unused.url)).status).toBe(404);
+    expect((await h.download(owner, scheduled.url)).status).toBe(200);
+    await h.call("POST", "/internal/attachments/clean_up", { params: { uploaded_before: cutoff } });
   });
 
   it("treats links from messages deleted without the hook as gone", async () => {

@@ -187,17 +187,26 @@ describe("unused-upload clean-up timer", () => {
         return res.json().url as string;
       };
       const old = await upload("old.txt");
+      const later = await upload("for later.txt");
       m.clock.advance(30 * 86_400_000);
       await upload("young.txt");
       const url = `http://127.0.0.1:${(files.server.address() as AddressInfo).port}`;
       clock.set(m.clock.now());
+      // A message scheduled far ahead links an upload no sent message links yet: it stays (Zulip).
+      const scheduled = await call("POST", "/scheduled_messages", {
+        as: org.member.as,
+        params: { type: "direct", to: [org.member2.user_id], content: `[for later](${later})`, scheduled_delivery_timestamp: at(90 * 86_400) },
+      });
+      expect(scheduled.status, JSON.stringify(scheduled.body)).toBe(200);
       const cleanup = new UploadCleanup({ ...deps, messaging: new MessagingClient(new InternalClient(url, token)) }, { intervalMs: 60_000, retentionDays: 10 });
       expect(await cleanup.runOnce()).toBe(1);
       const { rows } = await m.deps.pool.query("SELECT path_id FROM attachments WHERE owner_id = $1", [org.member.user_id]);
       const left = rows.map((r) => `/user_uploads/${r.path_id}`);
       expect(left).not.toContain(old);
+      expect(left).toContain(later.replace("for%20later", "for later"));
       expect(left.some((u) => u.endsWith("young.txt"))).toBe(true);
       expect(await cleanup.runOnce()).toBe(0);
+      await call("DELETE", `/scheduled_messages/${scheduled.body.scheduled_message_id}`, { as: org.member.as });
     } finally {
       mod.reaper.stop();
       await files.close();

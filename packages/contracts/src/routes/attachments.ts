@@ -60,16 +60,42 @@ export const DeleteAttachment = route({
   response: empty,
 });
 
+/** `/user_uploads/<path_id>` links in message content (relative or absolute URLs). */
+const UPLOAD_LINK = /\/user_uploads\/(\d+\/[0-9a-f]{1,2}\/[A-Za-z0-9_-]{10,}\/[^\s()<>[\]"'?#]+)/g;
+
+/**
+ * The path ids of the uploads a message's content links (a link's file name is percent-decoded).
+ * Messaging claims them at a send; the scheduler keeps the ones pending scheduled messages link.
+ */
+export function linkedPathIds(content: string): string[] {
+  const ids = new Set<string>();
+  for (const m of content.matchAll(UPLOAD_LINK)) {
+    const segments = m[1].split("/");
+    try {
+      segments[3] = decodeURIComponent(segments[3]);
+    } catch {
+      continue;
+    }
+    ids.add(segments.join("/"));
+  }
+  return [...ids];
+}
+
 /**
  * Time-based clean-up, run by the scheduler: deletes uploads never linked from a message that
- * were uploaded before `uploaded_before` (Unix seconds), and retries file removals left over
- * from earlier deletions. Deletes at most `limit` uploads per call.
+ * were uploaded before `uploaded_before` (Unix seconds), except those whose path ids are in
+ * `keep` (linked from pending scheduled messages), and retries file removals left over from
+ * earlier deletions. Deletes at most `limit` uploads per call.
  */
 export const InternalCleanUpAttachments = route({
   method: "POST",
   path: "/internal/attachments/clean_up",
   service: "messaging",
   auth: "internal",
-  params: { uploaded_before: p.int().required(), limit: p.int(z.number().int().min(1).max(10_000)).default(1000) },
+  params: {
+    uploaded_before: p.int().required(),
+    limit: p.int(z.number().int().min(1).max(10_000)).default(1000),
+    keep: p.json(z.array(z.string())).default([]),
+  },
   response: success({ deleted: z.number().int(), files_removed: z.number().int() }),
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Readable } from "node:stream";
+import { linkedPathIds } from "@chat/contracts";
 import { badRequest, emitEvent, withTx, type Clock, type Identity, type Logger, type Pool, type Queryable } from "@chat/platform";
 import type { MessageHooks, SentMessageInfo } from "../deps";
 import { accessOwnAttachment, canSeeThroughMessages, formatAttachment, getFormattedAttachment } from "../queries/attachments";
@@ -154,23 +155,6 @@ export async function doDeleteAttachment(deps: AttachmentsDeps, who: Identity, i
   await reaper.drain();
 }
 
-/** `/user_uploads/<path_id>` links in message content (relative or absolute URLs). */
-const UPLOAD_LINK = /\/user_uploads\/(\d+\/[0-9a-f]{1,2}\/[A-Za-z0-9_-]{10,}\/[^\s()<>[\]"'?#]+)/g;
-
-export function linkedPathIds(content: string): string[] {
-  const ids = new Set<string>();
-  for (const m of content.matchAll(UPLOAD_LINK)) {
-    const segments = m[1].split("/");
-    try {
-      segments[3] = decodeURIComponent(segments[3]);
-    } catch {
-      continue;
-    }
-    ids.add(segments.join("/"));
-  }
-  return [...ids];
-}
-
 /**
  * In the sending transaction: the message claims the uploads it links, if the sender may share
  * them (their own, or ones they can see through another message). Owners' clients get an update.
@@ -218,11 +202,12 @@ export async function releaseAttachments(tx: Queryable, realmId: number, message
 
 /**
  * Deletes uploads never linked from a live message that were uploaded before `cutoff` (run by the
- * scheduler's timer), then removes pending files. Several replicas may run it at once.
+ * scheduler's timer), but for the path ids in `keep` (pending scheduled messages link them), then
+ * removes pending files. Several replicas may run it at once.
  */
-export async function doCleanUpAttachments(deps: AttachmentsDeps, reaper: FileReaper, cutoff: Date, limit: number) {
+export async function doCleanUpAttachments(deps: AttachmentsDeps, reaper: FileReaper, cutoff: Date, limit: number, keep: string[] = []) {
   const deleted = await withTx(deps.pool, async (tx) => {
-    const candidates = await lockExpiredUnlinked(tx, cutoff, limit);
+    const candidates = await lockExpiredUnlinked(tx, cutoff, limit, keep);
     const byRealm = new Map<number, number[]>();
     for (const c of candidates) byRealm.set(c.realmId, [...(byRealm.get(c.realmId) ?? []), c.id]);
     const rows: AttachmentRow[] = [];

@@ -139,7 +139,7 @@ export function attachmentRoutes(mod: AttachmentsModule): RoutePlugin {
     });
 
     registerRoute(app, InternalCleanUpAttachments, async ({ params }) =>
-      doCleanUpAttachments(deps, mod.reaper, new Date(params.uploaded_before * 1000), params.limit),
+      doCleanUpAttachments(deps, mod.reaper, new Date(params.uploaded_before * 1000), params.limit, params.keep),
     );
   };
 }

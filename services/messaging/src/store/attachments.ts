@@ -122,11 +122,11 @@ export async function lockUnlinked(db: Queryable, realmId: number, ids: number[]
  * Candidates for the unused-upload clean-up, across organizations: uploaded before `cutoff` and
  * linked from no live message. Locked, skipping rows a claim holds.
  */
-export async function lockExpiredUnlinked(db: Queryable, cutoff: Date, limit: number): Promise<AttachmentRow[]> {
+export async function lockExpiredUnlinked(db: Queryable, cutoff: Date, limit: number, keep: string[]): Promise<AttachmentRow[]> {
   const { rows } = await db.query(
-    `SELECT ${COLUMNS} FROM attachments a WHERE a.create_time < $1 AND NOT ${LIVE_LINK}
+    `SELECT ${COLUMNS} FROM attachments a WHERE a.create_time < $1 AND NOT ${LIVE_LINK} AND a.path_id <> ALL($3::text[])
       ORDER BY a.id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-    [cutoff, limit],
+    [cutoff, limit, keep],
   );
   return rows.map(toRow);
 }

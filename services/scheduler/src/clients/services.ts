@@ -45,8 +45,9 @@ export class MessagingClient {
     return res.id;
   }
 
-  async cleanUpAttachments(uploadedBefore: number, limit: number): Promise<{ deleted: number; files_removed: number }> {
-    return this.http.call("POST", "/internal/attachments/clean_up", { params: { uploaded_before: uploadedBefore, limit } });
+  /** `keep`: path ids pending scheduled messages link (not deleted, whatever their age). */
+  async cleanUpAttachments(uploadedBefore: number, limit: number, keep: string[]): Promise<{ deleted: number; files_removed: number }> {
+    return this.http.call("POST", "/internal/attachments/clean_up", { params: { uploaded_before: uploadedBefore, limit, keep: JSON.stringify(keep) } });
   }
 }
 

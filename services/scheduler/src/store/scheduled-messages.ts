@@ -1,3 +1,4 @@
+import { linkedPathIds } from "@chat/contracts";
 import type { Queryable } from "@chat/platform";
 
 export interface ScheduledMessageRow {
@@ -94,6 +95,12 @@ export async function selectUndeliveredForSender(db: Queryable, realmId: number,
     [realmId, senderId],
   );
   return rows.map(toRow);
+}
+
+/** The upload path ids that messages not yet delivered (failed ones included) link. */
+export async function selectPendingUploadLinks(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query("SELECT content FROM scheduled_messages WHERE NOT delivered AND content LIKE '%/user_uploads/%'");
+  return [...new Set(rows.flatMap((r) => linkedPathIds(r.content)))];
 }
 
 export interface ScheduledMessageChanges {

@@ -1,4 +1,5 @@
 import type { SchedulerDeps } from "../deps";
+import { selectPendingUploadLinks } from "../store/scheduled-messages";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const BATCH = 1000;
@@ -39,9 +40,11 @@ export class UploadCleanup {
     if (this.current) return this.current;
     this.current = (async () => {
       const cutoff = Math.floor((this.deps.clock.now().getTime() - this.opts.retentionDays * DAY_MS) / 1000);
+      // Uploads a pending scheduled message links stay, as in Zulip: the message will claim them.
+      const keep = await selectPendingUploadLinks(this.deps.pool);
       let total = 0;
       for (;;) {
-        const { deleted } = await this.deps.messaging.cleanUpAttachments(cutoff, BATCH);
+        const { deleted } = await this.deps.messaging.cleanUpAttachments(cutoff, BATCH, keep);
         total += deleted;
         if (deleted < BATCH) return total;
       }
