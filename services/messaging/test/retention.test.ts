@@ -163,3 +163,18 @@ describe("the retention job", () => {
     expect(await exists([sent.inherit[2]])).toEqual([sent.inherit[2]]);
   });
 });
+
+describe("retention longer than dates reach", () => {
+  it("an organization keeping messages 2^31 - 1 days neither fails the pass nor stops the others", async () => {
+    const far = await m.createOrg();
+    await m.createStream(far.owner, "far", [far.owner]);
+    const kept = await m.send(far.owner, { type: "stream", to: "far", topic: "t", content: "kept for ages" });
+    await m.setRealmSetting(far.realmId, "message_retention_days", 2 ** 31 - 1);
+    const near = await m.createOrg();
+    await m.createStream(near.owner, "near", [near.owner], { message_retention_days: 1 });
+    const expiring = await m.send(near.owner, { type: "stream", to: "near", topic: "t", content: "gone tomorrow" });
+    m.clock.advance(2 * DAY);
+    await runRetentionOnce(m.deps);
+    expect(await exists([kept, expiring])).toEqual([kept]);
+  });
+});

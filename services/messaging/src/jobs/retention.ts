@@ -49,7 +49,10 @@ export async function runRetentionOnce(deps: AppDeps, batchSize = 1000): Promise
     targets.push({ streamId: null, days: effectiveRetention(null, realmDays) });
     for (const { streamId, days } of targets) {
       if (days === null) continue;
-      const cutoff = new Date(now - days * DAY_MS);
+      // Past the start of 1970 nothing is old enough (and far enough a Date is invalid).
+      const cutoffMs = now - days * DAY_MS;
+      if (!(cutoffMs > 0)) continue;
+      const cutoff = new Date(cutoffMs);
       for (;;) {
         const n = await doDeleteExpiredBatch(deps, realmId, streamId, cutoff, batchSize);
         deleted += n;
