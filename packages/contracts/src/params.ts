@@ -59,3 +59,15 @@ export type ParamSpecs = Record<string, ParamSpec<any, any>>;
 export type ParsedParams<S extends ParamSpecs> = {
   [K in keyof S]: S[K] extends ParamSpec<any, infer Out> ? Out : never;
 };
+
+/**
+ * A string of at most `max` characters counted as Zulip counts them (code points, Python's
+ * len): an emoji is one, where zod's `.max` counts two. Fails as `.max` would (too_big).
+ */
+export function maxChars(max: number) {
+  return z.string().superRefine((value, ctx) => {
+    if (value.length > max && [...value].length > max) {
+      ctx.addIssue({ code: "too_big", origin: "string", maximum: max, inclusive: true, input: value });
+    }
+  });
+}

@@ -56,9 +56,16 @@ describe("alert words", () => {
     expectError(await add(org.member, { a: 1 }), 400, "BAD_REQUEST", "alert_words is not a list");
     expectError(await add(org.member, [1]), 400, "BAD_REQUEST", "alert_words[0] is not a string");
     expectError(await add(org.member, ["x".repeat(101)]), 400, "BAD_REQUEST", "alert_words[0] is too long (limit: 100 characters)");
+    // Characters as Zulip counts them: 101 emoji are too many, 100 are not (200 UTF-16 units).
+    expectError(await add(org.member, ["😀".repeat(101)]), 400, "BAD_REQUEST", "alert_words[0] is too long (limit: 100 characters)");
     expectError(await t.call("POST", "/users/me/alert_words", { as: org.member.as }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'alert_words' argument");
     expectError(await remove(org.member, "[1"), 400, "BAD_REQUEST", "alert_words is not valid JSON");
     expect(await notices(t)).toEqual([]);
     expect(await list(org.member)).toEqual(["deploy", "on call"]);
+  });
+
+  it("counts a word's length in characters: 100 emoji are a word of 100", async () => {
+    const word = "😀".repeat(100);
+    expect((await t.ok(await add(org.member2, [word]))).alert_words).toEqual([word]);
   });
 });

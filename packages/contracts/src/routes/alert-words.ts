@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { p } from "../params";
+import { maxChars, p } from "../params";
 import { route, success } from "../route";
 
 /** Zulip caps one alert word (or phrase) at 100 characters. */
@@ -22,7 +22,7 @@ export const AddAlertWords = route({
   path: "/users/me/alert_words",
   service: "accounts",
   auth: "user",
-  params: { alert_words: p.json(z.array(z.string().max(MAX_ALERT_WORD_LENGTH))).required() },
+  params: { alert_words: p.json(z.array(maxChars(MAX_ALERT_WORD_LENGTH))).required() },
   response: AlertWordsResponse,
 });
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { p } from "../params";
+import { maxChars, p } from "../params";
 import { empty, route, success } from "../route";
 import { ProfileDataUpdate } from "./custom-profile-fields";
 
@@ -31,7 +31,7 @@ export const DeactivateUser = route({
   params: {
     user_id: p.int().path(),
     /** Accepted for compatibility; this server sends no email. */
-    deactivation_notification_comment: p.str(z.string().max(2000)),
+    deactivation_notification_comment: p.str(maxChars(2000)),
   },
   response: empty,
 });
