@@ -61,13 +61,33 @@ export type ParsedParams<S extends ParamSpecs> = {
 };
 
 /**
- * A string of at most `max` characters counted as Zulip counts them (code points, Python's
- * len): an emoji is one, where zod's `.max` counts two. Fails as `.max` would (too_big).
+ * Length in characters (code points), as Python's `len` counts them; `String#length` counts
+ * UTF-16 units, two per emoji. Never more than `s.length`, so a short string costs nothing.
+ */
+function charLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+/** Longer than `max` characters (code points). */
+export const exceedsChars = (s: string, max: number): boolean => s.length > max && charLength(s) > max;
+
+/**
+ * A string of at most `max` characters counted as Zulip counts them (code points): an emoji is
+ * one, where zod's `.max` counts two. Fails as `.max` would (too_big).
  */
 export function maxChars(max: number) {
   return z.string().superRefine((value, ctx) => {
-    if (value.length > max && [...value].length > max) {
-      ctx.addIssue({ code: "too_big", origin: "string", maximum: max, inclusive: true, input: value });
-    }
+    if (exceedsChars(value, max)) ctx.addIssue({ code: "too_big", origin: "string", maximum: max, inclusive: true, input: value });
   });
 }

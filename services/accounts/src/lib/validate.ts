@@ -1,28 +1,10 @@
+import { exceedsChars } from "@chat/contracts";
 import { badRequest } from "@chat/platform";
 
 const EMAIL = /^[^\s@",<>()[\]\\;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
-/**
- * Length in characters (code points), as Python's `len` counts them; `String#length` counts
- * UTF-16 units, two per emoji. Never more than `s.length`, so a short string costs nothing.
- */
-export function charLength(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length - 1; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
-
-/** Longer than `max` characters (code points). */
-export const exceeds = (s: string, max: number): boolean => s.length > max && charLength(s) > max;
+/** Longer than `max` characters (code points, as Python's `len`), not UTF-16 units. */
+export const exceeds = exceedsChars;
 
 export function isValidEmail(email: string): boolean {
   return !exceeds(email, 254) && EMAIL.test(email);
