@@ -10,7 +10,7 @@ export const schedulerConfigShape = {
   DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** How often unused uploads are cleaned up (through messaging). */
   UPLOAD_CLEANUP_INTERVAL_MS: z.coerce.number().int().min(1000).default(60 * 60 * 1000),
-  /** Uploads never linked from a message are deleted this many days after upload (Zulip: 5 weeks). */
+  /** Uploads never linked from a message are deleted this many days after upload (Zulip: 5 weeks); those a pending scheduled message links are kept. */
   UNCLAIMED_UPLOAD_RETENTION_DAYS: z.coerce.number().min(0).default(35),
 };
 
