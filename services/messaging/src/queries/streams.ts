@@ -5,9 +5,11 @@ import { streamObject, weeklyTraffic } from "../lib/format";
 import { isAdminRole, isGuestRole } from "../lib/permissions";
 import {
   selectRealmStreams,
+  selectReceivedTopics,
   selectRecentTraffic,
   selectStreamById,
   selectStreamByName,
+  selectStreamTopics,
   type StreamRow,
 } from "../store/streams";
 import { selectSubscription, selectUserSubscriptions, type SubscriptionRow } from "../store/subscriptions";
@@ -124,6 +126,20 @@ export async function getStreams(deps: AppDeps, viewer: Viewer, opts: StreamList
 export async function getStreamById(deps: AppDeps, viewer: Viewer, id: number): Promise<StreamObject> {
   const { stream } = await accessStreamById(deps.pool, viewer, id);
   return (await toStreamObjects(deps, viewer.realmId, [stream]))[0];
+}
+
+/**
+ * GET /users/me/{stream_id}/topics, newest first. A private channel's topics are for its
+ * subscribers, administrators included (Zulip's access_stream_by_id without the administrator
+ * exception); with protected history, the topics of the messages one received.
+ */
+export async function getStreamTopics(deps: AppDeps, viewer: Viewer, id: number): Promise<Array<{ name: string; max_id: number }>> {
+  const { stream, sub } = await accessStreamById(deps.pool, viewer, id);
+  if (stream.inviteOnly && !sub?.active) throw badRequest("Invalid channel ID");
+  const topics = canAccessHistory(viewer, stream, sub)
+    ? await selectStreamTopics(deps.pool, viewer.realmId, stream.id)
+    : await selectReceivedTopics(deps.pool, viewer.realmId, viewer.userId, stream.id);
+  return topics.map((t) => ({ name: t.name, max_id: t.maxId }));
 }
 
 /** GET /get_stream_id: hidden and missing channels give the same answer. */

@@ -1,14 +1,5 @@
 import type { Queryable } from "@chat/platform";
 
-export async function insertUserMessages(db: Queryable, realmId: number, messageId: number, entries: Array<{ userId: number; flags: number }>): Promise<void> {
-  if (entries.length === 0) return;
-  await db.query(
-    `INSERT INTO usermessages (realm_id, user_id, message_id, flags)
-     SELECT $1, u, $2, f FROM unnest($3::bigint[], $4::int[]) AS x(u, f)`,
-    [realmId, messageId, entries.map((e) => e.userId), entries.map((e) => e.flags)],
-  );
-}
-
 /**
  * One user's rows for several messages, where the user has none yet; returns the ids written.
  * A row another transaction wrote meanwhile is left as it is (ON CONFLICT waits for it).
