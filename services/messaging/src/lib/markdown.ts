@@ -116,6 +116,8 @@ function renderUserMention(env: RenderEnv, text: string, isSilent: boolean): str
   let target: { id: number; fullName: string } | undefined;
   if (id !== null) {
     target = env.dir.usersById.get(id);
+    // `@**Name|id**` names the user twice; a name that is not theirs mentions nobody (`@**|id**` may leave it out).
+    if (target && name !== "" && target.fullName !== name) target = undefined;
   } else {
     const matches = env.dir.usersByName.get(name.toLowerCase()) ?? [];
     // An ambiguous name renders as plain text, as in Zulip.

@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startMessaging, type Messaging, type Org } from "./helpers";
+
+let m: Messaging;
+let org: Org;
+
+beforeAll(async () => {
+  m = await startMessaging();
+  org = await m.createOrg();
+  await m.createStream(org.owner, "general", [org.owner, org.member, org.member2]);
+});
+afterAll(async () => m?.close());
+
+/** Sends `content` to #general and returns the HTML a client fetching the message gets, and the mentioned flag of member2. */
+async function rendered(content: string): Promise<{ html: string; member2Flags: string[] }> {
+  const id = await m.send(org.member, { type: "stream", to: "general", topic: "markdown", content });
+  const mine = await m.ok(await m.call("GET", `/messages/${id}`, org.member));
+  const theirs = await m.ok(await m.call("GET", `/messages/${id}`, org.member2));
+  return { html: mine.message.content, member2Flags: theirs.message.flags };
+}
+
+describe("Markdown as Zulip renders it", () => {
+  it("@**Name|id** mentions only when the name is the user's (or left out)", async () => {
+    const id = org.member2.user_id;
+    const wrong = await rendered(`@**Somebody Else|${id}**`);
+    expect(wrong.html).toBe(`<p>@<strong>Somebody Else|${id}</strong></p>`);
+    expect(wrong.member2Flags).not.toContain("mentioned");
+    const bare = await rendered(`@**|${id}**`);
+    expect(bare.html).toBe(`<p><span class="user-mention" data-user-id="${id}">@Max Member</span></p>`);
+    expect(bare.member2Flags).toContain("mentioned");
+    const named = await rendered(`@_**Max Member|${id}**`);
+    expect(named.html).toBe(`<p><span class="user-mention silent" data-user-id="${id}">Max Member</span></p>`);
+  });
+});
