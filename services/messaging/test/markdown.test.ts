@@ -32,3 +32,15 @@ describe("Markdown as Zulip renders it", () => {
     expect(named.html).toBe(`<p><span class="user-mention silent" data-user-id="${id}">Max Member</span></p>`);
   });
 });
+
+describe("emphasis, strikethrough and headings", () => {
+  it("only `*` emphasizes; `~~` strikes through as <del>; there are no underlined headings", async () => {
+    expect((await rendered("_under_ __strong__ snake_case *it* **bold**")).html).toBe(
+      "<p>_under_ __strong__ snake_case <em>it</em> <strong>bold</strong></p>",
+    );
+    expect((await rendered("~~gone~~")).html).toBe("<p><del>gone</del></p>");
+    expect((await rendered("Title\n===")).html).toBe("<p>Title<br>\n===</p>");
+    expect((await rendered("above\n---\nbelow")).html).toBe("<p>above</p>\n<hr>\n<p>below</p>");
+    expect((await rendered("# Real heading")).html).toBe("<h1>Real heading</h1>");
+  });
+});

@@ -190,11 +190,26 @@ function textToken(state: StateCore, content: string): Token {
   return t;
 }
 
+/** Underscores are plain text: Zulip emphasizes only with `*` (`_x_` and `__x__` stay as typed). */
+function underscoreRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x5f /* _ */) return false;
+  let end = state.pos;
+  while (state.src.charCodeAt(end) === 0x5f) end++;
+  if (!silent) state.pending += state.src.slice(state.pos, end);
+  state.pos = end;
+  return true;
+}
+
 function createRenderer(): MarkdownIt {
   // html: false -> raw HTML in a message is shown as text, never interpreted.
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
-  // Zulip has no inline image syntax; `![x](y)` stays a plain link.
-  md.disable(["image"]);
+  // Zulip has no inline image syntax (`![x](y)` stays a plain link), and no underlined
+  // (setext) headings: only `#` ones.
+  md.disable(["image", "lheading"]);
+  md.inline.ruler.before("emphasis", "zulip_underscores", underscoreRule);
+  // Zulip's strikethrough is <del>.
+  md.renderer.rules.s_open = () => "<del>";
+  md.renderer.rules.s_close = () => "</del>";
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_stream_link", streamLinkRule);
   md.core.ruler.after("linkify", "zulip_linkifiers", linkifierRule(md));
