@@ -44,3 +44,15 @@ describe("emphasis, strikethrough and headings", () => {
     expect((await rendered("# Real heading")).html).toBe("<h1>Real heading</h1>");
   });
 });
+
+describe("channel and topic links", () => {
+  it("encode names in links as Zulip's narrow URLs do (`.` for `%`)", async () => {
+    const id = await m.createStream(org.owner, "dev.ops (eu)", [org.owner, org.member]);
+    expect((await rendered("#**dev.ops (eu)>deploy 1.2: done!**")).html).toBe(
+      `<p><a class="stream-topic" data-stream-id="${id}" href="/#narrow/channel/${id}-dev.2Eops-.28eu.29/topic/deploy.201.2E2.3A.20done.21">#dev.ops (eu) &gt; deploy 1.2: done!</a></p>`,
+    );
+    expect((await rendered("#**dev.ops (eu)**")).html).toBe(
+      `<p><a class="stream" data-stream-id="${id}" href="/#narrow/channel/${id}-dev.2Eops-.28eu.29">#dev.ops (eu)</a></p>`,
+    );
+  });
+});

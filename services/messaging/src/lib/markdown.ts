@@ -67,8 +67,19 @@ function splitNameId(text: string): [string, number | null] {
 
 const escape = (s: string) => MarkdownIt().utils.escapeHtml(s);
 
+/**
+ * Zulip's hash_util_encode for narrow links: percent-encoding of all but letters, digits and
+ * `_.-~`, then `.` for `%` (so `.` itself is `.2E`).
+ */
+function hashEncode(text: string): string {
+  return encodeURIComponent(text)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/\./g, "%2E")
+    .replace(/%/g, ".");
+}
+
 function narrowSlug(id: number, name: string): string {
-  return `${id}-${encodeURIComponent(name.replace(/ /g, "-"))}`;
+  return `${id}-${hashEncode(name.replace(/ /g, "-"))}`;
 }
 
 /** `@**Full Name**`, `@**Name|id**`, `@_**Name**`, wildcards, `@*group*`, `@_*group*`. */
@@ -144,7 +155,7 @@ function streamLinkRule(state: StateInline, silent: boolean): boolean {
     state.push("html_inline", "", 0).content =
       topic === null
         ? `<a class="stream" data-stream-id="${stream.id}" href="${escape(base)}">#${escape(stream.name)}</a>`
-        : `<a class="stream-topic" data-stream-id="${stream.id}" href="${escape(`${base}/topic/${encodeURIComponent(topic)}`)}">#${escape(stream.name)} &gt; ${escape(topic)}</a>`;
+        : `<a class="stream-topic" data-stream-id="${stream.id}" href="${escape(`${base}/topic/${hashEncode(topic)}`)}">#${escape(stream.name)} &gt; ${escape(topic)}</a>`;
   }
   state.pos += m[0].length;
   return true;
