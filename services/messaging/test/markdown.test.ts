@@ -56,3 +56,20 @@ describe("channel and topic links", () => {
     );
   });
 });
+
+describe("quote and spoiler blocks", () => {
+  it("```quote is a block quote of Markdown, mentions included", async () => {
+    const r = await rendered("```quote\nwise words from @**Max Member**\n```");
+    expect(r.html).toBe(`<blockquote>\n<p>wise words from <span class="user-mention" data-user-id="${org.member2.user_id}">@Max Member</span></p>\n</blockquote>`);
+    expect(r.member2Flags).toContain("mentioned");
+  });
+
+  it("```spoiler renders a header and hidden content", async () => {
+    expect((await rendered("```spoiler The *ending*\nEveryone **wins**.\n```")).html).toBe(
+      '<div class="spoiler-block"><div class="spoiler-header">\n<p>The <em>ending</em></p>\n</div><div class="spoiler-content" aria-hidden="true">\n<p>Everyone <strong>wins</strong>.</p>\n</div></div>',
+    );
+    expect((await rendered("```spoiler\nno header\n```")).html).toBe(
+      '<div class="spoiler-block"><div class="spoiler-header">\n</div><div class="spoiler-content" aria-hidden="true">\n<p>no header</p>\n</div></div>',
+    );
+  });
+});

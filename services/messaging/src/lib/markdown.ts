@@ -224,9 +224,20 @@ function createRenderer(): MarkdownIt {
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_stream_link", streamLinkRule);
   md.core.ruler.after("linkify", "zulip_linkifiers", linkifierRule(md));
-  md.renderer.rules.fence = (tokens, idx) => {
+  md.renderer.rules.fence = (tokens, idx, _options, env: RenderEnv) => {
     const token = tokens[idx];
     const lang = token.info.trim().split(/\s+/)[0];
+    // Zulip's fenced blocks whose body is Markdown too: quotes, and spoilers (the rest of the
+    // opening line is the header).
+    const kind = lang.toLowerCase();
+    if (kind === "quote" || kind === "quoted") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+    if (kind === "spoiler") {
+      const header = token.info.trim().slice(lang.length).trim();
+      return (
+        `<div class="spoiler-block"><div class="spoiler-header">\n${header ? md.render(header, env) : ""}` +
+        `</div><div class="spoiler-content" aria-hidden="true">\n${md.render(token.content, env)}</div></div>\n`
+      );
+    }
     const attr = lang ? ` data-code-language="${escape(lang)}"` : "";
     return `<div class="codehilite"${attr}><pre><span></span><code>${escape(token.content)}</code></pre></div>\n`;
   };
