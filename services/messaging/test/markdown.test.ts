@@ -73,3 +73,13 @@ describe("quote and spoiler blocks", () => {
     );
   });
 });
+
+describe("global times", () => {
+  it("<time:...> becomes a <time> in UTC, or Zulip's error span", async () => {
+    expect((await rendered("meet at <time:2024-03-01T10:30:00+01:00>")).html).toBe(
+      '<p>meet at <time datetime="2024-03-01T09:30:00Z">2024-03-01T10:30:00+01:00</time></p>',
+    );
+    expect((await rendered("<time:1496701800>")).html).toBe('<p><time datetime="2017-06-05T22:30:00Z">1496701800</time></p>');
+    expect((await rendered("<time:the Ides of March>")).html).toBe('<p><span class="timestamp-error">Invalid time format: the Ides of March</span></p>');
+  });
+});

@@ -161,6 +161,51 @@ function streamLinkRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
+/**
+ * `<time:...>`: Zulip's timestamp, shown in each reader's time zone. An ISO 8601 time (UTC when
+ * it names no zone) or a UNIX timestamp becomes `<time datetime="...Z">`, anything else an error
+ * span, as Zulip renders them.
+ */
+function timeRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x3c /* < */) return false;
+  const m = /^<time:([^>]*?)>/.exec(state.src.slice(state.pos));
+  if (!m) return false;
+  if (!silent) {
+    const when = parseTimestamp(m[1]);
+    state.push("html_inline", "", 0).content =
+      when === null
+        ? `<span class="timestamp-error">Invalid time format: ${escape(m[1])}</span>`
+        : `<time datetime="${isoUtc(when)}">${escape(m[1])}</time>`;
+  }
+  state.pos += m[0].length;
+  return true;
+}
+
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+
+function parseTimestamp(text: string): Date | null {
+  const iso = ISO_TIME.exec(text.trim());
+  if (iso) {
+    const [, y, mo, d, h = "00", mi = "00", sec = "00", frac = "", zone] = iso;
+    let offset = "Z";
+    if (zone && zone.toUpperCase() !== "Z") offset = zone.length === 3 ? `${zone}:00` : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
+    const ms = frac ? `.${frac.padEnd(3, "0").slice(0, 3)}` : "";
+    const date = new Date(`${y}-${mo}-${d}T${h}:${mi}:${sec}${ms}${offset}`);
+    return Number.isNaN(date.getTime()) ? null : date;
+  }
+  if (/^\s*[+-]?(\d+\.?\d*|\.\d+)\s*$/.test(text)) {
+    const date = new Date(Number(text) * 1000);
+    return Number.isNaN(date.getTime()) ? null : date;
+  }
+  return null;
+}
+
+/** Python's isoformat() of a UTC time with `+00:00` written `Z`: seconds always, microseconds when not zero. */
+function isoUtc(date: Date): string {
+  const [whole, ms] = date.toISOString().replace("Z", "").split(".");
+  return `${whole}${ms === "000" ? "" : `.${ms}000`}Z`;
+}
+
 /** Turns linkifier matches in plain text (outside links and code) into links. */
 function linkifierRule(md: MarkdownIt) {
   return (state: StateCore): void => {
@@ -223,6 +268,7 @@ function createRenderer(): MarkdownIt {
   md.renderer.rules.s_close = () => "</del>";
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_stream_link", streamLinkRule);
+  md.inline.ruler.before("autolink", "zulip_time", timeRule);
   md.core.ruler.after("linkify", "zulip_linkifiers", linkifierRule(md));
   md.renderer.rules.fence = (tokens, idx, _options, env: RenderEnv) => {
     const token = tokens[idx];
