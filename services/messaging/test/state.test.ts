@@ -1,5 +1,6 @@
 import { AccountsUserCreated } from "@chat/contracts";
 import { AmqpClient, createLogger, emitEvent, OutboxRelay, withTx } from "@chat/platform";
+import { serviceClient } from "@chat/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consumeAccountsEvents } from "../src/consumers/accounts";
 import { expectError, startMessaging, type Messaging, type Org } from "./helpers";
@@ -78,6 +79,40 @@ describe("register state", () => {
       { max_message_id: d, user_ids: [org.owner.user_id, org.member2.user_id].sort((x, y) => x - y) },
       { max_message_id: c, user_ids: [org.member2.user_id] },
     ]);
+  });
+
+  it("without the notification_settings_null capability, null channel notification settings become the user's defaults", async () => {
+    const who = (await m.createOrg()).member;
+    const accounts = serviceClient(m.accountsApp, m.deps.config.INTERNAL_TOKEN);
+    await m.createStream(who, "loud", [who]);
+    const quiet = await m.createStream(who, "quiet", [who]);
+    await m.createStream(who, "left", [who]);
+    await m.ok(await m.call("DELETE", "/users/me/subscriptions", who, { subscriptions: JSON.stringify(["left"]) }));
+    await m.ok(await m.call("POST", "/users/me/subscriptions/properties", who, {
+      subscription_data: JSON.stringify([{ stream_id: quiet, property: "desktop_notifications", value: true }]),
+    }));
+    await m.ok(await accounts("PATCH", "/settings", { as: who.as, params: { enable_stream_push_notifications: "true" } }));
+    const settings = (s: any) => ({
+      desktop: s.desktop_notifications, audible: s.audible_notifications, push: s.push_notifications, email: s.email_notifications, wildcard: s.wildcard_mentions_notify,
+    });
+    const types = JSON.stringify(["subscription"]);
+    // Zulip's default capabilities: the user's defaults stand in (wildcard_mentions_notify stays null).
+    for (const params of [{ fetch_event_types: types }, { fetch_event_types: types, client_capabilities: JSON.stringify({ notification_settings_null: false }) }]) {
+      const s = await state(who, params);
+      const byName = Object.fromEntries([...s.subscriptions, ...s.unsubscribed].map((x: any) => [x.name, settings(x)]));
+      expect(byName).toEqual({
+        loud: { desktop: false, audible: false, push: true, email: false, wildcard: null },
+        quiet: { desktop: true, audible: false, push: true, email: false, wildcard: null },
+        left: { desktop: false, audible: false, push: true, email: false, wildcard: null },
+      });
+    }
+    // A client that takes null gets the stored values.
+    const modern = await state(who, { fetch_event_types: types, client_capabilities: JSON.stringify({ notification_settings_null: true }) });
+    expect(modern.subscriptions.map((x: any) => [x.name, settings(x)])).toEqual([
+      ["loud", { desktop: null, audible: null, push: null, email: null, wildcard: null }],
+      ["quiet", { desktop: true, audible: null, push: null, email: null, wildcard: null }],
+    ]);
+    expect(settings(modern.unsubscribed[0])).toEqual({ desktop: null, audible: null, push: null, email: null, wildcard: null });
   });
 
   it("starred_messages, drafts newest first, user_topics and legacy muted_topics", async () => {

@@ -8,11 +8,13 @@ import { selectUserTopics } from "../store/user-topics";
 import { selectRecentDirectConversations, selectStarredIds, selectUnread } from "../store/usermessages";
 import { getRegisterDrafts } from "./drafts";
 import { viewerOf } from "./streams";
-import { gatherSubscriptions, readChannelView, visibleStreams, type ChannelView } from "./subscriptions";
+import { gatherSubscriptions, readChannelView, visibleStreams, type ChannelView, type SubscriptionState } from "./subscriptions";
 
 export interface RegisterStateRequest {
   fetchEventTypes: string[] | null;
   includeSubscribers: boolean;
+  /** The client capability: whether it takes null (inherit) channel notification settings. */
+  notificationSettingsNull: boolean;
 }
 
 const MAX_UNREAD_MESSAGES = 50000;
@@ -44,7 +46,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
     want("recent_private_conversations") ? recentConversations(deps, who) : null,
   ]);
   if (want("message")) state.max_message_id = maxId;
-  if (want("subscription")) Object.assign(state, subscriptions);
+  if (want("subscription")) Object.assign(state, req.notificationSettingsNull ? subscriptions : await withNotificationDefaults(deps, who, subscriptions!));
   if (want("stream")) state.streams = streams;
   if (wantUnread) state.unread_msgs = unread;
   if (want("starred_messages")) state.starred_messages = starred;
@@ -55,6 +57,31 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
     state.muted_topics = userTopicRows!.filter((t) => t.visibility_policy === 1).map((t) => [t.streamName, t.topic_name, t.last_updated]);
   }
   if (want("recent_private_conversations")) state.recent_private_conversations = recent;
+  return state;
+}
+
+/** The channel notification settings a null stands for: the user's default for channels (Zulip's names). */
+const NOTIFICATION_DEFAULTS = {
+  desktop_notifications: "enable_stream_desktop_notifications",
+  audible_notifications: "enable_stream_audible_notifications",
+  push_notifications: "enable_stream_push_notifications",
+  email_notifications: "enable_stream_email_notifications",
+} as const;
+
+/**
+ * Clients without the `notification_settings_null` capability cannot read null (inherit) in a
+ * subscription's notification settings: they get the user's default instead, in `subscriptions`
+ * and `unsubscribed`, as Zulip's handle_stream_notifications_compatibility gives them
+ * (`wildcard_mentions_notify` stays null there too). The defaults are accounts' settings.
+ */
+async function withNotificationDefaults(deps: AppDeps, who: Identity, state: SubscriptionState): Promise<SubscriptionState> {
+  const subs = [...state.subscriptions, ...state.unsubscribed];
+  const keys = Object.keys(NOTIFICATION_DEFAULTS) as Array<keyof typeof NOTIFICATION_DEFAULTS>;
+  if (!subs.some((sub) => keys.some((k) => sub[k] === null))) return state;
+  const [own] = await deps.accounts.getUserSettings(who.realmId, [who.userId]);
+  for (const sub of subs) {
+    for (const k of keys) if (sub[k] === null) sub[k] = own?.settings[NOTIFICATION_DEFAULTS[k]] === true;
+  }
   return state;
 }
 
