@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import amqp from "amqplib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type pg from "pg";
@@ -119,6 +120,63 @@ async function drainQueue(name: string): Promise<string[]> {
     out.push(msg.content.toString("utf8"));
   }
 }
+
+describe("AmqpClient.listen", () => {
+  async function listener(c: AmqpClient, name: string) {
+    const seen: number[] = [];
+    let ready = 0;
+    const queue = await c.listen({ name, bindings: ["test.#"], handler: (e) => seen.push(n(e)), onReady: () => ready++ });
+    if (!queue) throw new Error("listener not declared");
+    return { queue, seen, ready: () => ready };
+  }
+
+  /** Asked on a connection of its own: a failed check closes the channel that asked. */
+  async function queueStatus(queue: string): Promise<string> {
+    const conn = await amqp.connect(amqpUrl);
+    try {
+      const ch = await conn.createChannel();
+      ch.on("error", () => {});
+      return await ch.checkQueue(queue).then(
+        () => "open",
+        (err: { code?: number }) => (err.code === 405 ? "another connection's" : err.code === 404 ? "absent" : String(err.code)),
+      );
+    } finally {
+      await conn.close().catch(() => {});
+    }
+  }
+
+  it("every process gets its own copy, on a queue that goes when its connection does", async () => {
+    const [a, b] = [await client(), await client()];
+    const name = queueName();
+    const [onA, onB] = [await listener(a, name), await listener(b, name)];
+    expect(onA.queue).not.toBe(onB.queue);
+    expect([onA.ready(), onB.ready()]).toEqual([1, 1]);
+    await publish(envelope(1));
+    await publish("not json");
+    await publish(envelope(2));
+    await until(() => onA.seen.length === 2 && onB.seen.length === 2);
+    expect([onA.seen, onB.seen]).toEqual([[1, 2], [1, 2]]);
+    expect(memory.lines.some((l) => l.msg === "listener message ignored")).toBe(true);
+    expect(await queueStatus(onA.queue)).toBe("another connection's");
+    await a.close();
+    await b.close();
+    // Nothing is left behind for messages to pile up in.
+    expect([await queueStatus(onA.queue), await queueStatus(onB.queue)]).toEqual(["absent", "absent"]);
+  });
+
+  it("is declared again after a reconnection, and says so (what was published meanwhile is missed)", async () => {
+    const c = await client();
+    const on = await listener(c, queueName());
+    proxy.block();
+    await until(() => !c.connected, 5000, () => "client notices");
+    await publish(envelope(1));
+    proxy.unblock();
+    await until(() => on.ready() === 2, 10_000, () => "declared again");
+    await publish(envelope(2));
+    await until(() => on.seen.length === 1);
+    expect(on.seen).toEqual([2]);
+  });
+});
 
 describe("AmqpClient.consume", () => {
   it("declares a durable queue (and its .dead queue) that keeps messages while nobody consumes", async () => {

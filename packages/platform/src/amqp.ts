@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import amqp from "amqplib";
 import { DomainEnvelope } from "@chat/contracts";
 import type { Logger } from "./logger";
@@ -24,6 +26,21 @@ export interface ConsumerSpec {
    * `handler` one by one, with the retries and dead-lettering described there.
    */
   batchHandler?: (envelopes: DomainEnvelope[]) => Promise<void>;
+}
+
+/**
+ * A listener: every process that declares one gets its own copy of each matching message, on a
+ * queue of its own that lives as long as its connection (for dropping in-process copies of
+ * another service's data). Best effort: nothing is acked or retried, and messages published
+ * while the process was disconnected are not seen, so `onReady` runs after every (re)declaration
+ * and must forget whatever such a message would have changed.
+ */
+export interface ListenerSpec {
+  /** Queue name without the deployment prefix; each process adds a suffix of its own. */
+  name: string;
+  bindings: string[];
+  handler: (envelope: DomainEnvelope) => void;
+  onReady: () => void;
 }
 
 /** A message that can never be handled: dead-lettered and logged, never retried. */
@@ -67,6 +84,9 @@ export class AmqpClient {
   private conn: amqp.ChannelModel | null = null;
   private confirm: amqp.ConfirmChannel | null = null;
   private consumers: ConsumerSpec[] = [];
+  private listeners: ListenerSpec[] = [];
+  /** In the names of this process's listener queues (in Kubernetes, the pod's name). */
+  private readonly host = hostname();
   private runs: ConsumerRun[] = [];
   private closing = false;
   private connecting: Promise<void> | null = null;
@@ -135,6 +155,7 @@ export class AmqpClient {
         await this.openConfirmChannel(conn);
         this.runs = [];
         for (const spec of this.consumers) await this.setUpConsumer(spec);
+        for (const spec of this.listeners) await this.setUpListener(spec);
         this.log.info("amqp connected");
         this.notifyConnected();
       } catch (err) {
@@ -272,6 +293,49 @@ export class AmqpClient {
         .catch(crashed);
     });
     run.tag = consumerTag;
+  }
+
+  /**
+   * Registers a listener (see ListenerSpec); it is declared again on every (re)connection.
+   * Returns the name of its queue while connected (each declaration names a new one: the
+   * previous connection's queue may outlive it at the broker for a while).
+   */
+  async listen(spec: ListenerSpec): Promise<string | undefined> {
+    this.listeners.push(spec);
+    if (this.conn) return this.setUpListener(spec);
+    return undefined;
+  }
+
+  private async setUpListener(spec: ListenerSpec): Promise<string | undefined> {
+    const conn = this.conn;
+    if (!conn) return undefined;
+    const ch = await conn.createChannel();
+    ch.on("error", (err) => this.log.warn({ queue: spec.name, err: (err as Error).message }, "amqp listener channel error"));
+    ch.on("close", () => {
+      if (this.closing || this.conn !== conn) return;
+      setTimeout(() => {
+        if (this.closing || this.conn !== conn) return;
+        this.setUpListener(spec).catch((err) => this.log.warn({ queue: spec.name, err: (err as Error).message }, "amqp listener re-declare failed"));
+      }, this.opts.reconnectMs).unref();
+    });
+    await ch.assertExchange(this.exchange, "topic", { durable: true });
+    const name = `${this.queuePrefix}${spec.name}.${this.host}-${randomBytes(4).toString("hex")}`;
+    const { queue } = await ch.assertQueue(name, { exclusive: true, autoDelete: true, durable: false });
+    for (const key of spec.bindings) await ch.bindQueue(queue, this.exchange, key);
+    await ch.consume(
+      queue,
+      (msg) => {
+        if (!msg) return;
+        try {
+          spec.handler(DomainEnvelope.parse(JSON.parse(msg.content.toString("utf8"))));
+        } catch (err) {
+          this.log.warn({ queue: spec.name, routing_key: msg.fields.routingKey, err: (err as Error).message }, "listener message ignored");
+        }
+      },
+      { noAck: true },
+    );
+    spec.onReady();
+    return queue;
   }
 
   /** The envelope a message carries; null when it has none (dead-lettered and logged here). */

@@ -10,7 +10,7 @@ export * from "./lifecycle";
 export * from "./logger";
 export * from "./migrate";
 export * from "./outbox";
-export { outboxRowsWritten } from "./outbox-signal";
+export { outboxPublished, outboxRowsWritten } from "./outbox-signal";
 export * from "./params";
 export * from "./redis";
 export * from "./request-context";

@@ -9,6 +9,8 @@ import type { Queryable } from "./db";
  * commits, and every relay publishes all unpublished rows when it runs (see OutboxRelay).
  */
 const wakers = new Set<() => void>();
+/** The running relays' "published everything committed so far" waits. */
+const flushers = new Set<() => Promise<void>>();
 /** Transactions (their clients) that wrote outbox rows and have not ended yet. */
 const written = new WeakSet<object>();
 
@@ -18,6 +20,34 @@ export function onOutboxCommitted(wake: () => void): () => void {
   return () => {
     wakers.delete(wake);
   };
+}
+
+/** Registers a relay's flush (see `outboxPublished`); returns its removal. */
+export function onOutboxFlush(flush: () => Promise<void>): () => void {
+  flushers.add(flush);
+  return () => {
+    flushers.delete(flush);
+  };
+}
+
+/**
+ * Resolves once this process's relays have published every outbox row committed before the
+ * call (at once when no relay runs here), or after `timeoutMs` whatever happened: the change is
+ * committed and will be published; the wait only keeps other services' copies from lagging
+ * behind the answer. For the rare changes that other services keep cached (organization
+ * settings, linkifiers): the caller answers once the event is on its way to them.
+ */
+export async function outboxPublished(timeoutMs = 2000): Promise<void> {
+  if (flushers.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+  });
+  try {
+    await Promise.race([Promise.all([...flushers].map((flush) => flush())), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Outbox rows were committed in this process: wake its relays. */

@@ -5,6 +5,7 @@ import { AmqpClient } from "./amqp";
 import { createPool, withTx } from "./db";
 import { createMemoryLogger } from "./logger";
 import { emitEvent, OutboxRelay, type RelayOptions } from "./outbox";
+import { outboxPublished } from "./outbox-signal";
 import { observeExchange, sleep, until, type Observer } from "./test-support";
 
 const SCHEMA = "relaytest";
@@ -183,6 +184,42 @@ describe("OutboxRelay", () => {
     await observer.waitFor(2, 3000);
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(numbers(observer)).toEqual([1, 2]);
+  });
+
+  it("outboxPublished resolves once everything committed before it is published, also after another relay's turn", async () => {
+    await setUp();
+    const amqp = await client();
+    relay(amqp, { pollMs: 60_000 }).start();
+    await sleep(100);
+    // Another replica's relay holds the lock: the rows cannot go yet, nor can the wait end.
+    const other = await pool.connect();
+    await other.query("BEGIN");
+    await other.query(`SELECT pg_advisory_xact_lock(hashtext('${SCHEMA}.outbox'))`);
+    await commit(1, 2);
+    let published = false;
+    const waiting = outboxPublished(10_000).then(() => (published = true));
+    await sleep(300);
+    expect(published).toBe(false);
+    await other.query("COMMIT");
+    other.release();
+    await waiting;
+    expect(await unpublished()).toBe(0);
+    await observer.waitFor(2, 3000);
+    expect(numbers(observer)).toEqual([1, 2]);
+  });
+
+  it("outboxPublished gives up after its timeout while the broker is away (the rows wait)", async () => {
+    await setUp();
+    const amqp = await client();
+    relay(amqp, { pollMs: 60_000 }).start();
+    await sleep(100);
+    proxy.block();
+    await until(() => !amqp.connected, 5000, () => "client notices");
+    await commit(1, 1);
+    const t0 = Date.now();
+    await outboxPublished(300);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(await unpublished()).toBe(1);
   });
 
   it("resumes after a RabbitMQ outage: events committed meanwhile arrive exactly once, in order", async () => {

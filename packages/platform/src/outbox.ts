@@ -4,7 +4,7 @@ import type { DomainEnvelope } from "@chat/contracts";
 import type { AmqpClient } from "./amqp";
 import type { Queryable } from "./db";
 import type { Logger } from "./logger";
-import { onOutboxCommitted, outboxRowsWritten } from "./outbox-signal";
+import { onOutboxCommitted, onOutboxFlush, outboxRowsWritten } from "./outbox-signal";
 
 export interface NewEvent {
   type: string;
@@ -86,6 +86,11 @@ export class OutboxRelay {
   private loop: Promise<void> | null = null;
   private unsubscribe: (() => void) | null = null;
   private stopWaking: (() => void) | null = null;
+  private stopFlushing: (() => void) | null = null;
+  /** Passes of the run loop started so far. */
+  private passesStarted = 0;
+  /** Callers of `flushed`, each with the passes started when it asked. */
+  private flushWaiters: Array<{ after: number; resolve: () => void }> = [];
   private lastPrune = 0;
   private readonly batchSize: number;
   private readonly pollMs: number;
@@ -114,6 +119,7 @@ export class OutboxRelay {
     // After a broker outage, publish the backlog at once instead of at the end of a backoff.
     this.unsubscribe = this.opts.amqp.onConnected(() => this.notified());
     this.stopWaking = onOutboxCommitted(() => this.notified());
+    this.stopFlushing = onOutboxFlush(() => this.flushed());
     this.loop = this.run();
   }
 
@@ -121,8 +127,30 @@ export class OutboxRelay {
     this.running = false;
     this.unsubscribe?.();
     this.stopWaking?.();
+    this.stopFlushing?.();
     this.wake?.();
     await this.loop;
+    for (const w of this.flushWaiters.splice(0)) w.resolve();
+  }
+
+  /**
+   * Resolves after a pass of the run loop that started after the call held the lock and published
+   * every unpublished row: then every row committed before the call is published (by that pass,
+   * or by another relay before it). Waits on while the broker is down.
+   */
+  flushed(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.flushWaiters.push({ after: this.passesStarted, resolve });
+      this.notified();
+    });
+  }
+
+  private settleFlushes(pass: number): void {
+    if (this.flushWaiters.length === 0) return;
+    const done = this.flushWaiters.filter((w) => w.after < pass);
+    this.flushWaiters = this.flushWaiters.filter((w) => w.after >= pass);
+    for (const w of done) w.resolve();
   }
 
   /** Publishes everything pending now; returns how many rows were sent. Used by tests and shutdown. */
@@ -141,8 +169,10 @@ export class OutboxRelay {
     while (this.running) {
       try {
         this.dirty = false;
+        const pass = ++this.passesStarted;
         await this.drain();
         backoff = 100;
+        if (!this.lockBusy) this.settleFlushes(pass);
         if (this.lockBusy) {
           // Longer each time in a row: a relay waiting for a slow broker's confirms holds the lock.
           await new Promise((r) => setTimeout(r, busyDelay));

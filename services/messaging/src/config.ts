@@ -4,7 +4,11 @@ import { baseConfigShape, loadConfig, SERVICE_PORTS } from "@chat/platform";
 export const messagingConfigShape = {
   ...baseConfigShape,
   PORT: z.coerce.number().int().min(0).max(65535).default(SERVICE_PORTS.messaging),
-  /** How long an organization's settings fetched from accounts are reused. */
+  /**
+   * How long an organization's settings and linkifiers fetched from accounts are reused at most.
+   * Each replica drops its copies as soon as accounts announces a change (or after it reconnected
+   * to RabbitMQ); this bounds their age should an announcement be lost.
+   */
   REALM_CACHE_MS: z.coerce.number().int().min(0).default(5000),
 };
 

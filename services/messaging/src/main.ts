@@ -5,6 +5,7 @@ import { buildApp, createDeps, ROUTE_PLUGINS } from "./app";
 import { loadMessagingConfig, type MessagingConfig } from "./config";
 import { consumeAccountsEvents } from "./consumers/accounts";
 import { consumeAlertWords } from "./consumers/alert-words";
+import { listenForRealmChanges } from "./consumers/realm-cache";
 import { consumeUserSettings } from "./consumers/user-settings";
 import { loadRetentionConfig, startRetentionJob } from "./jobs/retention";
 import { attachmentRoutes, createAttachmentsModule } from "./routes/attachments";
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
   await consumeAccountsEvents(amqp, deps);
   await consumeAlertWords(amqp, deps);
   await consumeUserSettings(amqp, deps);
+  await listenForRealmChanges(amqp, deps);
   const retention = startRetentionJob(deps, loadRetentionConfig());
 
   await runService({

@@ -122,6 +122,19 @@ describe("messaging through the gateway", () => {
     await fails(as("member").delete(`/drafts/${id}`), 404, "BAD_REQUEST", "Draft does not exist");
   });
 
+  it("a linkifier added or removed applies to the very next message", async () => {
+    const channel = org.channels.public.name;
+    const send = async (content: string) => {
+      const sent = await ok(as("member").post("/messages", { type: "stream", to: channel, topic: "links", content }));
+      return (await ok(as("member").get(`/messages/${sent.id}`))).message.content as string;
+    };
+    expect(await send("ticket T1")).toBe("<p>ticket T1</p>");
+    const added = await ok(as("admin").post("/realm/filters", { pattern: "T(?P<id>[0-9]+)", url_template: "https://tickets.example/{id}" }));
+    expect(await send("ticket T2")).toContain('href="https://tickets.example/2"');
+    await ok(as("admin").delete(`/realm/filters/${added.id}`));
+    expect(await send("ticket T3")).toBe("<p>ticket T3</p>");
+  });
+
   it("message events reach each recipient's queue with their flags; local echo only in the named queue", async () => {
     const reg = async (who: Who) => ok(as(who).post("/register", { event_types: ["message"], apply_markdown: true }));
     const senderQueue = await reg("member");

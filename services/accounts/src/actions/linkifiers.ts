@@ -1,4 +1,4 @@
-import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import { ApiError, badRequest, emitEvent, outboxPublished, withTx, type Identity, type Queryable } from "@chat/platform";
 import { RE2JS } from "re2js";
 import type { AccountsDeps } from "../deps";
 import { ROLE } from "../lib/format";
@@ -45,8 +45,20 @@ async function notifyLinkifiers(tx: Queryable, realmId: number): Promise<void> {
   });
 }
 
-async function lockRealmLinkifiers(tx: Queryable, realmId: number) {
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.linkifiers'), $1::int)", [realmId]);
+/**
+ * Changes the organization's linkifiers under its lock and announces the new list. Answers once
+ * the announcement is published: messaging renders with a cached copy that it drops when the
+ * announcement reaches it, so the client's next message already uses the new list.
+ */
+async function changeLinkifiers<T>(deps: AccountsDeps, realmId: number, change: (tx: Queryable) => Promise<T>): Promise<T> {
+  const result = await withTx(deps.pool, async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.linkifiers'), $1::int)", [realmId]);
+    const value = await change(tx);
+    await notifyLinkifiers(tx, realmId);
+    return value;
+  });
+  await outboxPublished();
+  return result;
 }
 
 const duplicate = () => validationError("__all__", "Linkifier with this Realm and Pattern already exists.");
@@ -54,45 +66,36 @@ const duplicate = () => validationError("__all__", "Linkifier with this Realm an
 export async function doAddLinkifier(deps: AccountsDeps, who: Identity, pattern: string, urlTemplate: string): Promise<number> {
   requireRealmAdmin(who);
   checkLinkifier(pattern, urlTemplate);
-  return withTx(deps.pool, async (tx) => {
-    await lockRealmLinkifiers(tx, who.realmId);
+  return changeLinkifiers(deps, who.realmId, async (tx) => {
     if (await patternTaken(tx, who.realmId, pattern, null)) throw duplicate();
-    const row = await insertLinkifier(tx, who.realmId, pattern, urlTemplate);
-    await notifyLinkifiers(tx, who.realmId);
-    return row.id;
+    return (await insertLinkifier(tx, who.realmId, pattern, urlTemplate)).id;
   });
 }
 
 export async function doUpdateLinkifier(deps: AccountsDeps, who: Identity, id: number, pattern: string, urlTemplate: string): Promise<void> {
   requireRealmAdmin(who);
-  await withTx(deps.pool, async (tx) => {
-    await lockRealmLinkifiers(tx, who.realmId);
+  await changeLinkifiers(deps, who.realmId, async (tx) => {
     if (!(await listLinkifiers(tx, who.realmId)).some((l) => l.id === id)) throw badRequest("Linkifier not found.");
     checkLinkifier(pattern, urlTemplate);
     if (await patternTaken(tx, who.realmId, pattern, id)) throw duplicate();
     await updateLinkifier(tx, who.realmId, id, pattern, urlTemplate);
-    await notifyLinkifiers(tx, who.realmId);
   });
 }
 
 export async function doRemoveLinkifier(deps: AccountsDeps, who: Identity, id: number): Promise<void> {
   requireRealmAdmin(who);
-  await withTx(deps.pool, async (tx) => {
-    await lockRealmLinkifiers(tx, who.realmId);
+  await changeLinkifiers(deps, who.realmId, async (tx) => {
     if (!(await deleteLinkifier(tx, who.realmId, id))) throw badRequest("Linkifier not found.");
-    await notifyLinkifiers(tx, who.realmId);
   });
 }
 
 export async function doReorderLinkifiers(deps: AccountsDeps, who: Identity, orderedIds: number[]): Promise<void> {
   requireRealmAdmin(who);
-  await withTx(deps.pool, async (tx) => {
-    await lockRealmLinkifiers(tx, who.realmId);
+  await changeLinkifiers(deps, who.realmId, async (tx) => {
     const existing = new Set((await listLinkifiers(tx, who.realmId)).map((l) => l.id));
     const given = new Set(orderedIds);
     const same = given.size === orderedIds.length && given.size === existing.size && orderedIds.every((id) => existing.has(id));
     if (!same) throw badRequest("The ordered list must enumerate all existing linkifiers exactly once");
     await setLinkifierPositions(tx, who.realmId, orderedIds);
-    await notifyLinkifiers(tx, who.realmId);
   });
 }

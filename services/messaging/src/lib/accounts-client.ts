@@ -15,14 +15,23 @@ import { ApiError, type Clock, type InternalClient } from "@chat/platform";
 const path = (def: { path: string }, values: Record<string, number> = {}) =>
   def.path.replace(/\{(\w+)\}/g, (_m, k: string) => String(values[k]));
 
+type Linkifiers = Array<{ pattern: string; url_template: string }>;
+
 /**
  * What messaging asks accounts over its internal routes: an organization's settings, system
- * groups and linkifiers (cached briefly: they change rarely and every send needs them), users
- * and personal settings on a replica miss, and user groups.
+ * groups and linkifiers (cached: they change rarely and every send needs them), users and
+ * personal settings on a replica miss, and user groups.
+ *
+ * The cached copies are dropped when accounts announces a change (`forget`, called by this
+ * process's listener, consumers/realm-cache.ts); `realmCacheMs` bounds their age should an
+ * announcement be missed.
  */
 export class AccountsClient {
   private readonly realms = new Map<number, { at: number; realm: InternalRealm }>();
-  private readonly linkifiers = new Map<number, { at: number; list: Array<{ pattern: string; url_template: string }> }>();
+  private readonly linkifiers = new Map<number, { at: number; list: Linkifiers }>();
+  /** Moves on every `forget` of the realm: an answer read across one is not kept. */
+  private readonly generations = new Map<number, number>();
+  private generationAll = 0;
 
   constructor(
     private readonly http: InternalClient,
@@ -34,9 +43,29 @@ export class AccountsClient {
     const now = this.clock.now().getTime();
     const hit = this.realms.get(realmId);
     if (hit && now - hit.at < this.realmCacheMs) return hit.realm;
+    const generation = this.generation(realmId);
     const res = await this.http.call<{ realm: InternalRealm }>("GET", path(InternalGetRealm, { realm_id: realmId }));
-    this.realms.set(realmId, { at: now, realm: res.realm });
+    if (generation === this.generation(realmId)) this.realms.set(realmId, { at: now, realm: res.realm });
     return res.realm;
+  }
+
+  /** Drops the realm's cached settings and linkifiers (accounts announced a change). */
+  forget(realmId: number): void {
+    this.generations.set(realmId, (this.generations.get(realmId) ?? 0) + 1);
+    this.realms.delete(realmId);
+    this.linkifiers.delete(realmId);
+  }
+
+  /** Drops every cached realm (announcements may have been missed). */
+  forgetAll(): void {
+    this.generationAll++;
+    this.generations.clear();
+    this.realms.clear();
+    this.linkifiers.clear();
+  }
+
+  private generation(realmId: number): string {
+    return `${this.generationAll}.${this.generations.get(realmId) ?? 0}`;
   }
 
   /** Users of one realm by id or email; unknown ones are simply absent. */
@@ -55,14 +84,15 @@ export class AccountsClient {
   }
 
   /** The organization's linkifiers in its order (cached like the realm). */
-  async getLinkifiers(realmId: number): Promise<Array<{ pattern: string; url_template: string }>> {
+  async getLinkifiers(realmId: number): Promise<Linkifiers> {
     const now = this.clock.now().getTime();
     const hit = this.linkifiers.get(realmId);
     if (hit && now - hit.at < this.realmCacheMs) return hit.list;
-    const res = await this.http.call<{ linkifiers: Array<{ pattern: string; url_template: string }> }>(InternalListLinkifiers.method, InternalListLinkifiers.path, {
+    const generation = this.generation(realmId);
+    const res = await this.http.call<{ linkifiers: Linkifiers }>(InternalListLinkifiers.method, InternalListLinkifiers.path, {
       params: { realm_id: realmId },
     });
-    this.linkifiers.set(realmId, { at: now, list: res.linkifiers });
+    if (generation === this.generation(realmId)) this.linkifiers.set(realmId, { at: now, list: res.linkifiers });
     return res.linkifiers;
   }
 
