@@ -83,3 +83,16 @@ describe("global times", () => {
     expect((await rendered("<time:the Ides of March>")).html).toBe('<p><span class="timestamp-error">Invalid time format: the Ides of March</span></p>');
   });
 });
+
+describe("emoji", () => {
+  it(":name: and emoji characters render as Zulip's emoji spans; unknown names and code stay as typed", async () => {
+    expect((await rendered("great :smile: :thumbs_up: :no_such_emoji: `:smile:`")).html).toBe(
+      '<p>great <span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span> ' +
+        '<span aria-label="thumbs up" class="emoji emoji-1f44d" role="img" title="thumbs up">:thumbs_up:</span> :no_such_emoji: <code>:smile:</code></p>',
+    );
+    expect((await rendered("ok 👍 ❤️ ©")).html).toBe(
+      '<p>ok <span aria-label="+1" class="emoji emoji-1f44d" role="img" title="+1">:+1:</span> ' +
+        '<span aria-label="heart" class="emoji emoji-2764" role="img" title="heart">:heart:</span> ©</p>',
+    );
+  });
+});

@@ -2,6 +2,7 @@ import MarkdownIt from "markdown-it";
 import type StateCore from "markdown-it/lib/rules_core/state_core.mjs";
 import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs";
 import type Token from "markdown-it/lib/token.mjs";
+import { emojiCodeByName, emojiNameByCode } from "./emoji";
 import { findLinkifierMatches, type CompiledLinkifier } from "./linkifiers";
 
 /** What mention syntax in a message can resolve to; the caller looks these up first. */
@@ -240,6 +241,58 @@ function linkifierRule(md: MarkdownIt) {
   };
 }
 
+/** `:name:`, and the emoji characters themselves (as Unicode writes them for display, not bare `©` or `↔`). */
+const EMOJI_SYNTAX = new RegExp(":[\\p{L}\\p{N}_\\+\\-]+:|\\p{RGI_Emoji}", "gv");
+
+/** The HTML of an emoji written `text`, or null when it names none (Zulip's make_emoji). */
+function emojiHtml(text: string): string | null {
+  let code: string | undefined;
+  let shown = text;
+  if (text.startsWith(":") && text.endsWith(":") && text.length > 2) {
+    const name = text.slice(1, -1);
+    if (name === "zulip") return `<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">`;
+    code = emojiCodeByName(name);
+  } else {
+    code = Array.from(text.replace(/\ufe0f/g, ""), (c) => c.codePointAt(0)!.toString(16).padStart(4, "0")).join("-");
+    const name = emojiNameByCode(code);
+    code = name === undefined ? undefined : code;
+    shown = `:${name}:`;
+  }
+  if (code === undefined) return null;
+  const title = escape(shown.slice(1, -1).replace(/_/g, " "));
+  return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">${escape(shown)}</span>`;
+}
+
+/** Emoji in plain text (not in code, nor in a web address shown as a link) become Zulip's emoji spans. */
+function emojiRule(state: StateCore): void {
+  for (const block of state.tokens) {
+    if (block.type !== "inline" || !block.children) continue;
+    const out: Token[] = [];
+    let inAutolink = 0;
+    for (const tok of block.children) {
+      if (tok.type === "link_open" && (tok.markup === "linkify" || tok.markup === "autolink")) inAutolink++;
+      if (tok.type === "link_close" && inAutolink > 0 && (tok.markup === "linkify" || tok.markup === "autolink")) inAutolink--;
+      if (tok.type !== "text" || inAutolink > 0) {
+        out.push(tok);
+        continue;
+      }
+      let pos = 0;
+      for (const match of tok.content.matchAll(EMOJI_SYNTAX)) {
+        const html = emojiHtml(match[0]);
+        if (html === null) continue;
+        if (match.index > pos) out.push(textToken(state, tok.content.slice(pos, match.index)));
+        const t = new state.Token("html_inline", "", 0);
+        t.content = html;
+        out.push(t);
+        pos = match.index + match[0].length;
+      }
+      if (pos === 0) out.push(tok);
+      else if (pos < tok.content.length) out.push(textToken(state, tok.content.slice(pos)));
+    }
+    block.children = out;
+  }
+}
+
 function textToken(state: StateCore, content: string): Token {
   const t = new state.Token("text", "", 0);
   t.content = content;
@@ -270,6 +323,7 @@ function createRenderer(): MarkdownIt {
   md.inline.ruler.before("emphasis", "zulip_stream_link", streamLinkRule);
   md.inline.ruler.before("autolink", "zulip_time", timeRule);
   md.core.ruler.after("linkify", "zulip_linkifiers", linkifierRule(md));
+  md.core.ruler.after("zulip_linkifiers", "zulip_emoji", emojiRule);
   md.renderer.rules.fence = (tokens, idx, _options, env: RenderEnv) => {
     const token = tokens[idx];
     const lang = token.info.trim().split(/\s+/)[0];
