@@ -215,12 +215,13 @@ describe("every realm_user update form, seen by another user", () => {
     const hidden = await verifyAction(viewer(), async () => ok(await as(subject()).patch("/settings", { email_address_visibility: 4 })));
     const dummy = persons(hidden).find((p) => "new_email" in p)?.new_email as string;
     expect(dummy).toMatch(new RegExp(`^user${subject().user_id}@.+\\.invalid$`));
-    expect(persons(hidden)).toEqual([{ user_id: subject().user_id, delivery_email: null }, { user_id: subject().user_id, new_email: dummy }]);
+    const avatar = expect.objectContaining({ user_id: subject().user_id, avatar_source: "G", avatar_url: expect.stringMatching(/gravatar/) });
+    expect(persons(hidden)).toEqual([{ user_id: subject().user_id, delivery_email: null }, { user_id: subject().user_id, new_email: dummy }, avatar]);
     // An administrator loses access too under "nobody".
     const shown = await verifyAction(org.users.admin, async () => ok(await as(subject()).patch("/settings", { email_address_visibility: 3 })));
     expect(persons(shown)).toEqual([{ user_id: subject().user_id, delivery_email: subject().email }]);
     const back = await verifyAction(viewer(), async () => ok(await as(subject()).patch("/settings", { email_address_visibility: 1 })));
-    expect(persons(back)).toEqual([{ user_id: subject().user_id, delivery_email: subject().email }, { user_id: subject().user_id, new_email: subject().email }]);
+    expect(persons(back)).toEqual([{ user_id: subject().user_id, delivery_email: subject().email }, { user_id: subject().user_id, new_email: subject().email }, avatar]);
   });
 
   it("custom profile field values (set, rendered, removed) and the field list", async () => {

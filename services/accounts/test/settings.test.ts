@@ -168,14 +168,26 @@ describe("email address visibility", () => {
     expect(got[2].event.person).toEqual({ user_id: u.user_id, new_email: dummy });
     expect(got[2].users).toEqual(everyone(org));
     expect(got[2].payload.user).toMatchObject({ email: dummy, delivery_email: u.email });
-    expect(got).toHaveLength(3);
+    // Clients can no longer compute the Gravatar from the API email: the avatar fields again (Zulip).
+    expect(got[3].event.person).toEqual({
+      user_id: u.user_id, avatar_source: "G", avatar_version: 1,
+      avatar_url: expect.stringMatching(/^https:\/\/secure\.gravatar\.com\/avatar\//), avatar_url_medium: expect.stringMatching(/&s=500/),
+    });
+    expect(got[3].users).toEqual(everyone(org));
+    expect(got).toHaveLength(4);
 
     const asMember = await t.ok(await t.call("GET", `/users/${u.user_id}`, { as: org.member.as }));
     expect(asMember.user).toMatchObject({ email: dummy, delivery_email: null });
     const asAdmin = await t.ok(await t.call("GET", `/users/${u.user_id}`, { as: org.admin.as }));
     expect(asAdmin.user).toMatchObject({ email: dummy, delivery_email: u.email });
     const state = await registerState(t, org.guest.as, { fetch_event_types: ["realm_user"] });
-    expect(state.realm_users.find((x: any) => x.user_id === u.user_id)).toMatchObject({ email: dummy, delivery_email: null });
+    // With client_gravatar (the default) avatar_url is null only for users whose real email is
+    // the API email; a Gravatar computed from the dummy address would be wrong.
+    const gravatarOf = expect.stringMatching(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon&version=1$/);
+    expect(state.realm_users.find((x: any) => x.user_id === u.user_id)).toMatchObject({ email: dummy, delivery_email: null, avatar_url: gravatarOf });
+    expect(state.realm_users.find((x: any) => x.user_id === org.member.user_id)).toMatchObject({ email: org.member.email, avatar_url: null });
+    const asAdminState = await registerState(t, org.admin.as, { fetch_event_types: ["realm_user"] });
+    expect(asAdminState.realm_users.find((x: any) => x.user_id === u.user_id)).toMatchObject({ email: dummy, delivery_email: u.email, avatar_url: gravatarOf });
     // The user still logs in with the real address.
     await t.ok(await t.call("POST", "/internal/authenticate", { params: { email: u.email, api_key: u.api_key } }));
 
@@ -189,6 +201,9 @@ describe("email address visibility", () => {
     expect(back[1].event.person).toEqual({ user_id: u.user_id, delivery_email: u.email });
     expect(back[1].users).toEqual([org.member.user_id, org.member2.user_id, org.guest.user_id, org.bot.user_id].sort((a, b) => a - b));
     expect(back[2].event.person).toEqual({ user_id: u.user_id, new_email: u.email });
+    expect(back[3].event.person).toMatchObject({ user_id: u.user_id, avatar_source: "G" });
+    const after = await registerState(t, org.guest.as, { fetch_event_types: ["realm_user"] });
+    expect(after.realm_users.find((x: any) => x.user_id === u.user_id)).toMatchObject({ email: u.email, avatar_url: null });
   });
 });
 

@@ -233,7 +233,7 @@ export async function doReactivateUser(deps: AccountsDeps, who: Identity, userId
 }
 
 /** The avatar fields of a `realm_user` update (full URLs: clients apply client_gravatar themselves). */
-async function notifyAvatar(tx: Queryable, realmId: number, userId: number): Promise<string> {
+export async function notifyAvatar(tx: Queryable, realmId: number, userId: number): Promise<string> {
   const u = await getProfileUser(tx, realmId, userId);
   if (!u) throw badRequest("No such user");
   const url = avatarUrl(u, { clientGravatar: false })!;

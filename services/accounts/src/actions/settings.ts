@@ -24,7 +24,7 @@ import {
   setRealmRetention,
 } from "../store/settings";
 import { activeUserIds, listRealmUsers, setPresenceEnabled, type UserRow } from "../store/users";
-import { changeFullNameInTx, notifyRealmUserUpdate, requireAdmin, requireOwner } from "./profile";
+import { changeFullNameInTx, notifyAvatar, notifyRealmUserUpdate, requireAdmin, requireOwner } from "./profile";
 
 /** Zulip's minimum password length (register's `password_min_length`). */
 const PASSWORD_MIN_LENGTH = 6;
@@ -136,6 +136,9 @@ async function changeEmailVisibilityInTx(tx: Queryable, user: ProfileUser, befor
   const email = after === EMAIL_VISIBILITY.everyone ? user.deliveryEmail : dummyEmail(user.id, realm!.stringId);
   await setApiEmail(tx, user.realmId, user.id, email);
   await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, new_email: email });
+  // Whether clients may compute the Gravatar from the API email changed with it (Zulip's
+  // notify_avatar_url_change): the avatar fields again, so they show the URL or compute it.
+  await notifyAvatar(tx, user.realmId, user.id);
 }
 
 /**

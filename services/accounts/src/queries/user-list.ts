@@ -99,12 +99,15 @@ async function readUserList(db: Queryable, realmId: number, variant: UserListVar
   return {
     version,
     users: users.map((u) => {
-      const obj = userObject(u, opts);
+      const shown = (visibility.get(u.id) as number | undefined) ?? EMAIL_VISIBILITY.everyone;
+      // Clients compute a Gravatar from the API email, which is the real one only for users
+      // whose email everyone may see; the others' avatar_url is the URL (Zulip's format_user_row).
+      const obj = userObject(u, { clientGravatar: variant.clientGravatar && shown === EMAIL_VISIBILITY.everyone });
       const profile = profiles && !u.isBot ? { profile_data: profiles.get(u.id) ?? {} } : {};
       return {
         id: u.id,
         active: u.isActive,
-        visibility: (visibility.get(u.id) as number | undefined) ?? EMAIL_VISIBILITY.everyone,
+        visibility: shown,
         withEmail: JSON.stringify({ ...obj, ...profile }),
         withoutEmail: JSON.stringify({ ...obj, delivery_email: null, ...profile }),
       };

@@ -1,7 +1,11 @@
 import { fetched, sortedUnique, upsert, type Applier, type AppliedEvent, type ApplyContext, type State } from "./types";
 
-// Events carry full avatar URLs; clients that compute gravatars keep null (as register gives).
+// Events carry full avatar URLs; clients that compute gravatars keep null (as register gives),
+// only for users whose API email is their real one (email visible to everyone): a Gravatar
+// computed from a dummy address would be wrong, so the others keep the URL.
 const isGravatar = (url: unknown) => typeof url === "string" && url.startsWith("https://secure.gravatar.com/");
+const computable = (ctx: ApplyContext, url: unknown, user: { email?: unknown; delivery_email?: unknown }) =>
+  ctx.clientGravatar && isGravatar(url) && user.email === user.delivery_email;
 
 const ROLE_FLAGS = (role: number) => ({ is_owner: role === 100, is_admin: role <= 200, is_guest: role === 600 });
 
@@ -12,7 +16,7 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
   const byId = (a: any, b: any) => a.user_id - b.user_id;
   switch (event.op) {
     case "add":
-      if (ctx.clientGravatar && isGravatar(person.avatar_url)) person.avatar_url = null;
+      if (computable(ctx, person.avatar_url, person)) person.avatar_url = null;
       state.realm_non_active_users = (state.realm_non_active_users ?? []).filter((u: any) => u.user_id !== person.user_id);
       upsert(state.realm_users, "user_id", person);
       state.realm_users.sort(byId);
@@ -33,8 +37,9 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
         else user.profile_data[String(id)] = rendered_value === undefined ? { value } : { value, rendered_value };
         return true;
       }
-      if (ctx.clientGravatar && isGravatar(person.avatar_url)) person.avatar_url = null;
-      for (const [k, v] of Object.entries(person)) {
+      // The own-user keys keep the URL (register gives it there whatever client_gravatar says).
+      const listed = computable(ctx, person.avatar_url, user) ? { ...person, avatar_url: null } : person;
+      for (const [k, v] of Object.entries(listed)) {
         if (k === "new_email") user.email = v;
         // Only the user object's own keys (avatar_source and avatar_url_medium are own-user state).
         else if (k !== "user_id" && k in user) user[k] = v;

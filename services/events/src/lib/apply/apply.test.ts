@@ -122,3 +122,27 @@ describe("applyEvents", () => {
     expect(applyEvent(state, { id: 2, type: "heartbeat" }, { ...ctx, fetchTypes: ["message"] })).toBe(true);
   });
 });
+
+describe("realm_user avatar updates with client_gravatar", () => {
+  const gravatar = "https://secure.gravatar.com/avatar/0123456789abcdef0123456789abcdef?d=identicon&version=3";
+  const avatarEvent = (userId: number) => ({
+    id: 1, type: "realm_user", op: "update",
+    person: { user_id: userId, avatar_url: gravatar, avatar_source: "G", avatar_url_medium: `${gravatar}&s=500`, avatar_version: 3 },
+  });
+  const state = () => ({
+    avatar_url: "/user_avatars/1/x.png?version=2",
+    avatar_source: "U",
+    realm_users: [
+      { user_id: 5, email: "me@example.com", delivery_email: "me@example.com", avatar_url: "/user_avatars/1/x.png?version=2" },
+      { user_id: 6, email: "user6@org.invalid", delivery_email: null, avatar_url: "/user_avatars/1/y.png?version=2" },
+      { user_id: 7, email: "user7@org.invalid", delivery_email: "seven@example.com", avatar_url: "/user_avatars/1/z.png?version=2" },
+    ],
+  });
+
+  it("nulls the URL in the user list only where the API email is the real one; the own-user keys keep it", () => {
+    const s = state();
+    for (const id of [5, 6, 7]) expect(applyEvent(s, avatarEvent(id), ctx)).toBe(true);
+    expect(s.realm_users.map((u) => u.avatar_url)).toEqual([null, gravatar, gravatar]);
+    expect(s).toMatchObject({ avatar_url: gravatar, avatar_source: "G" });
+  });
+});
