@@ -1,4 +1,5 @@
 import { FLAG_BITS } from "./flags";
+import { VISIBILITY } from "./visibility-policy";
 
 /** A narrow term after its names were looked up. */
 export type ResolvedTerm =
@@ -80,10 +81,34 @@ function condition(t: Exclude<ResolvedTerm, { kind: "all" }>, userId: number, bi
       if (t.what === "reaction") return "false";
       return `m.has_${t.what}`;
     case "in_home":
-      return `(m.stream_id IS NULL OR NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.user_id = ${bind(userId)}
-        AND s.stream_id = m.stream_id AND s.is_muted))`;
+      return `(${mutingConditions([], userId, bind).join(" AND ")})`;
   }
   return "true";
+}
+
+/** The viewer's policy for the message's topic is one of `policies`. */
+const topicPolicyIs = (user: string, policies: number[]) =>
+  `EXISTS (SELECT 1 FROM user_topics ut WHERE ut.user_id = ${user} AND ut.stream_id = m.stream_id
+    AND lower(ut.topic_name) = lower(m.topic) AND ut.visibility_policy IN (${policies.join(", ")}))`;
+
+/**
+ * Zulip's exclude_muting_conditions (`in:home`, and where the first unread message is looked
+ * for): outside a channel narrow, messages of muted channels, except in topics the viewer
+ * unmuted or follows; and messages of muted topics, unless the narrow names the topic.
+ */
+export function mutingConditions(terms: ResolvedTerm[], userId: number, bind: (v: unknown) => string): string[] {
+  const channelNarrow = terms.some((t) => (t.kind === "stream" || t.kind === "streams") && !t.negated);
+  const topicNarrow = terms.some((t) => t.kind === "topic" && !t.negated);
+  if (channelNarrow && topicNarrow) return [];
+  // Bound only when used: PostgreSQL refuses a statement given more values than it uses.
+  const user = bind(userId);
+  const out: string[] = [];
+  if (!channelNarrow) {
+    out.push(`(m.stream_id IS NULL OR NOT EXISTS (SELECT 1 FROM subscriptions s WHERE s.user_id = ${user}
+      AND s.stream_id = m.stream_id AND s.active AND s.is_muted) OR ${topicPolicyIs(user, [VISIBILITY.unmuted, VISIBILITY.followed])})`);
+  }
+  if (!topicNarrow) out.push(`(m.stream_id IS NULL OR NOT ${topicPolicyIs(user, [VISIBILITY.muted])})`);
+  return out;
 }
 
 /** Terms that depend on the viewer's own rows: such narrows cannot read channel history. */

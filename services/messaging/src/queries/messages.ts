@@ -2,7 +2,7 @@ import type { MessageObject, NarrowTerm } from "@chat/contracts";
 import { badRequest, type Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
-import { FLAGS_SQL, LARGER_THAN_MAX_MESSAGE_ID, narrowConditions, needsOwnRows, postProcess, rangePlan, type ResolvedTerm } from "../lib/narrow";
+import { FLAGS_SQL, LARGER_THAN_MAX_MESSAGE_ID, mutingConditions, narrowConditions, needsOwnRows, postProcess, rangePlan, type ResolvedTerm } from "../lib/narrow";
 import { MESSAGE_COLUMNS, toMessage, type MessageRow } from "../store/messages";
 import { accessMessages } from "./message-access";
 import { formatMessages } from "./message-format";
@@ -59,8 +59,11 @@ export async function getMessages(deps: AppDeps, who: Identity, req: GetMessages
   else if (anchorSpec.kind === "oldest") anchor = 0;
   else if (anchorSpec.kind === "newest") anchor = LARGER_THAN_MAX_MESSAGE_ID;
   else {
+    // Unread messages the viewer muted do not count (Zulip's find_first_unread_anchor).
     const params = [...base.params];
-    const { rows } = await runQuery(deps, base, `SELECT min(m.id) AS id ${base.from} AND (${FLAGS_SQL} & ${FLAG_BITS.read}) = 0`, params);
+    const bind = (v: unknown) => `$${params.push(v)}`;
+    const muting = mutingConditions(terms, viewer.userId, bind).map((c) => ` AND ${c}`).join("");
+    const { rows } = await runQuery(deps, base, `SELECT min(m.id) AS id ${base.from} AND (${FLAGS_SQL} & ${FLAG_BITS.read}) = 0${muting}`, params);
     anchor = rows[0].id === null ? LARGER_THAN_MAX_MESSAGE_ID : Number(rows[0].id);
   }
   const anchoredLeft = anchor === 0;
