@@ -1,18 +1,22 @@
 import { badRequest } from "@chat/platform";
+import { checkStreamName } from "./normalize";
 
-/** `to` of a channel message: an id, a name, a JSON-quoted name or a one-element JSON list. */
+/**
+ * `to` of a channel message: an id, a name, a JSON-quoted name or a one-element JSON list. A
+ * name is trimmed and checked as a channel name first (Zulip's validate_stream_name_with_pm_notification).
+ */
 export function extractStreamIndicator(raw: string): string | number {
   let data: unknown;
   try {
     data = JSON.parse(raw);
   } catch {
-    return raw;
+    return checkStreamName(raw);
   }
   if (Array.isArray(data)) {
     if (data.length !== 1) throw badRequest("Expected exactly one channel");
     data = data[0];
   }
-  if (typeof data === "string") return data;
+  if (typeof data === "string") return checkStreamName(data);
   if (typeof data === "number" && Number.isSafeInteger(data)) return data;
   throw badRequest("Invalid data type for channel");
 }
