@@ -3,6 +3,7 @@ import { createServer, InternalClient, setRawRoute, setStreamRoute, systemClock,
 import { Deliverer } from "./actions/fanout";
 import { Sweeper } from "./actions/maintenance";
 import type { EventsConfig } from "./config";
+import { PaceHints } from "./lib/pace-hints";
 import { PollHub } from "./lib/poll-hub";
 import { eventRoutes } from "./routes/events";
 import { heldPollRoute, heldPollStreamRoute } from "./routes/held-polls";
@@ -42,6 +43,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     clock,
     store,
     hub,
+    paces: new PaceHints(config.EVENTS_POLL_MIN_INTERVAL_MS),
     stateClients: {
       accounts: new InternalClient(config.ACCOUNTS_URL, config.INTERNAL_TOKEN),
       messaging: new InternalClient(config.MESSAGING_URL, config.INTERNAL_TOKEN),

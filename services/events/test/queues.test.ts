@@ -4,6 +4,7 @@ import http2 from "node:http2";
 import { RestartEvent, ZULIP_MERGE_BASE, ZULIP_VERSION } from "@chat/contracts";
 import { identityHeaders, ManualClock } from "@chat/platform";
 import { notifyRestartIfUpgraded } from "../src/actions/maintenance";
+import { scripts } from "../src/store/scripts";
 import { eventsEnv, notice, poll, queueFor, user, type EventsEnv, type Instance } from "./support";
 
 let ev: EventsEnv;
@@ -383,7 +384,7 @@ describe("a queue's polls at most once per EVENTS_POLL_MIN_INTERVAL_MS", () => {
     await b.close();
   });
 
-  it("a poll that waited longer than the interval answers its first event at once; dont_block polls and acknowledgement errors are never paced", async () => {
+  it("a poll that waited longer than the interval answers its first event at once; dont_block polls are never paced, and a paced poll that cannot be answered gets its error", async () => {
     const paced = await ev.start({ env: { EVENTS_POLL_MIN_INTERVAL_MS: "1000" }, consume: false });
     const who = user();
     const q = await queueFor(paced, who);
@@ -396,11 +397,31 @@ describe("a queue's polls at most once per EVENTS_POLL_MIN_INTERVAL_MS", () => {
     // A blocking poll that finds events answers with them, and starts the queue's interval...
     await deliver(paced, who.userId, 2);
     expect((await poll(paced, who, q, 0)).body.events).toEqual([{ id: 1, type: "custom", n: 2 }]);
-    // ...within which a poll that does not wait, and a poll that cannot be answered, answer at once.
+    // ...within which a poll that does not wait answers at once...
     started = Date.now();
     expect((await poll(paced, who, q, 1, { dont_block: true })).body.events).toEqual([]);
-    expect((await poll(paced, who, q, 7)).body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg: "Event 7 was not in this queue" });
     expect(Date.now() - started).toBeLessThan(800);
+    // ...and a blocking poll that cannot be answered gets its error, once the interval is over
+    // (this instance fetched the queue just now, so it waits before asking Redis).
+    expect((await poll(paced, who, q, 7)).body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg: "Event 7 was not in this queue" });
+    await paced.close();
+  });
+
+  it("a poll sooner than the interval, on the instance that just fetched its queue, waits there and asks Redis once", async () => {
+    const { paced, who, q } = await justAnswered();
+    const monitor = await ev.redis.monitor();
+    let fetches = 0;
+    monitor.on("monitor", (_time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === "evalsha" && args[1] === scripts.fetch.sha && args.includes(q)) fetches++;
+    });
+    const second = poll(paced, who, q, 0);
+    await sleep(200);
+    await deliver(paced, who.userId, 2);
+    expect((await second).body.events).toEqual([{ id: 1, type: "custom", n: 2 }]);
+    await sleep(100);
+    monitor.disconnect();
+    // Asking Redis at once would have been two fetches: one told to wait, one after the wait.
+    expect(fetches).toBe(1);
     await paced.close();
   });
 

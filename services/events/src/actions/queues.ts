@@ -140,25 +140,32 @@ export class QueuePoll implements WakeTarget {
 
   private async fetchFirst(lastEventId: number | undefined, token: string, block: boolean): Promise<void> {
     const { rt, queueId } = this;
+    // This process fetched the queue moments ago: Redis would only say to wait.
+    const early = block ? rt.paces.waitMs(queueId) : 0;
+    if (early > 0) return this.pause(early, lastEventId, token, block);
     // Whole milliseconds: Redis takes only integers for the expiry this extends.
     const holdMs = Math.round(rt.heartbeatMs());
     const now = rt.clock.now().getTime();
     const first = await rt.store.fetch(queueId, this.owner, lastEventId, token, block ? { nowMs: now, waitUntilMs: now + holdMs + WAIT_GRACE_MS } : null);
-    if (first.kind === "pace") {
-      // Too soon after this queue's previous poll: nothing was acknowledged or changed; the
-      // same fetch runs once the interval has passed (or the client hangs up first).
-      if (this.left) return this.finish(null, []);
-      this.paused = setTimeout(() => {
-        this.paused = null;
-        this.fetchFirst(lastEventId, token, block).catch((err) => this.finish(err));
-      }, first.waitMs);
-      return;
-    }
+    if (first.kind === "pace") return this.pause(first.waitMs, lastEventId, token, block);
+    if (block && first.kind === "ok") rt.paces.fetched(queueId);
     const events = eventsOrThrow(first, queueId, lastEventId);
     if (events.length > 0 || !this.waiter) return this.finish(null, events);
     this.deadline = Date.now() + holdMs;
     if (this.left) this.waiter.wake("aborted");
     this.waiter.listen(holdMs, this);
+  }
+
+  /**
+   * Too soon after this queue's previous poll: nothing was acknowledged or changed; the same
+   * fetch runs once the interval has passed (or the client hangs up first).
+   */
+  private pause(waitMs: number, lastEventId: number | undefined, token: string, block: boolean): void {
+    if (this.left) return this.finish(null, []);
+    this.paused = setTimeout(() => {
+      this.paused = null;
+      this.fetchFirst(lastEventId, token, block).catch((err) => this.finish(err));
+    }, waitMs);
   }
 
   /** The client hung up: stop waiting, without taking a heartbeat from the queue. */
