@@ -167,13 +167,13 @@ export class OutboxRelay {
         const pass = ++this.passesStarted;
         await this.drain();
         backoff = 100;
-        if (!this.lockBusy) this.settleFlushes(pass);
         if (this.lockBusy) {
           // Longer each time in a row: a relay waiting for a slow broker's confirms holds the lock.
           await new Promise((r) => setTimeout(r, busyDelay));
           busyDelay = Math.min(busyDelay * 2, 250);
           continue;
         }
+        this.settleFlushes(pass);
         busyDelay = LOCK_BUSY_RETRY_MS;
         await this.maybePrune();
         await this.sleep(this.pollMs);
