@@ -78,6 +78,15 @@ describe("HTTP Basic authentication failures", () => {
     }
   });
 
+  it("answers 401 for a header that is not two words, whatever its scheme, as Zulip does", async () => {
+    for (const header of ["Bearer", "Bearer a b", "Digest username=x, realm=y"]) {
+      const res = await echo(header);
+      expect(res.status, header).toBe(401);
+      expect(res.body).toEqual(unauthorized("Invalid authorization header for basic auth"));
+      expect(res.headers["www-authenticate"]).toBe(WWW);
+    }
+  });
+
   it("rejects an undecodable header or one without a colon", async () => {
     const cases = [
       "Basic !!!not-base64!!!",

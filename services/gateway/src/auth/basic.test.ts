@@ -32,6 +32,12 @@ describe("parseBasicAuth", () => {
     expect(failure("Bearer " + KEY)).toEqual({ status: 400, code: "BAD_REQUEST", msg: "This endpoint requires HTTP basic authentication.", www: undefined });
   });
 
+  it("reads a header of one or three words as unreadable, whatever its scheme (Zulip splits it in two first)", () => {
+    for (const h of ["Bearer", "Bearer a b", "Digest username=x realm=y"]) {
+      expect(failure(h), h).toEqual({ status: 401, code: "UNAUTHORIZED", msg: "Invalid authorization header for basic auth", www: 'Basic realm="zulip"' });
+    }
+  });
+
   it("rejects headers that do not decode to exactly one email:key pair", () => {
     for (const h of ["Basic", "Basic ***", "Basic " + b64("nocolon"), "Basic " + b64(`a:b:${KEY}`), "Basic " + b64("x:y").slice(0, -1), "Basic " + Buffer.from([0xc3, 0x28, 0x3a, 0x61]).toString("base64"), "Basic a b"]) {
       expect(failure(h), h).toMatchObject({ status: 401, code: "UNAUTHORIZED", msg: "Invalid authorization header for basic auth", www: 'Basic realm="zulip"' });

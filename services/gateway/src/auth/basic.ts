@@ -20,11 +20,15 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export function parseBasicAuth(header: string | undefined): BasicCredentials {
   if (header === undefined || header.trim() === "") throw unauthorized(NOT_LOGGED_IN);
-  const [scheme, encoded = "", ...rest] = header.trim().split(/\s+/);
+  // Zulip splits the header into exactly two words before looking at the scheme, so a header
+  // of one or three words is unreadable (401) whatever its scheme; only `Other x` is a 400.
+  const words = header.trim().split(/\s+/);
+  if (words.length !== 2) throw unauthorized(INVALID_BASIC_HEADER);
+  const [scheme, encoded] = words;
   if (scheme.toLowerCase() !== "basic") {
     throw new ApiError("BAD_REQUEST", "This endpoint requires HTTP basic authentication.");
   }
-  if (rest.length > 0 || !BASE64.test(encoded)) throw unauthorized(INVALID_BASIC_HEADER);
+  if (!BASE64.test(encoded)) throw unauthorized(INVALID_BASIC_HEADER);
   let decoded: string;
   try {
     decoded = utf8.decode(Buffer.from(encoded, "base64"));
