@@ -25,6 +25,11 @@ export interface RouteDef<P extends ParamSpecs = ParamSpecs, R extends z.ZodType
   upload?: boolean;
   /** Long-poll: the gateway must not time the request out early. */
   longPoll?: boolean;
+  /**
+   * Incoming-webhook bots (bot_type 2) may call it with their API key (Zulip's
+   * `allow_incoming_webhooks` view flag); every other route refuses them.
+   */
+  allowIncomingWebhooks?: boolean;
   summary?: string;
 }
 

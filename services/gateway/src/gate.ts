@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { RouteDef } from "@chat/contracts";
-import { ApiError, serviceUnavailable, type Clock, type Identity, type Logger, type Role } from "@chat/platform";
+import { ApiError, serviceUnavailable, unauthorized, type Clock, type Identity, type Logger, type Role } from "@chat/platform";
 import type { Authenticator } from "./auth/authenticate";
 import { readBody } from "./body";
 import { clientIp, clientName } from "./client-info";
@@ -10,6 +10,8 @@ import { rateLimitHeaders, type RateLimiter, type RateLimitResult, type RateLimi
 /** Routes that check a password: limited per username against brute force. */
 const PASSWORD_ROUTES = new Set(["/fetch_api_key"]);
 const MAX_CREDENTIAL_BODY = 64 * 1024;
+/** Zulip's bot_type of incoming-webhook bots, whose keys only send messages. */
+const INCOMING_WEBHOOK_BOT = 2;
 
 export interface Admission {
   identity: Identity | null;
@@ -47,6 +49,10 @@ export class Gate {
   async admit(req: FastifyRequest, route: RouteDef): Promise<Admission> {
     if (route.auth === "user") {
       const who = await this.authenticate(req);
+      // Right credentials, wrong route: not a guess, so not counted against the address.
+      if (who.botType === INCOMING_WEBHOOK_BOT && !route.allowIncomingWebhooks) {
+        throw unauthorized("This API is not available to incoming webhook bots.");
+      }
       const identity: Identity = { ...who, role: who.role as Role, client: clientName(req) };
       const rule = route.service === "events" ? this.rules.events : this.rules.api;
       const results = await this.check([[rule, `${who.realmId}:${who.userId}`]], false);

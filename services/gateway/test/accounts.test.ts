@@ -5,7 +5,8 @@ import { createTestEnv, type TestEnv } from "@chat/testkit";
 import { AmqpClient, createLogger, createPool, InternalClient, OutboxRelay, systemClock, type Pool } from "@chat/platform";
 import { buildApp as buildAccountsApp } from "../../accounts/src/app";
 import { loadAccountsConfig } from "../../accounts/src/config";
-import { basic, call, eventually, startAuthCacheConsumer, startGateway, type RunningGateway } from "./helpers";
+import { basic, call, eventually, startAuthCacheConsumer, startGateway, type FakeService, type RunningGateway } from "./helpers";
+import { startEcho } from "./fixtures";
 
 /**
  * The gateway in front of the real accounts service (in-process, listening on a port), with
@@ -18,6 +19,8 @@ let relay: OutboxRelay;
 let relayAmqp: AmqpClient;
 let consumer: AmqpClient;
 let gw: RunningGateway;
+/** Stands in for messaging: shows which requests the gateway let through. */
+let messaging: FakeService;
 let internal: InternalClient;
 let org: { realmId: number; owner: { user_id: number; email: string; api_key: string }; member: { user_id: number; email: string; api_key: string } };
 
@@ -34,7 +37,8 @@ beforeAll(async () => {
   await relayAmqp.start();
   relay = new OutboxRelay({ pool, schema: "accounts", amqp: relayAmqp, log, pollMs: 100 });
 
-  gw = await startGateway({ vars: env.vars, overrides: { ACCOUNTS_URL: accountsUrl, RATE_LIMIT_AUTH_MAX: "3" } });
+  messaging = await startEcho("messaging");
+  gw = await startGateway({ vars: env.vars, overrides: { ACCOUNTS_URL: accountsUrl, MESSAGING_URL: messaging.url, RATE_LIMIT_AUTH_MAX: "3" } });
   consumer = await startAuthCacheConsumer(gw.config, gw.redis);
   relay.start();
 
@@ -54,6 +58,7 @@ afterAll(async () => {
   await relay?.stop();
   await relayAmqp?.close();
   await gw?.close();
+  await messaging?.close();
   await accountsApp?.close();
   await pool?.end();
   await env?.cleanup();
@@ -84,6 +89,33 @@ describe("gateway + accounts", () => {
       expect(res.body).toEqual({ result: "error", msg, code: "UNAUTHORIZED" });
       expect(res.headers["www-authenticate"]).toBe('Basic realm="zulip"');
     }
+  });
+
+  it("lets an incoming-webhook bot's key only send messages: anything else is 401, as in Zulip", async () => {
+    const domain = org.owner.email.split("@")[1];
+    const bot = (type: number, name: string) =>
+      internal.call<any>("POST", "/internal/users", {
+        params: { realm_id: org.realmId, email: `${name}-bot@${domain}`, full_name: name, bot_type: type, bot_owner_id: org.owner.user_id },
+      });
+    const hook = await bot(2, "hook");
+    const auth = basic(hook.email, hook.api_key);
+    for (const [method, path] of [["GET", "/users/me"], ["POST", "/register"], ["GET", "/messages"], ["GET", "/users/me/subscriptions"]]) {
+      const res = await call(gw.url, method, `/api/v1${path}`, { headers: { authorization: auth } });
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.body).toEqual({ result: "error", msg: "This API is not available to incoming webhook bots.", code: "UNAUTHORIZED" });
+      expect(res.headers["www-authenticate"]).toBe('Basic realm="zulip"');
+    }
+    const sent = await call(gw.url, "POST", "/api/v1/messages", {
+      headers: { authorization: auth, "content-type": "application/x-www-form-urlencoded" },
+      body: "type=stream&to=1&topic=hooks&content=hi",
+    });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({ service: "messaging", method: "POST", url: "/api/v1/messages" });
+    // Other bots' keys reach every route.
+    const generic = await bot(1, "generic");
+    const me = await get("/users/me", basic(generic.email, generic.api_key));
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ user_id: generic.user_id, is_bot: true });
   });
 
   it("serves server_settings without credentials", async () => {

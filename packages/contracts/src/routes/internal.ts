@@ -21,6 +21,8 @@ export const InternalAuthenticate = route({
     realm_id: z.number().int(),
     role: z.number().int(),
     is_bot: z.boolean(),
+    /** 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded; null for humans. */
+    bot_type: z.number().int().nullable(),
     email: z.string(),
   }),
 });

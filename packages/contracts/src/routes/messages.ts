@@ -60,6 +60,8 @@ export const SendMessage = route({
   auth: "user",
   params: sendMessageParams,
   response: SendResponse,
+  // The only thing an incoming-webhook bot's key is good for, as in Zulip.
+  allowIncomingWebhooks: true,
 });
 
 /**

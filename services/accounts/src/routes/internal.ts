@@ -30,7 +30,7 @@ import { getInternalUsers } from "../queries/users";
 export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, InternalAuthenticate, async ({ params }) => {
     const u = await authenticateApiKey(deps, params.email, params.api_key);
-    return { user_id: u.id, realm_id: u.realmId, role: u.role, is_bot: u.isBot, email: u.email };
+    return { user_id: u.id, realm_id: u.realmId, role: u.role, is_bot: u.isBot, bot_type: u.botType, email: u.email };
   });
 
   registerRoute(app, InternalGetUsers, async ({ params }) => ({

@@ -7,6 +7,7 @@ interface AuthenticateResponse {
   realm_id: number;
   role: number;
   is_bot: boolean;
+  bot_type: number | null;
   email: string;
 }
 
@@ -45,6 +46,7 @@ export class Authenticator {
       realmId: data.realm_id,
       role: data.role,
       isBot: data.is_bot,
+      botType: data.bot_type,
       email: data.email,
     };
     if (generation !== null) await this.cache.store(hash, who, generation).catch((err) => this.cacheFailed(err));

@@ -8,6 +8,8 @@ export interface CachedIdentity {
   realmId: number;
   role: number;
   isBot: boolean;
+  /** Absent in entries cached before it was recorded; those are not incoming-webhook bots' (see Gate). */
+  botType?: number | null;
   email: string;
 }
 
