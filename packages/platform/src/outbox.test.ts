@@ -208,6 +208,22 @@ describe("OutboxRelay", () => {
     expect(numbers(observer)).toEqual([1, 2]);
   });
 
+  it("outboxPublished does not wait for the poll when its wake-up came while the relay was publishing", async () => {
+    await setUp();
+    const amqp = await client();
+    relay(amqp, { pollMs: 60_000 }).start();
+    await sleep(100);
+    // Commits land while earlier ones are being published, as under load; each caller waits
+    // for its own rows. A wait that depended on the 60 s poll would outlast the test.
+    const callers = range(1, 20).map(async (n) => {
+      await sleep(n * 5);
+      await commit(n, 1);
+      await outboxPublished(60_000);
+      return Number((await pool.query("SELECT count(*) FROM outbox WHERE published_at IS NULL AND (payload->>'n')::int = $1", [n])).rows[0].count);
+    });
+    expect(await Promise.all(callers)).toEqual(range(1, 20).map(() => 0));
+  }, 20_000);
+
   it("outboxPublished gives up after its timeout while the broker is away (the rows wait)", async () => {
     await setUp();
     const amqp = await client();

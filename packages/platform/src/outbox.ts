@@ -87,9 +87,9 @@ export class OutboxRelay {
   private unsubscribe: (() => void) | null = null;
   private stopWaking: (() => void) | null = null;
   private stopFlushing: (() => void) | null = null;
-  /** Passes of the run loop started so far. */
-  private passesStarted = 0;
-  /** Callers of `flushed`, each with the passes started when it asked. */
+  /** Claims (reads of unpublished rows) sent so far. */
+  private claimsSent = 0;
+  /** Callers of `flushed`, each with the claims sent when it asked. */
   private flushWaiters: Array<{ after: number; resolve: () => void }> = [];
   private lastPrune = 0;
   private readonly batchSize: number;
@@ -134,22 +134,24 @@ export class OutboxRelay {
   }
 
   /**
-   * Resolves after a pass of the run loop that started after the call held the lock and published
-   * every unpublished row: then every row committed before the call is published (by that pass,
-   * or by another relay before it). Waits on while the broker is down.
+   * Resolves once a claim sent after the call held the lock and everything it read is published
+   * (the drain that sent it ended without finding the lock taken): then every row committed
+   * before the call is published, by that drain or by another relay before it. Waits on while the
+   * broker is down.
    */
   flushed(): Promise<void> {
     if (!this.running) return Promise.resolve();
     return new Promise((resolve) => {
-      this.flushWaiters.push({ after: this.passesStarted, resolve });
+      this.flushWaiters.push({ after: this.claimsSent, resolve });
       this.notified();
     });
   }
 
-  private settleFlushes(pass: number): void {
+  /** After a drain that held the lock to its end: its last claim covered everyone who asked before it. */
+  private settleFlushes(): void {
     if (this.flushWaiters.length === 0) return;
-    const done = this.flushWaiters.filter((w) => w.after < pass);
-    this.flushWaiters = this.flushWaiters.filter((w) => w.after >= pass);
+    const done = this.flushWaiters.filter((w) => w.after < this.claimsSent);
+    this.flushWaiters = this.flushWaiters.filter((w) => w.after >= this.claimsSent);
     for (const w of done) w.resolve();
   }
 
@@ -164,7 +166,6 @@ export class OutboxRelay {
     while (this.running) {
       try {
         this.dirty = false;
-        const pass = ++this.passesStarted;
         await this.drain();
         backoff = 100;
         if (this.lockBusy) {
@@ -173,7 +174,7 @@ export class OutboxRelay {
           busyDelay = Math.min(busyDelay * 2, 250);
           continue;
         }
-        this.settleFlushes(pass);
+        this.settleFlushes();
         busyDelay = LOCK_BUSY_RETRY_MS;
         await this.maybePrune();
         await this.sleep(this.pollMs);
@@ -229,6 +230,7 @@ export class OutboxRelay {
       // Marking rows published need not wait for the WAL flush: a mark lost in a PostgreSQL
       // crash only republishes those rows, and consumers are idempotent on the envelope id.
       // These commits were about 40% of the WAL flushes of a channel send (bench/README.md).
+      this.claimsSent++;
       let results = (await client.query(this.claimSql)) as unknown as pg.QueryResult[];
       let total = 0;
       for (;;) {
@@ -263,6 +265,7 @@ export class OutboxRelay {
         }
         // Rows were left, or this process committed more while the broker confirmed.
         this.dirty = false;
+        this.claimsSent++;
         results = (await client.query(`${mark}; ${this.claimSql}`)) as unknown as pg.QueryResult[];
       }
     } catch (err) {
