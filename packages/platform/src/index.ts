@@ -3,6 +3,7 @@ export * from "./clock";
 export * from "./config";
 export * from "./db";
 export * from "./errors";
+export { parseFormBody, parseUrlEncoded, repairQuery } from "./form";
 export * from "./identity";
 export * from "./idempotency";
 export * from "./internal-client";

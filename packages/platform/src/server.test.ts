@@ -149,6 +149,46 @@ describe("registerRoute: Zulip parameters over HTTP", () => {
     expect(res.json()).not.toHaveProperty("ignored_parameters_unsupported");
   });
 
+  it("decodes form escapes as Django does: bytes that are not UTF-8 become U+FFFD, bad escapes stay", async () => {
+    const cases: Array<[string, string]> = [
+      ["caf%E9", "caf\uFFFD"],
+      ["caf%C3%A9+%F0%9F%98%80", "café 😀"],
+      ["100%zz+%C3%A9%", "100%zz é%"],
+      ["%E9%C3%A9", "\uFFFDé"],
+    ];
+    for (const [raw, topic] of cases) {
+      const res = await app.inject({ method: "POST", url: "/api/v1/echo", headers: { ...auth(), ...FORM }, payload: `topic=${raw}&count=1` });
+      expect(res.statusCode, raw).toBe(200);
+      expect(res.json(), raw).toEqual({ result: "success", msg: "", topic, count: 1, flags: [] });
+    }
+  });
+
+  it("reads a form in the charset its Content-Type names; a body that is not UTF-8 is read as Latin-1", async () => {
+    const latin1 = { ...auth(), "content-type": "application/x-www-form-urlencoded; charset=ISO-8859-1" };
+    for (const [headers, payload] of [
+      [latin1, Buffer.from("topic=caf%E9")],
+      [latin1, Buffer.from([...Buffer.from("topic=caf"), 0xe9])],
+      [{ ...auth(), ...FORM }, Buffer.from([...Buffer.from("topic=caf"), 0xe9])],
+      [{ ...auth(), "content-type": "application/x-www-form-urlencoded; charset=utf-8" }, Buffer.from("topic=caf%C3%A9")],
+    ] as const) {
+      const res = await app.inject({ method: "POST", url: "/api/v1/echo", headers, payload });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().topic).toBe("café");
+    }
+  });
+
+  it("decodes query strings the same way", async () => {
+    for (const [raw, topic] of [
+      ["caf%E9", "caf\uFFFD"],
+      ["100%25", "100%"],
+      ["%C3%A9%zz", "é%zz"],
+    ]) {
+      const res = await app.inject({ method: "GET", url: `/api/v1/echo/get?count=2&topic=${raw}`, headers: auth() });
+      expect(res.statusCode, raw).toBe(200);
+      expect(res.json(), raw).toEqual({ result: "success", msg: "", topic, count: 2, flags: [] });
+    }
+  });
+
   it("ignores JSON and text bodies (only form bodies carry parameters), even malformed ones", async () => {
     for (const [type, payload] of [
       ["application/json", '{"topic": "x"'],

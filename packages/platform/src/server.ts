@@ -3,11 +3,11 @@ import http from "node:http";
 import http2 from "node:http2";
 import type { Socket } from "node:net";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import formbody from "@fastify/formbody";
 import multipart from "@fastify/multipart";
 import { fastifyPath, fastifyRoutePath, type ParamSpecs, type ParsedParams, type RouteDef } from "@chat/contracts";
 import type { z } from "zod";
 import { ApiError, serviceUnavailable } from "./errors";
+import { parseFormBody, repairQuery } from "./form";
 import { flatUuid, INTERNAL_HEADERS, readIdentity, tokenMatches, type Identity } from "./identity";
 import type { Logger } from "./logger";
 import { createMetrics, type GaugeSpec } from "./metrics";
@@ -267,8 +267,10 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   app.decorate("serverOptions", opts);
   const bodyLimit = opts.bodyLimit ?? 5 * 1024 * 1024;
 
-  // formbody has its own 1 MiB default; keep one limit for every body type.
-  app.register(formbody, { bodyLimit });
+  // Urlencoded bodies decoded as Django decodes them for Zulip: the charset, bad escapes (see form.ts).
+  app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "buffer", bodyLimit }, (req, body, done) => {
+    done(null, parseFormBody(body as Buffer, req.headers["content-type"]));
+  });
   app.register(multipart, { limits: { fileSize: opts.maxUploadBytes ?? 100 * 1024 * 1024, files: 1, fieldSize: 1024 * 1024 } });
   // Only form bodies carry parameters (as in Zulip); JSON, text and anything else is drained
   // and ignored instead of answering 400 or 415.
@@ -567,7 +569,7 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
       if (identity && typeof bodyClient === "string" && bodyClient.trim()) identity = { ...identity, client: bodyClient.trim() };
       const { values, ignored } = parseParams(def.params, {
         body,
-        query: (req.query as Record<string, unknown>) ?? {},
+        query: repairQuery(req.url, (req.query as Record<string, unknown>) ?? {}),
         path: (req.params as Record<string, string>) ?? {},
       });
       const data = await withRequestId(req.id, () =>
