@@ -1,3 +1,4 @@
+export * from "./avatar";
 export * from "./envelope";
 export * from "./errors";
 export * from "./events/index";

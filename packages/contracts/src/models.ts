@@ -42,3 +42,19 @@ export const UserSummary = z.strictObject({
   timezone: z.string(),
 });
 export type UserSummary = z.infer<typeof UserSummary>;
+
+/**
+ * What other services need to build a user's avatar URL as Zulip does (see avatarUrl): beside
+ * `user` in accounts' user events and in its internal user lookup, not inside it, since consumers
+ * of earlier releases read `user` strictly. Events of earlier releases come without it:
+ * `email_public` null says the rest is not known either (replicas read the user again).
+ */
+export const UserAvatarSummary = z.strictObject({
+  avatar_source: z.enum(["G", "U"]).default("G"),
+  avatar_version: z.number().int().default(1),
+  /** The uploaded image's name (its URL is public); null for a Gravatar. */
+  avatar_token: z.string().nullable().default(null),
+  /** Whether everyone may see the delivery email (the API email is then the real one); null: unknown. */
+  email_public: z.boolean().nullable().default(null),
+});
+export type UserAvatarSummary = z.infer<typeof UserAvatarSummary>;

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, startAccounts, type Accounts, type Org } from "./helpers";
 import { everyone, notices, registerState } from "./settings-kit";
@@ -176,10 +177,20 @@ describe("email address visibility", () => {
     expect(got[3].users).toEqual(everyone(org));
     expect(got).toHaveLength(4);
 
+    // Replicas learn that the email is no longer public (message senders' avatar_url).
+    expect(got[3].payload.avatar).toEqual({ avatar_source: "G", avatar_version: 1, avatar_token: null, email_public: false });
+    const lookup = await t.ok(await t.call("GET", "/internal/users", { params: { realm_id: org.realmId, user_ids: [u.user_id] } }));
+    expect(lookup.users[0].avatar).toEqual({ avatar_source: "G", avatar_version: 1, avatar_token: null, email_public: false });
+
+    // GET /users/{id} with client_gravatar (its default), as the list: the Gravatar of the real
+    // address (which the client cannot compute), not null.
+    const realGravatar = `https://secure.gravatar.com/avatar/${createHash("md5").update(u.email.toLowerCase()).digest("hex")}?d=identicon&version=1`;
     const asMember = await t.ok(await t.call("GET", `/users/${u.user_id}`, { as: org.member.as }));
-    expect(asMember.user).toMatchObject({ email: dummy, delivery_email: null });
+    expect(asMember.user).toMatchObject({ email: dummy, delivery_email: null, avatar_url: realGravatar });
     const asAdmin = await t.ok(await t.call("GET", `/users/${u.user_id}`, { as: org.admin.as }));
-    expect(asAdmin.user).toMatchObject({ email: dummy, delivery_email: u.email });
+    expect(asAdmin.user).toMatchObject({ email: dummy, delivery_email: u.email, avatar_url: realGravatar });
+    const ofPublic = await t.ok(await t.call("GET", `/users/${org.member2.user_id}`, { as: org.member.as }));
+    expect(ofPublic.user).toMatchObject({ email: org.member2.email, avatar_url: null });
     const state = await registerState(t, org.guest.as, { fetch_event_types: ["realm_user"] });
     // With client_gravatar (the default) avatar_url is null only for users whose real email is
     // the API email; a Gravatar computed from the dummy address would be wrong.
@@ -202,6 +213,8 @@ describe("email address visibility", () => {
     expect(back[1].users).toEqual([org.member.user_id, org.member2.user_id, org.guest.user_id, org.bot.user_id].sort((a, b) => a - b));
     expect(back[2].event.person).toEqual({ user_id: u.user_id, new_email: u.email });
     expect(back[3].event.person).toMatchObject({ user_id: u.user_id, avatar_source: "G" });
+    expect(back[3].payload.avatar).toMatchObject({ email_public: true });
+    expect((await t.ok(await t.call("GET", `/users/${u.user_id}`, { as: org.member.as }))).user).toMatchObject({ email: u.email, avatar_url: null });
     const after = await registerState(t, org.guest.as, { fetch_event_types: ["realm_user"] });
     expect(after.realm_users.find((x: any) => x.user_id === u.user_id)).toMatchObject({ email: u.email, avatar_url: null });
   });

@@ -1,18 +1,24 @@
 import { z } from "zod";
-import { UserObject, UserSummary } from "../models";
+import { UserAvatarSummary, UserObject, UserSummary } from "../models";
 import { defineEvent } from "./index";
 
+/**
+ * A user's summary for the services' replicas; `avatar` beside it (absent in events of earlier
+ * releases).
+ */
+const UserPayload = { user: UserSummary, avatar: UserAvatarSummary.optional() };
+
 /** A user was created (any role, bots included). */
-export const AccountsUserCreated = defineEvent("accounts.user.created", z.object({ user: UserSummary }).passthrough());
+export const AccountsUserCreated = defineEvent("accounts.user.created", z.object(UserPayload).passthrough());
 /** A user's fields changed; `user` is the whole new summary. */
 /**
  * The realm_user/add notice for the users who may not see a new user's delivery email (theirs
  * says null); the others get theirs with `accounts.user.created`.
  */
 export const AccountsUserAnnounced = defineEvent("accounts.user.announced", z.object({ user_id: z.number().int() }).passthrough());
-export const AccountsUserUpdated = defineEvent("accounts.user.updated", z.object({ user: UserSummary }).passthrough());
+export const AccountsUserUpdated = defineEvent("accounts.user.updated", z.object(UserPayload).passthrough());
 /** A user was deactivated; they can no longer authenticate. */
-export const AccountsUserDeactivated = defineEvent("accounts.user.deactivated", z.object({ user: UserSummary }).passthrough());
+export const AccountsUserDeactivated = defineEvent("accounts.user.deactivated", z.object(UserPayload).passthrough());
 /** A user's API key was replaced; cached credentials must be dropped at once. */
 export const AccountsApiKeyReset = defineEvent("accounts.api_key.reset", z.object({ user_id: z.number().int(), email: z.string() }).passthrough());
 /** An organization was created or its settings changed. */

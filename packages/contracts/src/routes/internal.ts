@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Linkifier } from "../events/accounts";
-import { UserSummary } from "../models";
+import { UserAvatarSummary, UserSummary } from "../models";
 import { p } from "../params";
 import { empty, route, success, type ServiceName } from "../route";
 
@@ -30,7 +30,8 @@ export const InternalAuthenticate = route({
 /**
  * User lookup for services that keep a replica, within one realm, any status: by ids and/or
  * emails (unknown ones are simply absent); with neither, every user of the realm as GET /users
- * lists them (bots included, the realm's system bots excepted), to fill a replica at once.
+ * lists them (bots included, the realm's system bots excepted), to fill a replica at once. Each
+ * with what its avatar URL is built from (`avatar`).
  */
 export const InternalGetUsers = route({
   method: "GET",
@@ -42,7 +43,7 @@ export const InternalGetUsers = route({
     user_ids: p.json(z.array(z.number().int())),
     emails: p.json(z.array(z.string())),
   },
-  response: success({ users: z.array(UserSummary) }),
+  response: success({ users: z.array(UserSummary.extend({ avatar: UserAvatarSummary })) }),
 });
 
 /** Admin CLI: create an organization with its first owner. */

@@ -1,9 +1,10 @@
-import type { RealmUserUpdatePersonEvent } from "@chat/contracts";
+import type { RealmUserUpdatePersonEvent, UserAvatarSummary, UserSummary } from "@chat/contracts";
 import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { avatarUrl, MAX_AVATAR_BYTES, sniffImageType } from "../lib/avatar";
 import { randomToken } from "../lib/credentials";
-import { ROLE, userSummary, VALID_ROLES } from "../lib/format";
+import { avatarSummary, ROLE, userSummary, VALID_ROLES } from "../lib/format";
+import { emailVisibilityOf } from "../queries/profile";
 import { checkFullName } from "../lib/validate";
 import { getRealm, lockRealm } from "../store/realms";
 import { addMembers, removeMembers, systemGroupIds } from "../store/user-groups";
@@ -28,6 +29,14 @@ import { applyProfileDataInTx } from "./custom-profile-fields";
 type Person = RealmUserUpdatePersonEvent["person"];
 
 /**
+ * What accounts' user events carry for the services' replicas: the user's summary, and beside it
+ * what their avatar URL is built from (messaging's message senders).
+ */
+export async function replicaPayload(tx: Queryable, user: UserRow): Promise<{ user: UserSummary; avatar: UserAvatarSummary }> {
+  return { user: userSummary(user), avatar: avatarSummary(user, await emailVisibilityOf(tx, user.realmId, user.id)) };
+}
+
+/**
  * Emits one `realm_user` / update: the client event (`person` form) to every user who can access
  * the changed user (everyone active in the organization: we do not restrict user access), inside
  * `accounts.user.updated` with the user's new summary for the services' replicas.
@@ -40,7 +49,7 @@ export async function notifyRealmUserUpdate(tx: Queryable, realmId: number, user
     type: "accounts.user.updated",
     realmId,
     payload: {
-      user: userSummary(user),
+      ...(await replicaPayload(tx, user)),
       ...(audience.length ? { client: { event: { type: "realm_user", op: "update", person }, users: audience } } : {}),
     },
   });
@@ -178,7 +187,7 @@ export async function deactivateInTx(tx: Queryable, user: UserRow): Promise<void
     type: "accounts.user.deactivated",
     realmId: user.realmId,
     payload: {
-      user: userSummary(updated),
+      ...(await replicaPayload(tx, updated)),
       client: { event: { type: "realm_user", op: "update", person: { user_id: user.id, is_active: false } }, users: audience },
     },
   });

@@ -68,7 +68,11 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
       if (name === "timezone") {
         await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, email: user.email, timezone: value as string });
       }
-      if (name === "email_address_visibility") await changeEmailVisibilityInTx(tx, user, current[name] as number, value as number);
+      if (name === "email_address_visibility") {
+        // Stored first: the events it causes tell replicas whether the email is now public.
+        await saveUserSettingsRow(tx, user.realmId, user.id, row);
+        await changeEmailVisibilityInTx(tx, user, current[name] as number, value as number);
+      }
       current[name] = value;
     }
     await saveUserSettingsRow(tx, user.realmId, user.id, row);

@@ -2,7 +2,7 @@ import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable 
 import type { AccountsDeps } from "../deps";
 import { applyRealmDefaultsToNewUser } from "./settings";
 import { generateApiKey, hashApiKey, hashPassword } from "../lib/credentials";
-import { ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
+import { avatarSummary, ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
 import { checkFullName, isValidEmail } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
 import { getRealm, lockRealm } from "../store/realms";
@@ -112,6 +112,7 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
     realmId: user.realmId,
     payload: {
       user: userSummary(user),
+      avatar: avatarSummary(user, policy),
       // Humans carry their (empty) custom profile data, as register's realm_users do.
       ...(seeing.length ? { client: { event: { type: "realm_user", op: "add", person }, users: seeing } } : {}),
     },

@@ -1,33 +1,16 @@
-import { createHash } from "node:crypto";
+import { EMAIL_VISIBILITY } from "./user-settings";
 
-/** What an avatar URL depends on (a users row). */
-export interface AvatarFields {
-  id: number;
-  realmId: number;
-  deliveryEmail: string;
-  avatarVersion: number;
-  avatarSource?: string;
-  avatarToken?: string | null;
-}
+// The URL rules are shared with messaging (message senders' avatars): packages/contracts.
+export { avatarUrl, isUploadedAvatar, type AvatarFields } from "@chat/contracts";
 
 /** Largest accepted avatar upload (register's `max_avatar_file_size_mib`). */
 export const MAX_AVATAR_BYTES = 5 * 1024 * 1024;
 
-function gravatar(email: string, version: number, medium: boolean): string {
-  const hash = createHash("md5").update(email.trim().toLowerCase()).digest("hex");
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon${medium ? "&s=500" : ""}&version=${version}`;
-}
-
-export const isUploadedAvatar = (u: AvatarFields) => u.avatarSource === "U" && !!u.avatarToken;
-
 /**
- * The avatar URL Zulip would give: the uploaded image (served by GET /user_avatars/...), or the
- * Gravatar one. With `clientGravatar` the client computes Gravatar URLs itself, so it is null.
+ * Whether a user's email is visible to everyone, so that their API email is the real one and
+ * clients may compute their Gravatar (client_gravatar).
  */
-export function avatarUrl(u: AvatarFields, opts: { clientGravatar: boolean; medium?: boolean }): string | null {
-  if (isUploadedAvatar(u)) return `/user_avatars/${u.realmId}/${u.avatarToken}${opts.medium ? "-medium" : ""}.png?version=${u.avatarVersion}`;
-  return opts.clientGravatar ? null : gravatar(u.deliveryEmail, u.avatarVersion, opts.medium ?? false);
-}
+export const isEmailPublic = (emailVisibility: number) => emailVisibility === EMAIL_VISIBILITY.everyone;
 
 /** Image types we accept, recognised by their first bytes (the declared type is not trusted). */
 export function sniffImageType(data: Buffer): string | null {

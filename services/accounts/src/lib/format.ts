@@ -1,19 +1,15 @@
-import { createHash } from "node:crypto";
-import type { UserObject, UserSummary } from "@chat/contracts";
+import type { ClientGravatarOption, UserAvatarSummary, UserObject, UserSummary } from "@chat/contracts";
 import type { UserRow } from "../store/users";
-import { avatarUrl } from "./avatar";
+import { avatarUrl, isEmailPublic } from "./avatar";
 
 export const ROLE = { owner: 100, administrator: 200, moderator: 300, member: 400, guest: 600 } as const;
 export const VALID_ROLES = [100, 200, 300, 400, 600];
 
-/** Gravatar URL, as Zulip builds it for users without an uploaded avatar. */
-export function gravatarUrl(email: string, version: number): string {
-  const hash = createHash("md5").update(email.trim().toLowerCase()).digest("hex");
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${version}`;
-}
-
-/** Zulip's user object. With client_gravatar the client computes gravatar URLs itself (null here). */
-export function userObject(u: UserRow, opts: { clientGravatar: boolean }): UserObject {
+/**
+ * Zulip's user object. With client_gravatar the client computes the Gravatar URL of a user whose
+ * email everyone may see (null here); the others' is the URL.
+ */
+export function userObject(u: UserRow, opts: ClientGravatarOption): UserObject {
   const out: UserObject = {
     user_id: u.id,
     email: u.email,
@@ -29,7 +25,7 @@ export function userObject(u: UserRow, opts: { clientGravatar: boolean }): UserO
     bot_type: u.isBot ? u.botType : null,
     role: u.role,
     timezone: u.timezone,
-    avatar_url: avatarUrl(u, { clientGravatar: opts.clientGravatar }),
+    avatar_url: avatarUrl(u, opts),
     avatar_version: u.avatarVersion,
   };
   if (u.isBot) out.bot_owner_id = u.botOwnerId;
@@ -51,5 +47,15 @@ export function userSummary(u: UserRow): UserSummary {
     bot_owner_id: u.botOwnerId,
     date_joined: u.dateJoined.toISOString(),
     timezone: u.timezone,
+  };
+}
+
+/** What other services need to build the user's avatar URL (beside the summary). */
+export function avatarSummary(u: UserRow, emailVisibility: number): UserAvatarSummary {
+  return {
+    avatar_source: u.avatarSource,
+    avatar_version: u.avatarVersion,
+    avatar_token: u.avatarToken,
+    email_public: isEmailPublic(emailVisibility),
   };
 }

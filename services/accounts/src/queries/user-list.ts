@@ -1,4 +1,5 @@
 import type { Queryable } from "@chat/platform";
+import { isEmailPublic } from "../lib/avatar";
 import { userObject } from "../lib/format";
 import { canSeeDeliveryEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
 import { settingOfRealmUsers } from "../store/settings";
@@ -95,14 +96,15 @@ async function readUserList(db: Queryable, realmId: number, variant: UserListVar
     settingOfRealmUsers(db, realmId, "email_address_visibility"),
     variant.profileData ? profileDataOf(db, realmId, null) : null,
   ]);
-  const opts = { clientGravatar: variant.clientGravatar };
+  // System bots' addresses are public (they have no email visibility of their own).
+  const botOpts = { clientGravatar: variant.clientGravatar, emailPublic: true };
   return {
     version,
     users: users.map((u) => {
       const shown = (visibility.get(u.id) as number | undefined) ?? EMAIL_VISIBILITY.everyone;
       // Clients compute a Gravatar from the API email, which is the real one only for users
       // whose email everyone may see; the others' avatar_url is the URL (Zulip's format_user_row).
-      const obj = userObject(u, { clientGravatar: variant.clientGravatar && shown === EMAIL_VISIBILITY.everyone });
+      const obj = userObject(u, { clientGravatar: variant.clientGravatar, emailPublic: isEmailPublic(shown) });
       const profile = profiles && !u.isBot ? { profile_data: profiles.get(u.id) ?? {} } : {};
       return {
         id: u.id,
@@ -112,7 +114,7 @@ async function readUserList(db: Queryable, realmId: number, variant: UserListVar
         withoutEmail: JSON.stringify({ ...obj, delivery_email: null, ...profile }),
       };
     }),
-    botsJson: JSON.stringify(bots.map((u) => ({ ...userObject(u, opts), is_system_bot: true }))),
+    botsJson: JSON.stringify(bots.map((u) => ({ ...userObject(u, botOpts), is_system_bot: true }))),
   };
 }
 

@@ -1,11 +1,13 @@
 import { badRequest, JsonText, SUCCESS_PREFIX, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
-import { userObject, userSummary } from "../lib/format";
+import { isEmailPublic } from "../lib/avatar";
+import { avatarSummary, userObject, userSummary } from "../lib/format";
 import { emailVisibilityOf, ownProfileData, userViewFor } from "./profile";
+import { settingOfRealmUsers, settingOfUsers } from "../store/settings";
 import { getUser, getUserByDeliveryEmail, getUserByEmail, getUsersByEmails, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
 import { getRealm } from "../store/realms";
 import { messagingOf } from "../lib/messaging-client";
-import { canSeeDeliveryEmail, dummyEmail } from "../lib/user-settings";
+import { canSeeDeliveryEmail, dummyEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
 import { userListJson, userListsOf } from "./user-list";
 
 /** A user of the caller's realm (system bots included), or Zulip's "No such user". */
@@ -65,8 +67,12 @@ export async function getMember(deps: AccountsDeps, who: Identity, userId: numbe
 }
 
 async function present(deps: AccountsDeps, who: Identity, u: UserRow, clientGravatar: boolean, withProfile: boolean) {
-  const view = await userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile });
-  return view(u, userObject(u, { clientGravatar }));
+  const [view, visibility] = await Promise.all([
+    userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile }),
+    emailVisibilityOf(deps.pool, who.realmId, u.id),
+  ]);
+  // As in the list: null only where the client can compute the Gravatar from the API email.
+  return view(u, userObject(u, { clientGravatar, emailPublic: isEmailPublic(visibility) }));
 }
 
 /**
@@ -97,10 +103,21 @@ export async function getMemberByEmail(deps: AccountsDeps, who: Identity, email:
  * neither, the whole realm as GET /users lists it (replicas fill themselves at once).
  */
 export async function getInternalUsers(deps: AccountsDeps, realmId: number, ids?: number[], emails?: string[]) {
-  if (ids === undefined && emails === undefined) return (await listRealmUsers(deps.pool, realmId)).map(userSummary);
+  if (ids === undefined && emails === undefined) {
+    const [all, visibility] = await Promise.all([listRealmUsers(deps.pool, realmId), settingOfRealmUsers(deps.pool, realmId, "email_address_visibility")]);
+    return all.map((u) => internalUser(u, visibility));
+  }
   const rows: UserRow[] = [];
   if (ids?.length) rows.push(...(await getUsersByIds(deps.pool, realmId, ids)));
   if (emails?.length) rows.push(...(await getUsersByEmails(deps.pool, realmId, emails)));
   const seen = new Set<number>();
-  return rows.filter((u) => !seen.has(u.id) && seen.add(u.id)).map(userSummary);
+  const unique = rows.filter((u) => !seen.has(u.id) && seen.add(u.id));
+  const visibility = await settingOfUsers(deps.pool, realmId, unique.map((u) => u.id), "email_address_visibility");
+  return unique.map((u) => internalUser(u, visibility));
+}
+
+/** A user's summary with what their avatar URL is built from (users without the setting stored have the default). */
+function internalUser(u: UserRow, visibility: Map<number, unknown>) {
+  const shown = (visibility.get(u.id) as number | undefined) ?? EMAIL_VISIBILITY.everyone;
+  return { ...userSummary(u), avatar: avatarSummary(u, shown) };
 }

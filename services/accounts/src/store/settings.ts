@@ -30,6 +30,16 @@ export async function saveUserSettingsRow(db: Queryable, realmId: number, userId
   );
 }
 
+/** One setting of some users, where stored (users without it have the default). */
+export async function settingOfUsers(db: Queryable, realmId: number, userIds: number[], name: string): Promise<Map<number, SettingValue>> {
+  if (userIds.length === 0) return new Map();
+  const { rows } = await db.query(
+    "SELECT user_id, settings -> $3 AS value FROM user_settings WHERE realm_id = $1 AND user_id = ANY($2::bigint[]) AND settings ? $3",
+    [realmId, userIds, name],
+  );
+  return new Map(rows.map((r) => [Number(r.user_id), r.value]));
+}
+
 /** One setting of every user of a realm that has it stored (users without it have the default). */
 export async function settingOfRealmUsers(db: Queryable, realmId: number, name: string): Promise<Map<number, SettingValue>> {
   const { rows } = await db.query(
