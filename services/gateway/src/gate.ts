@@ -37,7 +37,8 @@ export class Gate {
     const c = deps.config;
     this.rules = {
       api: { name: "user", max: c.RATE_LIMIT_USER_MAX, windowSeconds: c.RATE_LIMIT_USER_WINDOW_SECONDS },
-      // Long polls count in their own bucket, as Zulip's event server keeps its own.
+      // GET and DELETE /events count in their own bucket, as Zulip's event server (Tornado) keeps
+      // its own; POST /register is served by Django there, so it counts with the rest.
       events: { name: "user-events", max: c.RATE_LIMIT_USER_MAX, windowSeconds: c.RATE_LIMIT_USER_WINDOW_SECONDS },
       ip: { name: "ip", max: c.RATE_LIMIT_IP_MAX, windowSeconds: c.RATE_LIMIT_IP_WINDOW_SECONDS },
       password: { name: "username", max: c.RATE_LIMIT_AUTH_MAX, windowSeconds: c.RATE_LIMIT_AUTH_WINDOW_SECONDS },
@@ -54,7 +55,7 @@ export class Gate {
         throw unauthorized("This API is not available to incoming webhook bots.");
       }
       const identity: Identity = { ...who, role: who.role as Role, client: clientName(req) };
-      const rule = route.service === "events" ? this.rules.events : this.rules.api;
+      const rule = route.service === "events" && route.path === "/events" ? this.rules.events : this.rules.api;
       const results = await this.check([[rule, `${who.realmId}:${who.userId}`]], false);
       return { identity, responseHeaders: rateLimitHeaders(results, this.deps.clock.now()) };
     }

@@ -87,6 +87,8 @@ export const TEST_ROUTES: RouteDef[] = [
   r("GET", "/slow", "messaging", "user"),
   r("POST", "/upload", "messaging", "user", {}, { upload: true }),
   r("GET", "/events", "events", "user", {}, { longPoll: true }),
+  r("DELETE", "/events", "events", "user"),
+  r("POST", "/register", "events", "user"),
   r("GET", "/scheduled", "scheduler", "user"),
   r("GET", "/user_uploads/{realm_id_str}/{filename}", "messaging", "user", { realm_id_str: p.str().path(), filename: p.str().path() }),
   r("GET", "/open", "accounts", "none"),

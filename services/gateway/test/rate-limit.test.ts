@@ -85,6 +85,23 @@ describe("per-user limit", () => {
     const poll = await call(gw.url, "GET", "/api/v1/events", { headers: { authorization: user } });
     expect(poll.status).toBe(200);
     expect(poll.headers["x-ratelimit-remaining"]).toBe("4");
+    const deleted = await call(gw.url, "DELETE", "/api/v1/events", { headers: { authorization: user } });
+    expect(deleted.status).toBe(200);
+    expect(deleted.headers["x-ratelimit-remaining"]).toBe("3");
+  });
+
+  it("counts POST /register with the other API requests (Django serves it in Zulip, not the event server)", async () => {
+    accounts.users.push({ user_id: 14, realm_id: 1, email: "cordelia@zulip.example", api_key: "fffffffffffffffffffffffffffffff6", role: 400, is_bot: false, active: true });
+    const user = basic("cordelia@zulip.example", "fffffffffffffffffffffffffffffff6");
+    for (let i = 0; i < 4; i++) expect((await call(gw.url, "GET", "/api/v1/echo", { headers: { authorization: user } })).status).toBe(200);
+    const register = await call(gw.url, "POST", "/api/v1/register", { headers: { authorization: user } });
+    expect(register.status).toBe(200);
+    expect(register.headers["x-ratelimit-remaining"]).toBe("0");
+    const limited = await call(gw.url, "POST", "/api/v1/register", { headers: { authorization: user } });
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe("RATE_LIMIT_HIT");
+    // The event server's bucket is untouched.
+    expect((await call(gw.url, "GET", "/api/v1/events", { headers: { authorization: user } })).headers["x-ratelimit-remaining"]).toBe("4");
   });
 
   it("lets exactly the limit through when requests arrive at once", async () => {
