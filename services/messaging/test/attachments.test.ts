@@ -33,7 +33,12 @@ async function list(as = owner) {
 async function filesOnDisk(): Promise<string[]> {
   const out: string[] = [];
   async function walk(d: string) {
-    for (const e of await readdir(d, { withFileTypes: true })) {
+    // A directory the storage removes while this walks (after deleting its last file) holds nothing.
+    const entries = await readdir(d, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return [];
+      throw err;
+    });
+    for (const e of entries) {
       if (e.name === ".tmp") continue;
       const p = path.join(d, e.name);
       if (e.isDirectory()) await walk(p);
