@@ -20,6 +20,10 @@ describe("parseFormBody", () => {
     expect({ ...parseFormBody(body, "application/x-www-form-urlencoded; charset=windows-1251") }).toEqual({ a: "при", b: "вет" });
   });
 
+  it("keeps a byte order mark as data, as Python's decode does", () => {
+    expect({ ...parseFormBody(Buffer.from("\uFEFFa=%EF%BB%BFx%E9", "utf8"), undefined) }).toEqual({ "\uFEFFa": "\uFEFFx\uFFFD" });
+  });
+
   it("keeps UTF-8 for an unknown charset, as Django does", () => {
     expect({ ...parseFormBody(Buffer.from("a=%C3%A9"), "application/x-www-form-urlencoded; charset=no-such-thing") }).toEqual({ a: "é" });
   });

@@ -11,8 +11,8 @@ export type FormFields = Record<string, string | string[]>;
 
 type BytesDecoder = (bytes: Uint8Array) => string;
 
-const utf8Lenient = new TextDecoder("utf-8");
-const utf8Strict = new TextDecoder("utf-8", { fatal: true });
+const utf8Lenient = new TextDecoder("utf-8", { ignoreBOM: true });
+const utf8Strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const decodeUtf8: BytesDecoder = (b) => utf8Lenient.decode(b);
 const decodeLatin1: BytesDecoder = (b) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1");
 
@@ -28,7 +28,7 @@ function charsetDecoder(contentType: string | undefined): BytesDecoder | null {
   if (UTF8.has(label)) return null;
   if (LATIN1.has(label)) return decodeLatin1;
   try {
-    const decoder = new TextDecoder(label);
+    const decoder = new TextDecoder(label, { ignoreBOM: true });
     return decoder.encoding === "utf-8" ? null : (b) => decoder.decode(b);
   } catch {
     return null;
