@@ -1,4 +1,5 @@
 export * from "./avatar";
+export * from "./emoji";
 export * from "./envelope";
 export * from "./errors";
 export * from "./events/index";

@@ -1,8 +1,8 @@
+import { emojiCodeByName, emojiNameByCode } from "@chat/contracts";
 import MarkdownIt from "markdown-it";
 import type StateCore from "markdown-it/lib/rules_core/state_core.mjs";
 import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs";
 import type Token from "markdown-it/lib/token.mjs";
-import { emojiCodeByName, emojiNameByCode } from "./emoji";
 import { findLinkifierMatches, type CompiledLinkifier } from "./linkifiers";
 
 /** What mention syntax in a message can resolve to; the caller looks these up first. */
