@@ -10,11 +10,15 @@ export const noticeOf = <E extends z.ZodType>(event: E) => ClientNotice.extend({
  * The `message` client event as messaging publishes it: rendered HTML in `message.content`
  * plus the raw Markdown in `markdown_content`; the events service picks one per queue
  * (apply_markdown) and removes `markdown_content`. Per-user `flags` ride in the notice's users.
+ * `message.avatar_url` is the client_gravatar form (null only for a Gravatar the client can
+ * compute); then `sender_avatar_url` is the URL for queues without client_gravatar, and the
+ * events service removes it too.
  */
 export const MessageClientEvent = z.strictObject({
   type: z.literal("message"),
   message: MessageObject.omit({ flags: true, match_content: true, match_subject: true }),
   markdown_content: z.string(),
+  sender_avatar_url: z.string().optional(),
 });
 
 /** Per-message form; the events service turns it into `message_ids` for bulk_message_deletion clients. */

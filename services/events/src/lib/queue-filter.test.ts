@@ -1,6 +1,9 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { ClientNotice } from "@chat/contracts";
 import { acceptsEvent, eventsForQueue, type QueueDescriptor } from "./queue-filter";
+
+const md5 = (s: string) => createHash("md5").update(s).digest("hex");
 
 const queue = (over: Partial<QueueDescriptor> = {}): QueueDescriptor => ({
   id: "q1",
@@ -40,6 +43,24 @@ describe("eventsForQueue", () => {
       expect(e).not.toHaveProperty("markdown_content");
       expect((e.message as any).content).toBe(applyMarkdown ? "<p>x</p>" : "x");
     }
+  });
+
+  it("avatar_url: the producer's null only for client_gravatar queues; the others get sender_avatar_url, which never leaks", () => {
+    const url = "https://secure.gravatar.com/avatar/0123456789abcdef0123456789abcdef?d=identicon&version=4";
+    const notice = (avatar_url: string | null, extra: Record<string, unknown>) => {
+      const n = messageNotice();
+      return { ...n, event: { ...n.event, message: { ...(n.event.message as object), avatar_url }, ...extra } };
+    };
+    const form = (clientGravatar: boolean, n: ClientNotice) => eventsForQueue(queue({ clientGravatar }), n, [])[0];
+    expect((form(true, notice(null, { sender_avatar_url: url })).message as any).avatar_url).toBeNull();
+    expect((form(false, notice(null, { sender_avatar_url: url })).message as any).avatar_url).toBe(url);
+    for (const clientGravatar of [true, false]) {
+      expect(form(clientGravatar, notice(null, { sender_avatar_url: url }))).not.toHaveProperty("sender_avatar_url");
+      // A sender the client cannot compute (uploaded, hidden email): the URL for every queue.
+      expect((form(clientGravatar, notice("/user_avatars/1/x.png?version=2", {})).message as any).avatar_url).toBe("/user_avatars/1/x.png?version=2");
+    }
+    // A previous release's messaging gave no URL: the sender email's Gravatar, version 1, as it did.
+    expect((form(false, notice(null, {})).message as any).avatar_url).toBe(`https://secure.gravatar.com/avatar/${md5("a@b.c")}?d=identicon&version=1`);
   });
 
   it("update_message keeps both content forms", () => {

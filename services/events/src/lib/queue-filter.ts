@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import type { ClientNotice } from "@chat/contracts";
+import { gravatarUrl, type ClientNotice } from "@chat/contracts";
 import { matchesNarrow, type NarrowTerm } from "./narrow";
 
 /** What a queue was registered with: everything that decides what it receives and in which form. */
@@ -45,21 +44,18 @@ export function acceptsEvent(queue: QueueDescriptor, event: Event): boolean {
   }
 }
 
-export function gravatarUrl(email: string): string {
-  const hash = createHash("md5").update(email.trim().toLowerCase()).digest("hex");
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1`;
-}
-
 function messageForQueue(queue: QueueDescriptor, event: Event, senderQueue: ClientNotice["sender_queue"]): Event {
-  const { markdown_content: markdown, ...rest } = event;
+  const { markdown_content: markdown, sender_avatar_url: avatarUrl, ...rest } = event;
   const message = { ...(rest.message as Record<string, unknown>) };
   if (!queue.applyMarkdown && typeof markdown === "string") {
     message.content = markdown;
     message.content_type = "text/x-markdown";
   }
-  // Producers leave avatar_url null for gravatar users, which suits clients that compute it.
-  if (!queue.clientGravatar && message.avatar_url === null && typeof message.sender_email === "string") {
-    message.avatar_url = gravatarUrl(message.sender_email);
+  // Messaging leaves avatar_url null where clients may compute the Gravatar, and gives the URL
+  // beside the message for the others (a previous release did not: its sender's version 1).
+  if (!queue.clientGravatar && message.avatar_url === null) {
+    if (typeof avatarUrl === "string") message.avatar_url = avatarUrl;
+    else if (typeof message.sender_email === "string") message.avatar_url = gravatarUrl(message.sender_email, 1);
   }
   const out: Event = { ...rest, message };
   if (senderQueue && senderQueue.queue_id === queue.id && message.sender_id === queue.userId) {

@@ -4,7 +4,7 @@ import type { InternalRealm } from "@chat/contracts";
 import type { AppDeps } from "../deps";
 import { extractPrivateRecipients, extractStreamIndicator, messageKind } from "../lib/addressee";
 import { FLAG_BITS, flagsToList } from "../lib/flags";
-import { messageObject } from "../lib/format";
+import { messageObject, senderAvatarUrl } from "../lib/format";
 import { topicLinks, type TopicLink } from "../lib/linkifiers";
 import { renderMarkdown, type RenderResult } from "../lib/markdown";
 import { normalizeBody, normalizeTopic } from "../lib/normalize";
@@ -83,7 +83,9 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   const realm = await deps.accounts.getRealm(who.realmId);
   const context = kind === "stream" ? await readStreamSendContext(deps, who, req) : null;
   const direct = kind === "private" ? await readDirectSendContext(deps, who, req) : null;
-  const sender = context?.sender ?? direct?.users.get(who.userId) ?? (await getUser(deps, who.realmId, who.userId));
+  const read = context?.sender ?? direct?.users.get(who.userId);
+  // getUser also reads again a replica row without avatar data (the message event's avatar_url).
+  const sender = read && read.emailPublic !== null ? read : await getUser(deps, who.realmId, who.userId);
   if (!sender || !sender.isActive) throw badRequest("Account is deactivated");
 
   const plan =
@@ -437,13 +439,14 @@ function messageEventPayload(row: MessageRow, prepared: Prepared, req: SendReque
     participants: plan.participants,
     realmStr: realm.string_id,
     applyMarkdown: true,
-    // Null for a gravatar: the events service fills in the URL for queues without client_gravatar.
+    // Null only where clients may compute it; queues without client_gravatar get sender_avatar_url.
     clientGravatar: true,
     topicLinks: prepared.topicLinks,
   });
   const stream = plan.accessed?.stream;
+  const avatar = message.avatar_url === null ? { sender_avatar_url: senderAvatarUrl(sender, false)! } : {};
   const client: Record<string, unknown> = {
-    event: { type: "message", message, markdown_content: row.content },
+    event: { type: "message", message, markdown_content: row.content, ...avatar },
     users: entries.map((e) => ({ id: e.userId, flags: flagsToList(e.flags) })),
   };
   if (stream && !stream.inviteOnly) client.public_stream_id = stream.id;

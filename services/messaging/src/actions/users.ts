@@ -1,10 +1,9 @@
-import type { UserSummary } from "@chat/contracts";
 import type { Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
-import { markRealmReplicated, upsertUsers } from "../store/users";
+import { markRealmReplicated, upsertUsers, type ReplicaUser } from "../store/users";
 
 /** Writes accounts' user records into the replica (consumer and read-through both land here). */
-export async function doReplicateUsers(db: Queryable, users: UserSummary[]): Promise<void> {
+export async function doReplicateUsers(db: Queryable, users: ReplicaUser[]): Promise<void> {
   const unique = [...new Map(users.map((u) => [u.user_id, u])).values()];
   await upsertUsers(db, unique);
 }

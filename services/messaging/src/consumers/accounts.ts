@@ -21,7 +21,7 @@ export async function consumeAccountsEvents(amqp: AmqpClient, deps: AppDeps): Pr
       if (!schema) return;
       const parsed = schema.safeParse(envelope.payload);
       if (!parsed.success) throw new InvalidMessageError(`${envelope.type}: ${parsed.error.message}`);
-      await oncePerEvent(deps.pool, ACCOUNTS_CONSUMER, envelope.id, (tx) => doReplicateUsers(tx, [parsed.data.user]));
+      await oncePerEvent(deps.pool, ACCOUNTS_CONSUMER, envelope.id, (tx) => doReplicateUsers(tx, [{ ...parsed.data.user, avatar: parsed.data.avatar }]));
     },
   });
 }

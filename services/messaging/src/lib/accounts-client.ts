@@ -8,6 +8,7 @@ import {
   InternalUserGroupIsMember,
   InternalUserGroupMembers,
   type InternalRealm,
+  type UserAvatarSummary,
   type UserSummary,
 } from "@chat/contracts";
 import { ApiError, type Clock, type InternalClient } from "@chat/platform";
@@ -16,6 +17,9 @@ const path = (def: { path: string }, values: Record<string, number> = {}) =>
   def.path.replace(/\{(\w+)\}/g, (_m, k: string) => String(values[k]));
 
 type Linkifiers = Array<{ pattern: string; url_template: string }>;
+
+/** A user as accounts' internal lookup gives it (`avatar` absent from a previous release's). */
+export type AccountsUser = UserSummary & { avatar?: UserAvatarSummary };
 
 /**
  * What messaging asks accounts over its internal routes: an organization's settings, system
@@ -69,17 +73,17 @@ export class AccountsClient {
   }
 
   /** Users of one realm by id or email; unknown ones are simply absent. */
-  async getUsers(realmId: number, by: { userIds?: number[]; emails?: string[] }): Promise<UserSummary[]> {
+  async getUsers(realmId: number, by: { userIds?: number[]; emails?: string[] }): Promise<AccountsUser[]> {
     const params: Record<string, unknown> = { realm_id: realmId };
     if (by.userIds) params.user_ids = by.userIds;
     if (by.emails) params.emails = by.emails;
-    const res = await this.http.call<{ users: UserSummary[] }>(InternalGetUsers.method, InternalGetUsers.path, { params });
+    const res = await this.http.call<{ users: AccountsUser[] }>(InternalGetUsers.method, InternalGetUsers.path, { params });
     return res.users.filter((u) => u.realm_id === realmId);
   }
 
   /** Every user of a realm (as GET /users lists them): fills the replica in one call. */
-  async getAllUsers(realmId: number): Promise<UserSummary[]> {
-    const res = await this.http.call<{ users: UserSummary[] }>(InternalGetUsers.method, InternalGetUsers.path, { params: { realm_id: realmId } });
+  async getAllUsers(realmId: number): Promise<AccountsUser[]> {
+    const res = await this.http.call<{ users: AccountsUser[] }>(InternalGetUsers.method, InternalGetUsers.path, { params: { realm_id: realmId } });
     return res.users.filter((u) => u.realm_id === realmId);
   }
 

@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import type { MessageObject, StreamObject, SubscriptionObject } from "@chat/contracts";
+import { avatarUrl, type MessageObject, type StreamObject, type SubscriptionObject } from "@chat/contracts";
 import type { MessageRow } from "../store/messages";
 import type { StreamRow } from "../store/streams";
 import type { SubscriptionRow } from "../store/subscriptions";
@@ -72,9 +71,14 @@ export function subscriptionObject(stream: StreamRow, sub: SubscriptionRow, traf
   return out;
 }
 
-export function gravatarUrl(email: string): string {
-  const hash = createHash("md5").update(email.trim().toLowerCase()).digest("hex");
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=1`;
+/**
+ * A message sender's avatar_url (Zulip's MessageDict.set_sender_avatar): the uploaded image or
+ * the delivery email's Gravatar, with the avatar version; with client_gravatar null only for a
+ * Gravatar of a sender whose email everyone may see (the client hashes the API email, which for
+ * the others is a dummy address). A replica row without that knowledge counts as hidden.
+ */
+export function senderAvatarUrl(sender: UserRow, clientGravatar: boolean): string | null {
+  return avatarUrl(sender, { clientGravatar, emailPublic: sender.emailPublic === true });
 }
 
 export interface MessageContext {
@@ -120,7 +124,7 @@ export function messageObject(m: MessageRow, ctx: MessageContext): MessageObject
             .sort((a, b) => a.id - b.id)
             .map((u) => ({ id: u.id, email: u.email, full_name: u.fullName, is_mirror_dummy: false })),
     type: m.streamId === null ? "private" : "stream",
-    avatar_url: ctx.clientGravatar ? null : gravatarUrl(email),
+    avatar_url: sender ? senderAvatarUrl(sender, ctx.clientGravatar) : null,
   };
   if (m.streamId !== null) out.stream_id = m.streamId;
   if (ctx.flags !== undefined) out.flags = flagsToList(ctx.flags);

@@ -11,20 +11,33 @@ import {
 
 /**
  * Users of a realm by id, from the replica; ids it does not know yet are read through from
- * accounts (a user created a moment ago may not have reached the replica).
+ * accounts (a user created a moment ago may not have reached the replica), and so are rows
+ * without their avatar data (written before it was replicated, see the users_avatar migration).
  */
 export async function getUsersByIds(deps: AppDeps, realmId: number, ids: number[]): Promise<Map<number, UserRow>> {
   const wanted = [...new Set(ids)];
   const found = new Map((await selectUsersByIds(deps.pool, realmId, wanted)).map((u) => [u.id, u]));
   const missing = wanted.filter((id) => !found.has(id));
-  if (missing.length > 0) {
-    const fetched = await deps.accounts.getUsers(realmId, { userIds: missing });
+  const incomplete = wanted.filter((id) => found.get(id)?.emailPublic === null);
+  if (missing.length > 0 || incomplete.length > 0) {
+    const fetched = await readThrough(deps, realmId, missing, incomplete);
     if (fetched.length > 0) {
       await doReplicateUsers(deps.pool, fetched);
       for (const u of await selectUsersByIds(deps.pool, realmId, fetched.map((f) => f.user_id))) found.set(u.id, u);
     }
   }
   return found;
+}
+
+/** Missing users must be read; incomplete rows still serve (their avatar as if the email were hidden) if accounts cannot answer. */
+async function readThrough(deps: AppDeps, realmId: number, missing: number[], incomplete: number[]) {
+  try {
+    return await deps.accounts.getUsers(realmId, { userIds: [...missing, ...incomplete] });
+  } catch (err) {
+    if (missing.length > 0) throw err;
+    deps.log.warn({ err: (err as Error).message, realmId }, "users replica: avatar data not read again, accounts did not answer");
+    return [];
+  }
 }
 
 export async function getUser(deps: AppDeps, realmId: number, id: number): Promise<UserRow | undefined> {

@@ -1,4 +1,4 @@
-import type { UserSummary } from "@chat/contracts";
+import type { UserAvatarSummary, UserSummary } from "@chat/contracts";
 import type { Queryable } from "@chat/platform";
 
 /** A user as messaging's replica holds it. */
@@ -14,9 +14,21 @@ export interface UserRow {
   botType: number | null;
   botOwnerId: number | null;
   dateJoined: string;
+  avatarSource: "G" | "U";
+  avatarVersion: number;
+  avatarToken: string | null;
+  /** Whether everyone may see the delivery email; null: the replica does not know (read it again). */
+  emailPublic: boolean | null;
 }
 
-export const USER_COLUMNS = "user_id, realm_id, email, delivery_email, full_name, role, is_active, is_bot, bot_type, bot_owner_id, date_joined";
+/** A user as accounts gives it: the summary, and what the avatar URL is built from when known. */
+export type ReplicaUser = UserSummary & { avatar?: Partial<UserAvatarSummary> };
+
+export const USER_COLUMNS =
+  "user_id, realm_id, email, delivery_email, full_name, role, is_active, is_bot, bot_type, bot_owner_id, date_joined, " +
+  "avatar_source, avatar_version, avatar_token, email_public, synced_at, avatar_synced_at";
+
+const time = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).getTime());
 
 export function toUser(r: any): UserRow {
   return {
@@ -31,22 +43,38 @@ export function toUser(r: any): UserRow {
     botType: r.bot_type,
     botOwnerId: r.bot_owner_id === null ? null : Number(r.bot_owner_id),
     dateJoined: r.date_joined,
+    avatarSource: r.avatar_source,
+    avatarVersion: r.avatar_version,
+    avatarToken: r.avatar_token,
+    // Written by a previous release since (see the migration), the avatar fields may be stale.
+    emailPublic: time(r.avatar_synced_at) === time(r.synced_at) ? r.email_public : null,
   };
 }
 
-export async function upsertUsers(db: Queryable, users: UserSummary[]): Promise<void> {
+export async function upsertUsers(db: Queryable, users: ReplicaUser[]): Promise<void> {
   if (users.length === 0) return;
+  const records = users.map(({ avatar, ...u }) => ({ ...u, ...avatar }));
+  // Without avatar data (a previous release's accounts) the row keeps its avatar columns, and
+  // email_public null has it read again.
   await db.query(
-    `INSERT INTO users (${USER_COLUMNS}, timezone, synced_at)
-     SELECT * , now() FROM jsonb_to_recordset($1::jsonb) AS x(user_id bigint, realm_id bigint, email text,
+    `INSERT INTO users (user_id, realm_id, email, delivery_email, full_name, role, is_active, is_bot, bot_type, bot_owner_id,
+       date_joined, timezone, avatar_source, avatar_version, avatar_token, email_public, synced_at, avatar_synced_at)
+     SELECT user_id, realm_id, email, delivery_email, full_name, role, is_active, is_bot, bot_type, bot_owner_id, date_joined,
+       timezone, coalesce(avatar_source, 'G'), coalesce(avatar_version, 1), avatar_token, email_public, now(), now()
+     FROM jsonb_to_recordset($1::jsonb) AS x(user_id bigint, realm_id bigint, email text,
        delivery_email text, full_name text, role int, is_active boolean, is_bot boolean, bot_type int,
-       bot_owner_id bigint, date_joined text, timezone text)
+       bot_owner_id bigint, date_joined text, timezone text, avatar_source text, avatar_version int,
+       avatar_token text, email_public boolean)
      ON CONFLICT (user_id) DO UPDATE SET realm_id = EXCLUDED.realm_id, email = EXCLUDED.email,
        delivery_email = EXCLUDED.delivery_email, full_name = EXCLUDED.full_name, role = EXCLUDED.role,
        is_active = EXCLUDED.is_active, is_bot = EXCLUDED.is_bot, bot_type = EXCLUDED.bot_type,
        bot_owner_id = EXCLUDED.bot_owner_id, date_joined = EXCLUDED.date_joined,
-       timezone = EXCLUDED.timezone, synced_at = now()`,
-    [JSON.stringify(users)],
+       timezone = EXCLUDED.timezone,
+       avatar_source = CASE WHEN EXCLUDED.email_public IS NULL THEN users.avatar_source ELSE EXCLUDED.avatar_source END,
+       avatar_version = CASE WHEN EXCLUDED.email_public IS NULL THEN users.avatar_version ELSE EXCLUDED.avatar_version END,
+       avatar_token = CASE WHEN EXCLUDED.email_public IS NULL THEN users.avatar_token ELSE EXCLUDED.avatar_token END,
+       email_public = EXCLUDED.email_public, synced_at = now(), avatar_synced_at = now()`,
+    [JSON.stringify(records)],
   );
 }
 
