@@ -71,6 +71,17 @@ async function commit(from: number, count: number, realmId = 1): Promise<void> {
   }
 }
 
+/** Takes the schema's relay lock as another replica's relay does while it publishes; returns its release. */
+async function holdRelayLock(): Promise<() => Promise<void>> {
+  const other = await pool.connect();
+  await other.query("BEGIN");
+  await other.query(`SELECT pg_advisory_xact_lock(hashtext('${SCHEMA}.outbox'))`);
+  return async () => {
+    await other.query("COMMIT");
+    other.release();
+  };
+}
+
 const numbers = (o: Observer) => o.received.map((e) => (e.payload as { n: number }).n);
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 const unpublished = async () => Number((await pool.query("SELECT count(*) FROM outbox WHERE published_at IS NULL")).rows[0].count);
@@ -172,14 +183,11 @@ describe("OutboxRelay", () => {
     relay(amqp, { pollMs: 60_000 }).start();
     await sleep(100);
     // Another replica's relay holds the schema's lock, as it does while it publishes a batch.
-    const other = await pool.connect();
-    await other.query("BEGIN");
-    await other.query(`SELECT pg_advisory_xact_lock(hashtext('${SCHEMA}.outbox'))`);
+    const release = await holdRelayLock();
     await commit(1, 2);
     await sleep(300);
     expect(observer.received).toHaveLength(0);
-    await other.query("COMMIT");
-    other.release();
+    await release();
     const t0 = Date.now();
     await observer.waitFor(2, 3000);
     expect(Date.now() - t0).toBeLessThan(2000);
@@ -192,16 +200,13 @@ describe("OutboxRelay", () => {
     relay(amqp, { pollMs: 60_000 }).start();
     await sleep(100);
     // Another replica's relay holds the lock: the rows cannot go yet, nor can the wait end.
-    const other = await pool.connect();
-    await other.query("BEGIN");
-    await other.query(`SELECT pg_advisory_xact_lock(hashtext('${SCHEMA}.outbox'))`);
+    const release = await holdRelayLock();
     await commit(1, 2);
     let published = false;
     const waiting = outboxPublished(10_000).then(() => (published = true));
     await sleep(300);
     expect(published).toBe(false);
-    await other.query("COMMIT");
-    other.release();
+    await release();
     await waiting;
     expect(await unpublished()).toBe(0);
     await observer.waitFor(2, 3000);
