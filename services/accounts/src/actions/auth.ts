@@ -27,7 +27,8 @@ export async function doFetchApiKey(deps: AccountsDeps, username: string, passwo
     }
   }
   if (!matched) throw authFailed();
-  // Only a correct password reveals the account's state, as Zulip does.
+  // Only a correct password reveals the account's state. Zulip says an account or organization is
+  // deactivated whatever the password; here a guess cannot learn it.
   const realm = await getRealm(deps.pool, matched.realmId);
   if (!realm || realm.deactivated) throw new ApiError("REALM_DEACTIVATED", "This organization has been deactivated", { status: 401 });
   if (!matched.isActive) throw new ApiError("USER_DEACTIVATED", "Account is deactivated", { status: 401 });
