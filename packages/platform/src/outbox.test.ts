@@ -71,6 +71,15 @@ async function commit(from: number, count: number, realmId = 1): Promise<void> {
   }
 }
 
+/** A fresh test set-up with a running relay that polls only once a minute: it publishes when woken. */
+async function runningRelay(): Promise<AmqpClient> {
+  await setUp();
+  const amqp = await client();
+  relay(amqp, { pollMs: 60_000 }).start();
+  await sleep(100);
+  return amqp;
+}
+
 /** Takes the schema's relay lock as another replica's relay does while it publishes; returns its release. */
 async function holdRelayLock(): Promise<() => Promise<void>> {
   const other = await pool.connect();
@@ -157,10 +166,7 @@ describe("OutboxRelay", () => {
   });
 
   it("wakes when its process commits outbox rows instead of waiting for the poll", async () => {
-    await setUp();
-    const amqp = await client();
-    relay(amqp, { pollMs: 60_000 }).start();
-    await sleep(100);
+    await runningRelay();
     const t0 = Date.now();
     await commit(1, 1);
     await observer.waitFor(1, 3000);
@@ -178,10 +184,7 @@ describe("OutboxRelay", () => {
   });
 
   it("a relay woken while another one publishes looks again and publishes its rows", async () => {
-    await setUp();
-    const amqp = await client();
-    relay(amqp, { pollMs: 60_000 }).start();
-    await sleep(100);
+    await runningRelay();
     // Another replica's relay holds the schema's lock, as it does while it publishes a batch.
     const release = await holdRelayLock();
     await commit(1, 2);
@@ -195,10 +198,7 @@ describe("OutboxRelay", () => {
   });
 
   it("outboxPublished resolves once everything committed before it is published, also after another relay's turn", async () => {
-    await setUp();
-    const amqp = await client();
-    relay(amqp, { pollMs: 60_000 }).start();
-    await sleep(100);
+    await runningRelay();
     // Another replica's relay holds the lock: the rows cannot go yet, nor can the wait end.
     const release = await holdRelayLock();
     await commit(1, 2);
@@ -214,10 +214,7 @@ describe("OutboxRelay", () => {
   });
 
   it("outboxPublished does not wait for the poll when its wake-up came while the relay was publishing", async () => {
-    await setUp();
-    const amqp = await client();
-    relay(amqp, { pollMs: 60_000 }).start();
-    await sleep(100);
+    await runningRelay();
     // Commits land while earlier ones are being published, as under load; each caller waits
     // for its own rows. A wait that depended on the 60 s poll would outlast the test.
     const callers = range(1, 20).map(async (n) => {
@@ -230,10 +227,7 @@ describe("OutboxRelay", () => {
   }, 20_000);
 
   it("outboxPublished gives up after its timeout while the broker is away (the rows wait)", async () => {
-    await setUp();
-    const amqp = await client();
-    relay(amqp, { pollMs: 60_000 }).start();
-    await sleep(100);
+    const amqp = await runningRelay();
     proxy.block();
     await until(() => !amqp.connected, 5000, () => "client notices");
     await commit(1, 1);
