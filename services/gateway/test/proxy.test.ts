@@ -118,13 +118,20 @@ describe("routing by the contract table", () => {
     expect(users.body.allowed_methods).toEqual(["GET", "PATCH"]);
   });
 
-  it("serves HEAD through the GET route and refuses OPTIONS with 405", async () => {
+  it("serves HEAD through the GET route, and answers OPTIONS with 204 and the path's methods without credentials", async () => {
     const head = await call(gw.url, "HEAD", "/api/v1/echo", { headers: { authorization: IAGO } });
     expect(head.status).toBe(200);
     expect(head.text).toBe("");
+    const authCalls = accounts.authCalls;
     const options = await call(gw.url, "OPTIONS", "/api/v1/echo");
-    expect(options.status).toBe(405);
-    expect(options.body.allowed_methods).toEqual(["DELETE", "GET", "POST"]);
+    expect(options.status).toBe(204);
+    expect(options.text).toBe("");
+    expect(options.headers.allow).toBe("DELETE, GET, HEAD, POST");
+    const user = await call(gw.url, "OPTIONS", "/api/v1/users/5");
+    expect(user.headers.allow).toBe("GET, HEAD, PATCH");
+    expect(accounts.authCalls).toBe(authCalls);
+    const unknown = await call(gw.url, "OPTIONS", "/api/v1/nope");
+    expect(unknown.status).toBe(404);
   });
 
   it("serves upload downloads at the root path too, with the same credentials", async () => {

@@ -47,6 +47,12 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
     if (match.kind === "not_found") {
       return reply.status(404).send({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
     }
+    // No route serves OPTIONS: Zulip answers it on any API path itself, before authentication,
+    // with the methods the path serves (HEAD wherever GET).
+    if (match.kind === "method_not_allowed" && req.method === "OPTIONS") {
+      const allow = match.allowed.includes("GET") ? [...match.allowed, "HEAD"].sort() : match.allowed;
+      return reply.status(204).header("Allow", allow.join(", ")).send();
+    }
     if (match.kind === "method_not_allowed") {
       return reply.status(405).header("Allow", match.allowed.join(", ")).send({ result: "error", msg: "Method Not Allowed", allowed_methods: match.allowed });
     }
