@@ -87,6 +87,16 @@ function expectSafe(html: string, payload: string, where: string) {
   expect(executableParts(html), `${where}: payload ${JSON.stringify(payload)} rendered as ${JSON.stringify(html)}`).toEqual([]);
 }
 
+describe("the tag scanner", () => {
+  it("passes KaTeX's MathML and SVG but not what would run inside them", () => {
+    expect(executableParts('<span class="katex"><math><semantics><mi>x</mi><annotation encoding="application/x-tex">x</annotation></semantics></math><svg width="1em"><path d="M0 0"></path></svg></span>')).toEqual([]);
+    expect(executableParts('<svg onload="alert(1)"></svg>')).toEqual(["<svg onload=...>"]);
+    expect(executableParts('<math><mi xlink:href="javascript:alert(1)">x</mi></math>')).toEqual(['<mi xlink:href="javascript:alert(1)">']);
+    expect(executableParts("<math><annotation-xml><div></div></annotation-xml></math>")).toEqual(["<annotation-xml>"]);
+    expect(executableParts("<svg><foreignObject><p></p></foreignObject><script></script></svg>")).toEqual(["<foreignobject>", "<script>"]);
+  });
+});
+
 describe("XSS payloads never come back executable", () => {
   it(`message content (${XSS_PAYLOADS.length} payloads): the send answer, history, single fetch, preview and the message event`, async () => {
     const streamId = demo.orgs[0].channels.public.stream_id;

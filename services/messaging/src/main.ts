@@ -6,6 +6,7 @@ import { loadMessagingConfig, type MessagingConfig } from "./config";
 import { consumeAccountsEvents } from "./consumers/accounts";
 import { consumeAlertWords } from "./consumers/alert-words";
 import { listenForRealmChanges } from "./consumers/realm-cache";
+import { startHighlighting } from "./lib/highlight-thread";
 import { consumeUserSettings } from "./consumers/user-settings";
 import { loadRetentionConfig, startRetentionJob } from "./jobs/retention";
 import { attachmentRoutes, createAttachmentsModule } from "./routes/attachments";
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
   await consumeUserSettings(amqp, deps);
   await listenForRealmChanges(amqp, deps);
   const retention = startRetentionJob(deps, loadRetentionConfig());
+  startHighlighting();
 
   await runService({
     app,

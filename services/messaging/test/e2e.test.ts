@@ -46,6 +46,14 @@ describe("messaging through the gateway", () => {
     expect(search.messages.map((x: any) => x.id)).toContain(a.id);
   });
 
+  it("renders code, math and upload previews in the running service (its highlighting thread starts there)", async () => {
+    const content = "```py\ndef f(): pass\n```\n$$x^2$$ [p.png](/user_uploads/1/ab/c/p.png)";
+    const res = await ok(as("member").post("/messages/render", { content }));
+    expect(res.rendered).toContain('<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="k">def</span> <span class="nf">f</span>');
+    expect(res.rendered).toContain('<span class="katex">');
+    expect(res.rendered).toContain('<div class="message_inline_image"><a href="/user_uploads/1/ab/c/p.png" title="p.png"><img src="/user_uploads/1/ab/c/p.png"></a></div>');
+  });
+
   it("direct and group direct messages by ids and by emails", async () => {
     const { member, member2, admin } = org.users;
     const byIds = await ok(as("member").post("/messages", { type: "direct", to: [member2.user_id], content: "dm ids" }));

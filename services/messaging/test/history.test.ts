@@ -232,6 +232,12 @@ describe("GET /users/me/{stream_id}/topics and POST /messages/render", () => {
     const before = await m.count("messages");
     const res = await m.ok(await m.call("POST", "/messages/render", org.member, { content: "**hi** @**Max Member**" }));
     expect(res.rendered).toBe(`<p><strong>hi</strong> <span class="user-mention" data-user-id="${org.member2.user_id}">@Max Member</span></p>`);
+    const tex = await m.ok(await m.call("POST", "/messages/render", org.member, { content: "$$x^2$$ and $$\\frac{$$" }));
+    expect(tex.rendered).toMatch(/^<p><span class="katex"><span class="katex-mathml"><math .*<annotation encoding="application\/x-tex">x\^2<\/annotation>.*<\/span> and <span class="tex-error">\$\$\\frac\{\$\$<\/span><\/p>$/);
+    const code = await m.ok(await m.call("POST", "/messages/render", org.member, { content: "```py\ndef f(): pass\n```" }));
+    expect(code.rendered).toBe(
+      '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="k">def</span> <span class="nf">f</span>(): <span class="k">pass</span>\n</code></pre></div>',
+    );
     expect(await m.count("messages")).toBe(before);
     expectError(await m.call("POST", "/messages/render", org.member, {}), 400, "REQUEST_VARIABLE_MISSING");
   });

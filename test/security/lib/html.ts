@@ -46,7 +46,13 @@ export function scanTags(html: string): Tag[] {
   return tags;
 }
 
-const DANGEROUS_TAGS = new Set(["script", "iframe", "frame", "frameset", "object", "embed", "applet", "style", "link", "meta", "base", "form", "input", "button", "textarea", "select", "svg", "math", "template", "portal", "xml"]);
+/**
+ * `<math>` and `<svg>` themselves are not here: every formula KaTeX renders (as Zulip's do) is
+ * MathML, some with SVG paths. What would make them run script is caught anyway: a script or
+ * style element inside, an event handler or a scripted URL on any element, and the two elements
+ * that carry HTML into them (`foreignObject`, `annotation-xml`).
+ */
+const DANGEROUS_TAGS = new Set(["script", "iframe", "frame", "frameset", "object", "embed", "applet", "style", "link", "meta", "base", "form", "input", "button", "textarea", "select", "foreignobject", "annotation-xml", "template", "portal", "xml"]);
 const URL_ATTRS = new Set(["href", "src", "action", "formaction", "xlink:href", "data", "poster", "background", "srcset", "ping", "lowsrc", "dynsrc", "cite", "longdesc", "usemap"]);
 
 /** What in `html` could run script or load active content; empty when it is safe to show. */

@@ -32,7 +32,7 @@ describe("renderMarkdown", () => {
   });
   it("renders fenced code the way Zulip clients style it", () => {
     expect(renderMarkdown("```py\nprint('<')\n```").html).toBe(
-      '<div class="codehilite" data-code-language="py"><pre><span></span><code>print(\'&lt;\')\n</code></pre></div>',
+      '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="nb">print</span>(<span class="s1">\'&lt;\'</span>)\n</code></pre></div>',
     );
   });
   it("renders user mentions with ids and escapes names", () => {
@@ -81,5 +81,24 @@ describe("renderMarkdown", () => {
       '<p>fixes <a href="https://tracker.example/issue/42">#42</a>, not <code>#43</code> nor <a href="https://x.example">#44</a> BAD1</p>',
     );
     expect(r.hasLink).toBe(true);
+  });
+});
+
+describe("uploaded image previews in messages", () => {
+  const img = "/user_uploads/2/ab/cDeF/photo.png";
+  const preview = `<div class="message_inline_image"><a href="${img}" title="photo.png"><img src="${img}"></a></div>`;
+
+  it("follow the upload link, which marks the message as having an image and an attachment", () => {
+    const r = renderMarkdown(`look: [photo.png](${img})`);
+    expect(r.html).toBe(`<p>look: <a href="${img}">photo.png</a></p>\n${preview}`);
+    expect(r).toMatchObject({ hasImage: true, hasAttachment: true, hasLink: true });
+  });
+
+  it("are left out of quotes, both > and ```quote, but not out of spoilers", () => {
+    expect(renderMarkdown(`> [photo.png](${img})`).html).not.toContain("message_inline_image");
+    const fenced = renderMarkdown("```quote\n[photo.png](" + img + ")\n```\n\n[photo.png](" + img + ")").html;
+    expect(fenced.split("message_inline_image").length - 1).toBe(1);
+    expect(fenced.endsWith(preview)).toBe(true);
+    expect(renderMarkdown("```spoiler s\n[photo.png](" + img + ")\n```").html).toContain(`<div class="spoiler-content" aria-hidden="true">\n<p><a href="${img}">photo.png</a></p>\n${preview}`);
   });
 });

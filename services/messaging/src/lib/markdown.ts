@@ -3,7 +3,11 @@ import MarkdownIt from "markdown-it";
 import type StateCore from "markdown-it/lib/rules_core/state_core.mjs";
 import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs";
 import type Token from "markdown-it/lib/token.mjs";
+import { lookupCodeLanguage } from "./code-languages";
+import { highlightCode } from "./highlight";
 import { findLinkifierMatches, type CompiledLinkifier } from "./linkifiers";
+import { MATH_FENCE_LANGUAGES, mathPlugin, renderMathBlock } from "./math";
+import { imagePreviews, looksLikeImage, NO_PREVIEWS } from "./previews";
 
 /** What mention syntax in a message can resolve to; the caller looks these up first. */
 export interface MentionDirectory {
@@ -33,6 +37,8 @@ export interface RenderResult {
 interface RenderEnv {
   dir: MentionDirectory;
   out: RenderResult;
+  /** Set while a quote's body renders: quoted images get no preview. */
+  [NO_PREVIEWS]?: boolean;
 }
 
 export const emptyDirectory = (): MentionDirectory => ({
@@ -323,6 +329,8 @@ function createRenderer(): MarkdownIt {
   md.inline.ruler.before("emphasis", "zulip_mention", mentionRule);
   md.inline.ruler.before("emphasis", "zulip_stream_link", streamLinkRule);
   md.inline.ruler.before("autolink", "zulip_time", timeRule);
+  md.use(mathPlugin);
+  md.use(imagePreviews);
   md.core.ruler.after("linkify", "zulip_linkifiers", linkifierRule(md));
   md.core.ruler.after("zulip_linkifiers", "zulip_emoji", emojiRule);
   md.renderer.rules.fence = (tokens, idx, _options, env: RenderEnv) => {
@@ -331,7 +339,15 @@ function createRenderer(): MarkdownIt {
     // Zulip's fenced blocks whose body is Markdown too: quotes, and spoilers (the rest of the
     // opening line is the header).
     const kind = lang.toLowerCase();
-    if (kind === "quote" || kind === "quoted") return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+    if (kind === "quote" || kind === "quoted") {
+      const quoted = env[NO_PREVIEWS];
+      env[NO_PREVIEWS] = true;
+      try {
+        return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+      } finally {
+        env[NO_PREVIEWS] = quoted;
+      }
+    }
     if (kind === "spoiler") {
       const header = token.info.trim().slice(lang.length).trim();
       return (
@@ -339,8 +355,10 @@ function createRenderer(): MarkdownIt {
         `</div><div class="spoiler-content" aria-hidden="true">\n${md.render(token.content, env)}</div></div>\n`
       );
     }
-    const attr = lang ? ` data-code-language="${escape(lang)}"` : "";
-    return `<div class="codehilite"${attr}><pre><span></span><code>${escape(token.content)}</code></pre></div>\n`;
+    if (MATH_FENCE_LANGUAGES.has(kind)) return renderMathBlock(token.content, env);
+    const language = lang ? lookupCodeLanguage(lang) : null;
+    const attr = language ? ` data-code-language="${escape(language.name)}"` : "";
+    return `<div class="codehilite"${attr}><pre><span></span><code>${highlightCode(token.content, language?.grammar ?? null, env)}</code></pre></div>\n`;
   };
   md.renderer.rules.code_block = (tokens, idx) =>
     `<div class="codehilite"><pre><span></span><code>${escape(tokens[idx].content)}</code></pre></div>\n`;
@@ -349,7 +367,7 @@ function createRenderer(): MarkdownIt {
     const href = tokens[idx].attrGet("href") ?? "";
     env.out.hasLink = true;
     if (/^(\/|https?:\/\/[^/]*\/)?user_uploads\//.test(href)) env.out.hasAttachment = true;
-    if (/\.(png|jpe?g|gif|webp)$/i.test(href)) env.out.hasImage = true;
+    if (looksLikeImage(href)) env.out.hasImage = true;
     return defaultLinkOpen(tokens, idx, options, env, self);
   };
   return md;
