@@ -46,17 +46,31 @@ async function uploadAvatar(u: DemoUser): Promise<string> {
   return body.avatar_url;
 }
 
+/** A queue of `u` for message events and the event id to read it from, as /register answers them. */
+interface Queue {
+  id: string;
+  lastEventId: number;
+}
+
 /** Two queues of `u` for message events: client_gravatar as Zulip defaults it (true), and false. */
-async function messageQueues(u: DemoUser) {
-  const open = async (clientGravatar: boolean) => (await ok(as(u).post("/register", { event_types: ["message"], client_gravatar: clientGravatar }))).queue_id as string;
+async function messageQueues(u: DemoUser): Promise<{ computed: Queue; given: Queue }> {
+  const open = async (clientGravatar: boolean): Promise<Queue> => {
+    const body = await ok(as(u).post("/register", { event_types: ["message"], client_gravatar: clientGravatar }));
+    return { id: body.queue_id, lastEventId: body.last_event_id };
+  };
   return { computed: await open(true), given: await open(false) };
 }
 
-async function nextMessageEvent(u: DemoUser, queueId: string): Promise<any> {
+/**
+ * The event of message `id` in the queue. Only that one: the event of a message sent just before
+ * the queue was registered may still be on its way then, and reach the queue first (or be counted
+ * in the register's state, which moves the queue's start past it: hence register's last_event_id).
+ */
+async function nextMessageEvent(u: DemoUser, queue: Queue, id: number): Promise<any> {
   const deadline = Date.now() + 8000;
   for (;;) {
-    const { events } = await ok(as(u).get("/events", { queue_id: queueId, last_event_id: -1, dont_block: true }));
-    const found = events.find((e: any) => e.type === "message");
+    const { events } = await ok(as(u).get("/events", { queue_id: queue.id, last_event_id: queue.lastEventId, dont_block: true }));
+    const found = events.find((e: any) => e.type === "message" && e.message.id === id);
     if (found) return found;
     if (Date.now() > deadline) throw new Error("no message event");
     await sleep(50);
@@ -96,8 +110,8 @@ describe("message senders' avatar_url", () => {
 
     const queues = await messageQueues(member2);
     const id = await dm(member, member2, "after the upload");
-    for (const queueId of [queues.computed, queues.given]) {
-      const event = await nextMessageEvent(member2, queueId);
+    for (const queue of [queues.computed, queues.given]) {
+      const event = await nextMessageEvent(member2, queue, id);
       expect(event.message).toMatchObject({ id, sender_id: member.user_id, avatar_url: url });
       expect(event).not.toHaveProperty("sender_avatar_url");
     }
@@ -114,8 +128,8 @@ describe("message senders' avatar_url", () => {
     const { owner, member2 } = org.users;
     const queues = await messageQueues(member2);
     const id = await dm(owner, member2, "visible email");
-    expect((await nextMessageEvent(member2, queues.computed)).message).toMatchObject({ id, avatar_url: null });
-    const given = await nextMessageEvent(member2, queues.given);
+    expect((await nextMessageEvent(member2, queues.computed, id)).message).toMatchObject({ id, avatar_url: null });
+    const given = await nextMessageEvent(member2, queues.given, id);
     expect(given.message).toMatchObject({ id, avatar_url: gravatarOf(owner.email, 1) });
     expect(given).not.toHaveProperty("sender_avatar_url");
     expect(await fetchedAvatar(member2, id, true)).toBeNull();
@@ -132,8 +146,8 @@ describe("message senders' avatar_url", () => {
 
       const queues = await messageQueues(member);
       const id = await dm(moderator, member, "hidden email");
-      for (const queueId of [queues.computed, queues.given]) {
-        const event = await nextMessageEvent(member, queueId);
+      for (const queue of [queues.computed, queues.given]) {
+        const event = await nextMessageEvent(member, queue, id);
         expect(event.message).toMatchObject({ id, avatar_url: expected, sender_email: expect.stringMatching(/\.invalid$/) });
         // A client hashing the dummy API email would show someone else's picture.
         expect(event.message.avatar_url).not.toContain(md5(event.message.sender_email));
