@@ -32,11 +32,17 @@ function ok(res: { status: number; body: any }) {
 }
 
 /** Polls a queue until an event matching `pred` arrives (delivery goes outbox -> broker -> events). */
-async function waitForEvent(client: ApiClient, queueId: string, pred: (e: any) => boolean, timeoutMs = 15_000): Promise<any> {
+/** A registered queue; it is read from register's last_event_id (earlier events may be in its state). */
+interface Queue {
+  queue_id: string;
+  last_event_id: number;
+}
+
+async function waitForEvent(client: ApiClient, queue: Queue, pred: (e: any) => boolean, timeoutMs = 15_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
-  let last = -1;
+  let last = queue.last_event_id;
   while (Date.now() < deadline) {
-    const r = ok(await client.get("/events", { queue_id: queueId, last_event_id: last, dont_block: true }));
+    const r = ok(await client.get("/events", { queue_id: queue.queue_id, last_event_id: last, dont_block: true }));
     for (const e of r.events) {
       if (pred(e)) return e;
       last = Math.max(last, e.id);
@@ -46,9 +52,10 @@ async function waitForEvent(client: ApiClient, queueId: string, pred: (e: any) =
   throw new Error("event did not arrive");
 }
 
-async function register(client: ApiClient, eventTypes: string[], capabilities: Record<string, unknown> = {}) {
+async function register(client: ApiClient, eventTypes: string[], capabilities: Record<string, unknown> = {}): Promise<Queue> {
   const params = { event_types: eventTypes, fetch_event_types: eventTypes, client_capabilities: { notification_settings_null: false, ...capabilities } };
-  return ok(await client.post("/register", params)).queue_id as string;
+  const { queue_id, last_event_id } = ok(await client.post("/register", params));
+  return { queue_id, last_event_id };
 }
 
 describe("user groups through the gateway", () => {
@@ -63,7 +70,7 @@ describe("user groups through the gateway", () => {
     const ev = await waitForEvent(c.member2, q, (e) => e.type === "user_group" && e.op === "add");
     const { id: _id, ...event } = ev;
     expect(UserGroupAddEvent.parse(event).group).toMatchObject({ name: "e2e-team", members: [demo.orgs[0].users.member.user_id] });
-    const other = ok(await o2.member.get("/events", { queue_id: q2, last_event_id: -1, dont_block: true }));
+    const other = ok(await o2.member.get("/events", { queue_id: q2.queue_id, last_event_id: q2.last_event_id, dont_block: true }));
     expect(other.events.filter((e: any) => e.type === "user_group")).toEqual([]);
     const theirs = ok(await o2.owner.get("/user_groups"));
     expect(theirs.user_groups.some((g: any) => g.name === "e2e-team")).toBe(false);
