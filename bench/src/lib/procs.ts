@@ -106,13 +106,17 @@ export function brokerPids(): Record<string, number | null> {
   return found;
 }
 
-/** Busy share of the whole machine (all cores) between two readings of /proc/stat. */
-export function machineTicks(): { busy: number; total: number } {
-  const line = readFileSync("/proc/stat", "utf8").split("\n")[0];
-  const v = line.trim().split(/\s+/).slice(1).map(Number);
+/**
+ * Busy and total CPU ticks of the whole machine (all cores) and its context switches so far,
+ * from /proc/stat.
+ */
+export function machineTicks(): { busy: number; total: number; switches: number } {
+  const text = readFileSync("/proc/stat", "utf8");
+  const v = text.slice(0, text.indexOf("\n")).trim().split(/\s+/).slice(1).map(Number);
   const idle = v[3] + (v[4] ?? 0);
   const total = v.reduce((a, b) => a + b, 0);
-  return { busy: total - idle, total };
+  const ctxt = /^ctxt (\d+)$/m.exec(text);
+  return { busy: total - idle, total, switches: ctxt ? Number(ctxt[1]) : NaN };
 }
 
 export interface CpuReport {
@@ -124,6 +128,12 @@ export interface CpuReport {
   brokers: Record<string, number>;
   /** All cores of the machine, busy share (1.0 = every core busy). */
   machineBusy: number;
+  /**
+   * Context switches of the whole machine over the window. Unlike CPU time it does not move
+   * with the machine's speed: each is a process going to sleep or being woken, about one per
+   * message that crosses from one process to another.
+   */
+  contextSwitches: number;
   wallSeconds: number;
 }
 
@@ -158,6 +168,7 @@ export function cpuWindow(pids: Record<string, number | null>, dbName?: string, 
         services,
         brokers: brokerShares,
         machineBusy: (m1.busy - m0.busy) / Math.max(1, m1.total - m0.total),
+        contextSwitches: m1.switches - m0.switches,
         wallSeconds: wall,
       };
     },

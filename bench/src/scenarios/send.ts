@@ -289,6 +289,9 @@ function sendFigures(S: number, K: number, opts: SendOptions, tp: PhaseResult[],
     figure(sc, "whole machine's CPU per message (closed loop)", "ms", tp.map((r) => (r.cpu.machineBusy * os.cpus().length * r.cpu.wallSeconds * 1000) / Math.max(1, r.sends.ok)), {
       note: `everything, load generator and kernel included: ${os.cpus().length} cores / this = the sends per second this machine allows`,
     }),
+    figure(sc, "whole machine's context switches per message (closed loop)", "switches", tp.map((r) => r.cpu.contextSwitches / Math.max(1, r.sends.ok)), {
+      note: "processes put to sleep and woken: hops between processes, steady whatever the machine's speed",
+    }),
     figure(sc, "load generator CPU (closed loop)", "cores", tp.map((r) => r.cpu.loadGenCores)),
     figure(sc, "machine CPU busy (closed loop)", "share", tp.map((r) => r.cpu.machineBusy)),
   ];
