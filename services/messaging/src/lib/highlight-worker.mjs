@@ -5,11 +5,14 @@
 // {id, code, grammar}; each reply is {id, html} (html null if highlight.js failed), after which
 // `signal[1]` is set to the id. Each change of `signal` wakes its waiters.
 import { workerData } from "node:worker_threads";
-import hljs from "highlight.js/lib/core";
 
 const { port, signal, grammars } = workerData;
 
+// highlight.js itself is imported here too, not statically: a thread that cannot load it says so
+// at once (2) instead of leaving the service waiting out highlight.ts's start time for it.
+let hljs = null;
 try {
+  hljs = (await import("highlight.js/lib/core")).default;
   for (const name of grammars) {
     const { default: grammar } = await import(`highlight.js/lib/languages/${name}`);
     hljs.registerLanguage(name, grammar);
@@ -24,7 +27,7 @@ Atomics.notify(signal, 0);
 port.on("message", ({ id, code, grammar }) => {
   let html = null;
   try {
-    html = hljs.highlight(code, { language: grammar, ignoreIllegals: true }).value;
+    if (hljs) html = hljs.highlight(code, { language: grammar, ignoreIllegals: true }).value;
   } catch {
     // Shown unhighlighted.
   }
