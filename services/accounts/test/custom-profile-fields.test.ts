@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, startAccounts, type Accounts, type Org } from "./helpers";
+import { expectError, startAccounts, type Accounts, type Org, type TestUser } from "./helpers";
 import { everyone, notices, registerState } from "./settings-kit";
 
 let t: Accounts;
@@ -193,6 +193,22 @@ describe("values", () => {
       "UNAUTHORIZED_PRINCIPAL",
       "Must be an organization administrator",
     );
+  });
+
+  it("removing a choice of a list field drops the values holding it, announced with value null", async () => {
+    await t.ok(await setOwn(org.member, [{ id: ids.editor, value: "vim" }]));
+    await t.ok(await setOwn(org.member2, [{ id: ids.editor, value: "emacs" }]));
+    await t.markOutbox();
+    await t.ok(await t.call("PATCH", `/realm/profile_fields/${ids.editor}`, { as: org.admin.as, params: { field_data: { vim: { text: "Vim", order: "1" } } } }));
+    const got = await notices(t);
+    expect(got.filter((n) => n.event.type === "realm_user").map((n) => n.event.person)).toEqual([
+      { user_id: org.member2.user_id, custom_profile_field: { id: ids.editor, value: null } },
+    ]);
+    expect(got.at(-1)?.event.type).toBe("custom_profile_fields");
+    const profile = async (u: TestUser) => (await t.ok(await t.call("GET", "/users/me", { as: u.as }))).profile_data;
+    expect((await profile(org.member2))[ids.editor]).toBeUndefined();
+    expect((await profile(org.member))[ids.editor]).toEqual({ value: "vim" });
+    await t.ok(await setOwn(org.member, [{ id: ids.editor, value: null }]));
   });
 
   it("deleting a field drops its values", async () => {

@@ -20,6 +20,7 @@ import {
   getField,
   getValue,
   insertField,
+  listFieldValues,
   listFields,
   lockRealmFields,
   setFieldOrder,
@@ -141,11 +142,26 @@ export async function doUpdateCustomProfileField(deps: AccountsDeps, who: Identi
       }
       if (p.required !== undefined) next.required = p.required;
       await updateField(tx, next);
+      if (field.fieldType === T.SELECT.id && p.fieldData !== undefined) await dropRemovedChoicesInTx(tx, field, next.fieldData);
       await notifyFields(tx, who.realmId);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw labelTaken();
     throw err;
+  }
+}
+
+/**
+ * A list-of-options field that loses choices loses the values holding them, as in Zulip
+ * (`remove_custom_profile_field_value_if_required`); each removal is announced like a user's
+ * own, so clients and later registers agree.
+ */
+async function dropRemovedChoicesInTx(tx: Queryable, field: ProfileFieldRow, newFieldData: string): Promise<void> {
+  const kept = new Set(Object.keys(JSON.parse(newFieldData || "{}") as Record<string, unknown>));
+  for (const v of await listFieldValues(tx, field.realmId, field.id)) {
+    if (kept.has(v.value)) continue;
+    await deleteValue(tx, field.realmId, v.userId, field.id);
+    await notifyRealmUserUpdate(tx, field.realmId, v.userId, { user_id: v.userId, custom_profile_field: { id: field.id, value: null } });
   }
 }
 

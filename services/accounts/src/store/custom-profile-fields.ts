@@ -88,6 +88,16 @@ export async function listValues(db: Queryable, realmId: number, userIds: number
   return rows.map((r) => ({ userId: Number(r.user_id), fieldId: Number(r.field_id), value: r.value, renderedValue: r.rendered_value }));
 }
 
+/** Every user's value of one field. */
+export async function listFieldValues(db: Queryable, realmId: number, fieldId: number): Promise<FieldValueRow[]> {
+  const { rows } = await db.query(
+    `SELECT user_id, field_id, value, rendered_value FROM custom_profile_field_values
+      WHERE realm_id = $1 AND field_id = $2 ORDER BY user_id`,
+    [realmId, fieldId],
+  );
+  return rows.map((r) => ({ userId: Number(r.user_id), fieldId: Number(r.field_id), value: r.value, renderedValue: r.rendered_value }));
+}
+
 export async function getValue(db: Queryable, realmId: number, userId: number, fieldId: number): Promise<FieldValueRow | null> {
   const rows = (await listValues(db, realmId, [userId])).filter((v) => v.fieldId === fieldId);
   return rows[0] ?? null;
