@@ -103,6 +103,17 @@ describe("math cannot make the server spin", () => {
     expect(ms).toBeLessThan(3000);
   });
 
+  it("bounds arrays of thousands of columns (each `&`, `|` or `:` is hundreds of bytes of markup)", () => {
+    for (const tex of [`\\begin{array}{c}${"&".repeat(9950)}\\end{array}`, `\\begin{array}{${"|".repeat(9000)}}a\\end{array}`]) {
+      const { out, ms } = timed(`\`\`\`math\n${tex}\n\`\`\``);
+      expect(out).toMatch(/^<p><span class="tex-error">\\begin\{array\}/);
+      expect(ms).toBeLessThan(500);
+    }
+    // Ordinary matrices and absolute values still render.
+    const matrix = `\\begin{pmatrix}${Array(10).fill(Array(10).fill("a").join("&")).join("\\\\")}\\end{pmatrix} = |x| : y`;
+    expect(html(`$$${matrix}$$`)).toBe(`<p>${inline(matrix)}</p>`);
+  });
+
   it("shows formulas nested deeper than the stack, huge ones, and giant sizes without failing", () => {
     expect(html(`$$${"{".repeat(5000)}x${"}".repeat(5000)}$$`)).toMatch(/^<p><span class="tex-error">\$\$\{\{\{/);
     const { out, ms } = timed(`$$${"x+".repeat(4999)}x$$`);

@@ -20,6 +20,18 @@ import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs";
 const FORMULA_LOOKUPS = 20_000;
 const MESSAGE_LOOKUPS = 40_000;
 
+/**
+ * Tokens that cost far more than one lookup's worth: each `&` is a new array column, and each `|`
+ * or `:` in a column specification a rule down the whole array; KaTeX writes several hundred bytes
+ * of markup for each, so 10,000 of them (`\begin{array}{c}&&&...`) took 1.5 s and made 5.7 MB of
+ * HTML. Counted as this many lookups, a message holds at most 2,000 of them (a 10x10 matrix uses 90).
+ */
+const COSTLY_TOKENS: ReadonlyMap<string | symbol, number> = new Map([
+  ["&", 20],
+  ["|", 20],
+  [":", 20],
+]);
+
 interface MathEnv {
   mathLookupsLeft?: number;
 }
@@ -38,7 +50,8 @@ function renderTex(tex: string, displayMode: boolean, env: MathEnv): string | nu
     {},
     {
       getOwnPropertyDescriptor(target, key) {
-        if (++lookups > limit) throw new TexBudgetExceeded();
+        lookups += COSTLY_TOKENS.get(key) ?? 1;
+        if (lookups > limit) throw new TexBudgetExceeded();
         return Reflect.getOwnPropertyDescriptor(target, key);
       },
     },
