@@ -138,6 +138,17 @@ describe("GET /users/me/subscriptions, GET /streams, GET /get_stream_id", () => 
     expect(withDefault.every((s: any) => s.is_default === false)).toBe(true);
   });
 
+  it("GET /streams include_owner_subscribed: a bot also gets its owner's channels, private ones included", async () => {
+    const names = async (who: Org["member"], params: Record<string, unknown>) =>
+      ((await m.ok(await m.call("GET", "/streams", who, params))).streams as any[]).map((s) => s.name).sort();
+    const onlyOwner = { include_public: false, include_subscribed: false, include_owner_subscribed: true };
+    // The bot's owner is the member, who is in "hush" (private) and "general"; the bot is in neither.
+    expect(await names(org.bot, onlyOwner)).toEqual(["Design", "general", "hush"].sort());
+    expect(await names(org.bot, { include_public: false, include_subscribed: false })).toEqual([]);
+    // For a human the flag adds nothing.
+    expect(await names(org.member2, onlyOwner)).toEqual([]);
+  });
+
   it("GET /get_stream_id and GET /streams/{id}", async () => {
     expect((await m.ok(await m.call("GET", "/get_stream_id", org.member, { stream: "GENERAL" }))).stream_id).toBe(general);
     expectError(await m.call("GET", "/get_stream_id", org.member, { stream: "theirs" }), 400, "BAD_REQUEST", "Invalid channel name 'theirs'");

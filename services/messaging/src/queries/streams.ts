@@ -13,6 +13,7 @@ import {
   type StreamRow,
 } from "../store/streams";
 import { selectSubscription, selectUserSubscriptions, type SubscriptionRow } from "../store/subscriptions";
+import { getUser } from "./users";
 
 export interface Viewer {
   userId: number;
@@ -105,17 +106,31 @@ export interface StreamListOptions {
   includeOwnerSubscribed: boolean;
 }
 
-/** GET /streams: the channels the flags select, among those the viewer can see. */
+/** Ids of the channels a user is subscribed to. */
+async function subscribedIds(db: Queryable, realmId: number, userId: number): Promise<Set<number>> {
+  return new Set((await selectUserSubscriptions(db, realmId, userId)).filter((s) => s.active).map((s) => s.streamId));
+}
+
+/**
+ * GET /streams: the channels the flags select, among those the viewer can see.
+ * `include_owner_subscribed` adds, for a bot, its owner's channels (private ones too, as in Zulip).
+ */
 export async function getStreams(deps: AppDeps, viewer: Viewer, opts: StreamListOptions): Promise<StreamObject[]> {
   if (opts.includeAllActive && !isAdminRole(viewer.role)) throw badRequest("User not authorized for this query");
   const streams = await selectRealmStreams(deps.pool, viewer.realmId);
-  const subs = new Map((await selectUserSubscriptions(deps.pool, viewer.realmId, viewer.userId)).map((s) => [s.streamId, s]));
+  const subscribed = await subscribedIds(deps.pool, viewer.realmId, viewer.userId);
+  let ownerSubscribed = new Set<number>();
+  if (opts.includeOwnerSubscribed) {
+    const me = await getUser(deps, viewer.realmId, viewer.userId);
+    if (me?.isBot && me.botOwnerId !== null) ownerSubscribed = await subscribedIds(deps.pool, viewer.realmId, me.botOwnerId);
+  }
   const guest = isGuestRole(viewer.role);
   const chosen = streams.filter((s) => {
     if (opts.includeAllActive) return true;
-    if (opts.includeSubscribed && subs.get(s.id)?.active) return true;
+    if (opts.includeSubscribed && subscribed.has(s.id)) return true;
     if (opts.includeWebPublic && s.isWebPublic) return true;
     if (opts.includePublic && !guest && !s.inviteOnly) return true;
+    if (ownerSubscribed.has(s.id)) return true;
     return false;
   });
   const objects = await toStreamObjects(deps, viewer.realmId, chosen);
