@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { demoClient, runDemo, startProxy, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack, type TcpProxy } from "@chat/testkit";
 import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
 
 /**
@@ -17,13 +17,21 @@ const RETENTION_DAYS = String(3 / 86_400);
 let stack: Stack;
 let demo: DemoOutput;
 let uploadsDir: string;
+/** Messaging's connection to RabbitMQ, which one test stalls. */
+let messagingAmqp: TcpProxy;
 
 beforeAll(async () => {
   uploadsDir = await mkdtemp(path.join(os.tmpdir(), "e2e-uploads-"));
+  let amqpUrl = "";
+  messagingAmqp = await startProxy(() => amqpUrl);
   stack = await startStack({
     env: { UPLOADS_DIR: uploadsDir },
     serviceEnv: {
       scheduler: { DELIVERY_INTERVAL_MS: "200", UPLOAD_CLEANUP_INTERVAL_MS: "1000", UNCLAIMED_UPLOAD_RETENTION_DAYS: RETENTION_DAYS },
+      messaging: (v) => {
+        amqpUrl = v.AMQP_URL;
+        return { AMQP_URL: messagingAmqp.url(v.AMQP_URL) };
+      },
     },
   });
   demo = await runDemo(stack);
@@ -31,6 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stack?.stop();
+  await messagingAmqp?.close();
   if (uploadsDir) await rm(uploadsDir, { recursive: true, force: true });
 });
 
@@ -111,6 +120,37 @@ describe("scheduled messages", () => {
     expect((await member.get("/scheduled_messages")).body.scheduled_messages).toEqual([]);
   });
 
+  it("the delivered message's event reaches the sender before the scheduled message's removal, even when messaging publishes late", async () => {
+    const member = client(org().users.member);
+    const queue = await register(member, ["message", "scheduled_messages"]);
+    const content = `Standup${Date.now()} in five`;
+    const res = await member.post("/scheduled_messages", {
+      type: "stream",
+      to: org().channels.public.stream_id,
+      topic: "plans",
+      content,
+      scheduled_delivery_timestamp: nowSeconds() + 2,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.scheduled_message_id;
+    const [added] = await nextEvents(member, queue, 1);
+    expect(added).toMatchObject({ type: "scheduled_messages", op: "add" });
+
+    // Messaging's events wait in a stalled connection while the message is sent and stored; the
+    // scheduler's removal would otherwise overtake the message's event.
+    messagingAmqp.pause();
+    try {
+      await until("the message stored", async () => (await messagesWithContent(member, content)).length > 0);
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      messagingAmqp.resume();
+    }
+    const events = await nextEvents(member, queue, 2);
+    expect(events.map((e) => `${e.type}/${e.op ?? ""}`)).toEqual(["message/", "scheduled_messages/remove"]);
+    expect(events[0].message.content).toContain(content.split(" ")[0]);
+    expect(events[1].scheduled_message_id).toBe(id);
+  });
+
   it("edit and delete through the gateway", async () => {
     const member = client(org().users.member);
     const res = await member.post("/scheduled_messages", {
@@ -172,7 +212,9 @@ describe("scheduled messages", () => {
       });
       expect(found).toHaveLength(1);
     }
-    expect((await member.get("/scheduled_messages")).body.scheduled_messages).toEqual([]);
+    // The scheduler records a delivery once messaging has published the message's event, a
+    // moment after the message can be read.
+    await until("the list emptied", async () => (await member.get("/scheduled_messages")).body.scheduled_messages.length === 0);
   });
 });
 
