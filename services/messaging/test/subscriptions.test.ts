@@ -92,7 +92,7 @@ describe("POST /users/me/subscriptions", () => {
     expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "p5" }]), stream_post_policy: 5 }), 400, "BAD_REQUEST");
     expectError(await subscribe(org.guest, { subscriptions: JSON.stringify([{ name: "guest-made" }]) }), 400, "BAD_REQUEST", "Insufficient permission");
     expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "web" }]), is_web_public: true }), 400, "BAD_REQUEST", "Insufficient permission");
-    expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "keep" }]), message_retention_days: "30" }), 400, "BAD_REQUEST", "Must be an organization owner");
+    expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "keep" }]), message_retention_days: "30" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
     expectError(
       await subscribe(org.owner, { subscriptions: JSON.stringify([{ name: "keep" }]), message_retention_days: "0" }),
       400,

@@ -155,7 +155,8 @@ async function checkGroup(deps: AppDeps, realm: InternalRealm, groupId: number):
 function newStreamSettings(req: SubscribeRequest, caller: UserRow, realm: InternalRealm) {
   let retention: number | null = null;
   if (req.messageRetentionDays !== "realm_default") {
-    if (caller.role > 100) throw badRequest("Must be an organization owner");
+    // Zulip's OrganizationOwnerRequiredError, as accounts raises it.
+    if (caller.role > 100) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
     if (req.messageRetentionDays === "unlimited") retention = -1;
     else if (req.messageRetentionDays < 1) throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'message_retention_days': ${req.messageRetentionDays}`);
     else retention = req.messageRetentionDays;
