@@ -173,6 +173,17 @@ describe("deactivation and reactivation by administrators", () => {
     expectError(await t.call("DELETE", `/users/${victim.user_id}`, { as: org.admin.as }), 400, "BAD_REQUEST", "User is deactivated");
   });
 
+  it("a deactivated user's role change moves their groups without user_group events (lists show active users only)", async () => {
+    await t.markOutbox();
+    await t.ok(await patchUser(org.admin, victim.user_id, { role: 300 }));
+    const got = await notices(t);
+    expect(got.map((n) => n.event.type)).toEqual(["realm_user"]);
+    expect(got[0].event.person).toEqual({ user_id: victim.user_id, role: 300 });
+    const state = await registerState(t, org.member.as, { fetch_event_types: ["realm_user_groups"] });
+    expect(state.realm_user_groups.find((g: any) => g.id === groups["role:moderators"]).members).not.toContain(victim.user_id);
+    await t.ok(await patchUser(org.admin, victim.user_id, { role: 400 }));
+  });
+
   it("reactivates: administrators only; realm_user update is_active true", async () => {
     expectError(await t.call("POST", `/users/${victim.user_id}/reactivate`, { as: org.member.as }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
     expectError(

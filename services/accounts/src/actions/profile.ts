@@ -105,12 +105,14 @@ export async function changeRoleInTx(tx: Queryable, user: ProfileUser, role: num
   const target = groups[systemGroupForRole(role, realm?.waitingPeriodThreshold ?? 0)];
   const current = await directRoleGroup(tx, user.realmId, user.id);
   if (target && current?.id !== target) {
+    // Member lists show active users only: a deactivated user left every list when deactivated
+    // and rejoins their groups' lists on reactivation, so moving them now is not announced.
     if (current) {
       await removeMembers(tx, user.realmId, current.id, [user.id]);
-      await notifyGroupMembers(tx, user.realmId, current.id, "remove_members", [user.id]);
+      if (user.isActive) await notifyGroupMembers(tx, user.realmId, current.id, "remove_members", [user.id]);
     }
     await addMembers(tx, user.realmId, target, [user.id]);
-    await notifyGroupMembers(tx, user.realmId, target, "add_members", [user.id]);
+    if (user.isActive) await notifyGroupMembers(tx, user.realmId, target, "add_members", [user.id]);
   }
   await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, role });
 }
