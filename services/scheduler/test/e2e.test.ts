@@ -87,21 +87,26 @@ async function messagesWithContent(api: ApiClient, content: string, narrow: unkn
   return (res.body.messages as any[]).filter((m) => m.content.includes(content));
 }
 
+/** Schedules `content` to the public channel's "plans" topic, due in two seconds; its id. */
+async function scheduleInPlans(api: ApiClient, content: string): Promise<number> {
+  const res = await api.post("/scheduled_messages", {
+    type: "stream",
+    to: org().channels.public.stream_id,
+    topic: "plans",
+    content,
+    scheduled_delivery_timestamp: nowSeconds() + 2,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.scheduled_message_id;
+}
+
 describe("scheduled messages", () => {
   it("schedule -> events -> delivery to the channel -> removed from the list", async () => {
     const member = client(org().users.member);
     const queue = await register(member, ["scheduled_messages"]);
     expect(queue.scheduled_messages).toEqual([]);
     const content = `Rendezvous${Date.now()} at noon`;
-    const res = await member.post("/scheduled_messages", {
-      type: "stream",
-      to: org().channels.public.stream_id,
-      topic: "plans",
-      content,
-      scheduled_delivery_timestamp: nowSeconds() + 2,
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const id = res.body.scheduled_message_id;
+    const id = await scheduleInPlans(member, content);
     const listed = await member.get("/scheduled_messages");
     expect(listed.body.scheduled_messages).toEqual([expect.objectContaining({ scheduled_message_id: id, type: "stream", topic: "plans", failed: false })]);
 
@@ -124,15 +129,7 @@ describe("scheduled messages", () => {
     const member = client(org().users.member);
     const queue = await register(member, ["message", "scheduled_messages"]);
     const content = `Standup${Date.now()} in five`;
-    const res = await member.post("/scheduled_messages", {
-      type: "stream",
-      to: org().channels.public.stream_id,
-      topic: "plans",
-      content,
-      scheduled_delivery_timestamp: nowSeconds() + 2,
-    });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const id = res.body.scheduled_message_id;
+    const id = await scheduleInPlans(member, content);
     const [added] = await nextEvents(member, queue, 1);
     expect(added).toMatchObject({ type: "scheduled_messages", op: "add" });
 
