@@ -1,5 +1,5 @@
 import { MessagingMessageSent } from "@chat/contracts";
-import { ApiError, badRequest, emitEvent, missingParam, newEnvelope, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
+import { ApiError, badRequest, emitEvent, missingParam, newEnvelope, outboxPublished, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { InternalRealm } from "@chat/contracts";
 import type { AppDeps } from "../deps";
 import { extractPrivateRecipients, extractStreamIndicator, messageKind } from "../lib/addressee";
@@ -202,6 +202,18 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     if (idempotencyKey !== undefined) await insertSendKey(tx, who.realmId, who.userId, idempotencyKey, row.id, policy ?? null);
     return policy === undefined ? { id: row.id } : { id: row.id, automatic_new_visibility_policy: policy };
   });
+}
+
+/**
+ * The scheduler's send (service to service): doSendMessage, answered only once this process has
+ * published the message's event (bounded by outboxPublished's timeout). The scheduler publishes
+ * its own events about the message after this answer (a scheduled message's removal), and events
+ * of two services' outboxes keep no order between them.
+ */
+export async function doInternalSend(deps: AppDeps, who: Identity, req: SendRequest, idempotencyKey: string): Promise<SendResult> {
+  const sent = await doSendMessage(deps, who, req, idempotencyKey);
+  await outboxPublished();
+  return sent;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { DeleteMessage, GetMessage, GetMessages, InternalCheckMessage, InternalSendMessage, RenderMessage, SendMessage } from "@chat/contracts";
-import { outboxPublished, registerRoute } from "@chat/platform";
+import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
 import { doDeleteMessage } from "../actions/message-delete";
-import { checkMessage, doSendMessage, type SendRequest } from "../actions/messages";
+import { checkMessage, doInternalSend, doSendMessage, type SendRequest } from "../actions/messages";
 import { renderMarkdown } from "../lib/markdown";
 import { buildMentionDirectory } from "../queries/mentions";
 import { getMessageById, getMessages } from "../queries/messages";
@@ -21,15 +21,7 @@ const sendRequest = (p: { type: string; to: string; content: string; topic?: str
 export const messageRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, SendMessage, ({ params, identity }) => doSendMessage(deps, identity, sendRequest(params)));
 
-  // The caller (the scheduler) publishes its own events about the message after this answer
-  // (a scheduled message's removal): they must reach clients after the message's, and events
-  // of two services' outboxes keep no order between them. So the answer waits until this
-  // process has published the message's event (bounded by outboxPublished's timeout).
-  registerRoute(app, InternalSendMessage, async ({ params, identity }) => {
-    const sent = await doSendMessage(deps, identity, sendRequest(params), params.idempotency_key);
-    await outboxPublished();
-    return sent;
-  });
+  registerRoute(app, InternalSendMessage, ({ params, identity }) => doInternalSend(deps, identity, sendRequest(params), params.idempotency_key));
 
   // The scheduler validates and renders a message it will send later.
   registerRoute(app, InternalCheckMessage, ({ params, identity }) => checkMessage(deps, identity, sendRequest(params)));
