@@ -19,6 +19,11 @@ export const baseConfigShape = {
   HOST: z.string().default("127.0.0.1"),
   DATABASE_URL: z.string().url().default("postgres://postgres@127.0.0.1:5432/chat"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * PostgreSQL session settings for every connection, as libpq reads them (`-c name=value ...`,
+   * e.g. `-c statement_timeout=5s`); the service adds its own schema's search path.
+   */
+  PGOPTIONS: z.string().optional(),
   REDIS_URL: z.string().url().default("redis://127.0.0.1:6379"),
   /** Prefix of every Redis key, so several deployments or test runs can share a server. */
   REDIS_PREFIX: z.string().default("chat:"),

@@ -75,3 +75,19 @@ describe("prepared statements", () => {
     expect((await pool.query("SELECT $1::text AS v", ["ok"])).rows[0].v).toBe("ok");
   });
 });
+
+describe("connection options", () => {
+  it("applies PGOPTIONS as libpq does, beside the schema's search path", async () => {
+    const before = process.env.PGOPTIONS;
+    process.env.PGOPTIONS = "-c statement_timeout=4321 -c application_name=pgoptions-test";
+    const p = createPool(env.databaseUrl, SCHEMA, 1);
+    try {
+      const { rows } = await p.query("SELECT current_setting('statement_timeout') AS t, current_setting('application_name') AS a, current_schema() AS s");
+      expect(rows[0]).toEqual({ t: "4321ms", a: "pgoptions-test", s: SCHEMA });
+    } finally {
+      await p.end();
+      if (before === undefined) delete process.env.PGOPTIONS;
+      else process.env.PGOPTIONS = before;
+    }
+  });
+});

@@ -54,7 +54,8 @@ export function createPool(databaseUrl: string, schema: string, max = 10): pg.Po
     Client: PreparingClient,
     connectionString: databaseUrl,
     max,
-    options: `-c search_path=${schema},public`,
+    // PGOPTIONS (libpq's, e.g. "-c statement_timeout=5s") still applies; the search path is ours.
+    options: [process.env.PGOPTIONS, `-c search_path=${schema},public`].filter(Boolean).join(" "),
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
   });
