@@ -134,6 +134,9 @@ describe("GET /users/me/subscriptions, GET /streams, GET /get_stream_id", () => 
     expect(await names(org.guest)).toEqual([]);
     expectError(await m.call("GET", "/streams", org.member, { include_all_active: true }), 400, "BAD_REQUEST", "User not authorized for this query");
     expect(await names(org.admin, { include_all_active: true })).toContain("hush");
+    // In name order as sent, by code point as Zulip sorts them.
+    const sent = (await m.ok(await m.call("GET", "/streams", org.member))).streams.map((s: any) => s.name);
+    expect(sent).toEqual(["Design", "archive", "general", "hush"]);
     const withDefault = (await m.ok(await m.call("GET", "/streams", org.member, { include_default: true }))).streams;
     expect(withDefault.every((s: any) => s.is_default === false)).toBe(true);
   });

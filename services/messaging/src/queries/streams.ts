@@ -115,6 +115,9 @@ async function subscribedIds(db: Queryable, realmId: number, userId: number): Pr
  * GET /streams: the channels the flags select, among those the viewer can see.
  * `include_owner_subscribed` adds, for a bot, its owner's channels (private ones too, as in Zulip).
  */
+/** Channel lists are in name order, as Zulip sends them (Python's: by code point, capitals first). */
+export const byStreamName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
 export async function getStreams(deps: AppDeps, viewer: Viewer, opts: StreamListOptions): Promise<StreamObject[]> {
   if (opts.includeAllActive && !isAdminRole(viewer.role)) throw badRequest("User not authorized for this query");
   const streams = await selectRealmStreams(deps.pool, viewer.realmId);
@@ -133,7 +136,7 @@ export async function getStreams(deps: AppDeps, viewer: Viewer, opts: StreamList
     if (ownerSubscribed.has(s.id)) return true;
     return false;
   });
-  const objects = await toStreamObjects(deps, viewer.realmId, chosen);
+  const objects = (await toStreamObjects(deps, viewer.realmId, chosen)).sort(byStreamName);
   if (opts.includeDefault) for (const o of objects) o.is_default = false;
   return objects;
 }

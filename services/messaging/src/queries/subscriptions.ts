@@ -3,7 +3,7 @@ import type { AppDeps } from "../deps";
 import { streamObject, subscriptionObject } from "../lib/format";
 import { selectRealmStreams, type StreamRow } from "../store/streams";
 import { selectSubscriberIds, selectUserSubscriptions, type SubscriptionRow } from "../store/subscriptions";
-import { canSeeStream, canSeeSubscribers, trafficFor, type Viewer } from "./streams";
+import { byStreamName, canSeeStream, canSeeSubscribers, trafficFor, type Viewer } from "./streams";
 
 export interface SubscriptionState {
   subscriptions: SubscriptionObject[];
@@ -54,10 +54,9 @@ export async function gatherSubscriptions(
       out.never_subscribed.push(obj);
     }
   }
-  const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
-  out.subscriptions.sort(byName);
-  out.unsubscribed.sort(byName);
-  out.never_subscribed.sort(byName);
+  out.subscriptions.sort(byStreamName);
+  out.unsubscribed.sort(byStreamName);
+  out.never_subscribed.sort(byStreamName);
   return out;
 }
 
