@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startMessaging, type Messaging, type Org } from "./helpers";
+import { expectError, startMessaging, type Messaging, type Org } from "./helpers";
 
 let m: Messaging;
 let org: Org;
@@ -94,5 +94,26 @@ describe("emoji", () => {
       '<p>ok <span aria-label="+1" class="emoji emoji-1f44d" role="img" title="+1">:+1:</span> ' +
         '<span aria-label="heart" class="emoji emoji-2764" role="img" title="heart">:heart:</span> ©</p>',
     );
+  });
+});
+
+describe("renderings too large to keep", () => {
+  // 39 characters of TeX whose HTML is about 5,500: 250 of them, under 10,000 characters, make 1.4 MB.
+  const huge = "$$\\overbrace{\\underbrace{x}_{a}}^{b}$$ ".repeat(250);
+
+  it("a message whose HTML is over 100 times the longest message is refused, and nothing is stored", async () => {
+    const newest = async () => (await m.ok(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: 1, num_after: 0 }))).messages;
+    const before = await newest();
+    expectError(
+      await m.call("POST", "/messages", org.member, { type: "stream", to: "general", topic: "markdown", content: huge }),
+      400,
+      "BAD_REQUEST",
+      "Unable to render message",
+    );
+    expect(await newest()).toEqual(before);
+    expectError(await m.call("POST", "/messages/render", org.member, { content: huge }), 400, "BAD_REQUEST", "Unable to render message");
+    // A tenth of it renders as usual.
+    const tenth = huge.slice(0, 39 * 25);
+    expect((await rendered(tenth)).html).toContain('class="katex"');
   });
 });

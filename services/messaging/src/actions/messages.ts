@@ -6,7 +6,7 @@ import { extractPrivateRecipients, extractStreamIndicator, messageKind } from ".
 import { FLAG_BITS, flagsToList } from "../lib/flags";
 import { messageObject, senderAvatarUrl } from "../lib/format";
 import { topicLinks, type TopicLink } from "../lib/linkifiers";
-import { renderMarkdown, type RenderResult } from "../lib/markdown";
+import { renderMessageContent, type RenderResult } from "../lib/markdown";
 import { normalizeBody, normalizeTopic } from "../lib/normalize";
 import { isGuestRole, passesWildcardPolicy, postPolicyRefusal, WILDCARD_MENTION_THRESHOLD } from "../lib/permissions";
 import { buildMentionDirectory } from "../queries/mentions";
@@ -91,7 +91,7 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   const plan =
     kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now, context) : await planDirectMessage(deps, who, sender, req, direct);
   const dir = await buildMentionDirectory(deps, viewerOf(who), content);
-  const rendered = renderMarkdown(content, dir);
+  const rendered = renderMessageContent(content, dir);
   // Only a topic wildcard mention uses the topic's participants, and reading them scans every
   // message of the topic (slower the longer it gets): ordinary sends skip it.
   const topicParticipants =

@@ -1,4 +1,5 @@
-import { emojiCodeByName, emojiNameByCode } from "@chat/contracts";
+import { emojiCodeByName, emojiNameByCode, MAX_MESSAGE_LENGTH } from "@chat/contracts";
+import { badRequest } from "@chat/platform";
 import MarkdownIt from "markdown-it";
 import type StateCore from "markdown-it/lib/rules_core/state_core.mjs";
 import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs";
@@ -389,4 +390,18 @@ export function renderMarkdown(content: string, dir: MentionDirectory = emptyDir
   };
   out.html = renderer.render(content, { dir, out } satisfies RenderEnv).trimEnd();
   return out;
+}
+
+/**
+ * Zulip refuses a message whose HTML is longer than 100 times the longest message: ordinary
+ * Markdown never comes near (a long message's HTML is a few times its text), but TeX can (250
+ * braces over a formula, 10,000 characters, made 1.4 MB), and every recipient's queue holds a copy.
+ */
+export const MAX_RENDERED_LENGTH = MAX_MESSAGE_LENGTH * 100;
+
+/** A message's rendering, refused as Zulip refuses it when its HTML is over MAX_RENDERED_LENGTH. */
+export function renderMessageContent(content: string, dir: MentionDirectory): RenderResult {
+  const rendered = renderMarkdown(content, dir);
+  if (rendered.html.length > MAX_RENDERED_LENGTH) throw badRequest("Unable to render message");
+  return rendered;
 }

@@ -3,7 +3,7 @@ import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
 import { doDeleteMessage } from "../actions/message-delete";
 import { checkMessage, doInternalSend, doSendMessage, type SendRequest } from "../actions/messages";
-import { renderMarkdown } from "../lib/markdown";
+import { renderMessageContent } from "../lib/markdown";
 import { buildMentionDirectory } from "../queries/mentions";
 import { getMessageById, getMessages } from "../queries/messages";
 import { viewerOf } from "../queries/streams";
@@ -49,6 +49,6 @@ export const messageRoutes: RoutePlugin = (app, deps) => {
 
   registerRoute(app, RenderMessage, async ({ params, identity }) => {
     const dir = await buildMentionDirectory(deps, viewerOf(identity), params.content);
-    return { rendered: renderMarkdown(params.content, dir).html };
+    return { rendered: renderMessageContent(params.content, dir).html };
   });
 };
