@@ -206,9 +206,13 @@ describe("users", () => {
     expectError(await post({ email: "ok@x.test", password: "pw", full_name: "😀".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
     expectError(await post({ email: "ok@x.test", password: "pw", full_name: "Bad*Name" }), 400, "BAD_REQUEST", "Invalid characters in name!");
     expectError(await post({ email: "ok@x.test", full_name: "X" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'password' argument");
+    // Zulip's minimum length, checked after the name and the address, in characters.
+    expectError(await post({ email: "ok@x.test", password: "pw", full_name: "X" }), 400, "BAD_REQUEST", "The password is too weak.");
+    expectError(await post({ email: "ok@x.test", password: "", full_name: "X" }), 400, "BAD_REQUEST", "The password is too weak.");
+    expectError(await post({ email: "ok@x.test", password: "😀😀😀😀😀", full_name: "X" }), 400, "BAD_REQUEST", "The password is too weak.");
     expect(await t.outbox()).toEqual([]);
     // The same email is free in another organization.
-    await t.ok(await t.call("POST", "/users", { as: other.owner.as, params: { email: org.member.email, password: "pw", full_name: "Twin" } }));
+    await t.ok(await t.call("POST", "/users", { as: other.owner.as, params: { email: org.member.email, password: "😀😀😀😀😀😀", full_name: "Twin" } }));
   });
 
   it("internal user lookup by ids and emails stays inside the realm", async () => {

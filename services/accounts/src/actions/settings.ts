@@ -1,6 +1,6 @@
 import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
-import { hashPassword, verifyPassword } from "../lib/credentials";
+import { hashPassword, longEnoughPassword, verifyPassword } from "../lib/credentials";
 import { PG_INT_MAX } from "../lib/validate";
 import {
   canSeeDeliveryEmail,
@@ -26,8 +26,6 @@ import {
 import { activeUserIds, listRealmUsers, setPresenceEnabled, type UserRow } from "../store/users";
 import { changeFullNameInTx, notifyAvatar, notifyRealmUserUpdate, requireAdmin, requireOwner } from "./profile";
 
-/** Zulip's minimum password length (register's `password_min_length`). */
-const PASSWORD_MIN_LENGTH = 6;
 
 export interface SettingsInput {
   fullName?: string;
@@ -83,7 +81,7 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
 async function checkNewPassword(deps: AccountsDeps, who: Identity, oldPassword: string, newPassword: string): Promise<string> {
   const user = await getProfileUser(deps.pool, who.realmId, who.userId);
   if (!user?.passwordHash || !(await verifyPassword(oldPassword, user.passwordHash))) throw badRequest("Wrong password!");
-  if ([...newPassword].length < PASSWORD_MIN_LENGTH) throw badRequest("New password is too weak!");
+  if (!longEnoughPassword(newPassword)) throw badRequest("New password is too weak!");
   return hashPassword(newPassword, deps.config.PASSWORD_SCRYPT_COST);
 }
 

@@ -1,7 +1,7 @@
 import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { applyRealmDefaultsToNewUser } from "./settings";
-import { generateApiKey, hashApiKey, hashPassword } from "../lib/credentials";
+import { generateApiKey, hashApiKey, hashPassword, longEnoughPassword } from "../lib/credentials";
 import { avatarSummary, ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
 import { checkFullName, isValidEmail } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
@@ -31,6 +31,8 @@ export interface CreateUserInput {
   fullName: string;
   role: number;
   password?: string | null;
+  /** Refuse a password shorter than Zulip's minimum (POST /users; operators' tools may set any). */
+  checkPasswordStrength?: boolean;
   botType?: number | null;
   botOwnerId?: number | null;
   isSystemBot?: boolean;
@@ -75,6 +77,7 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
   const realm = await getRealm(tx, input.realmId);
   if (!realm) throw badRequest("Invalid organization");
   if (await getUserByEmail(tx, input.realmId, email)) throw badRequest(`Email '${email}' already in use`);
+  if (input.checkPasswordStrength && !longEnoughPassword(input.password ?? "")) throw badRequest("The password is too weak.");
 
   const passwordHash = input.password ? await hashPassword(input.password, deps.config.PASSWORD_SCRYPT_COST) : null;
   let user: UserRow;
@@ -154,6 +157,7 @@ export async function doCreateUserByAdmin(deps: AccountsDeps, who: Identity, p: 
       fullName: p.fullName,
       role: ROLE.member,
       password: p.password,
+      checkPasswordStrength: true,
     });
     return user;
   });

@@ -33,6 +33,14 @@ function scryptAsync(password: string, salt: Buffer, cost: number): Promise<Buff
   );
 }
 
+/** Zulip's minimum password length (register's `password_min_length`). */
+export const PASSWORD_MIN_LENGTH = 6;
+
+/** Whether a new password is long enough (in characters, as Zulip counts them). */
+export function longEnoughPassword(password: string): boolean {
+  return [...password].length >= PASSWORD_MIN_LENGTH;
+}
+
 /** Passwords are low-entropy: slow, salted scrypt. Format `scrypt$N$salt$hash` (base64). */
 export async function hashPassword(password: string, cost: number): Promise<string> {
   const salt = randomBytes(16);

@@ -1,3 +1,4 @@
+import { PASSWORD_MIN_LENGTH } from "../lib/credentials";
 import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from "@chat/contracts";
 import { badRequest, JsonText, SUCCESS_PREFIX, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
@@ -157,7 +158,7 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     max_icon_file_size_mib: 5,
     max_logo_file_size_mib: 5,
     server_generation: SERVER_GENERATION,
-    password_min_length: 6,
+    password_min_length: PASSWORD_MIN_LENGTH,
     password_min_guesses: 10000,
     giphy_rating_options: {},
     server_inline_image_preview: true,
