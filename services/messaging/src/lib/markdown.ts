@@ -395,7 +395,8 @@ export function renderMarkdown(content: string, dir: MentionDirectory = emptyDir
 /**
  * Zulip refuses a message whose HTML is longer than 100 times the longest message: ordinary
  * Markdown never comes near (a long message's HTML is a few times its text), but TeX can (250
- * braces over a formula, 10,000 characters, made 1.4 MB), and every recipient's queue holds a copy.
+ * small formulas with over- and underbraces, 9,750 characters, made 1.4 MB), and every
+ * recipient's queue holds a copy.
  */
 export const MAX_RENDERED_LENGTH = MAX_MESSAGE_LENGTH * 100;
 

@@ -115,7 +115,10 @@ async function subscribedIds(db: Queryable, realmId: number, userId: number): Pr
  * GET /streams: the channels the flags select, among those the viewer can see.
  * `include_owner_subscribed` adds, for a bot, its owner's channels (private ones too, as in Zulip).
  */
-/** Channel lists are in name order, as Zulip sends them (Python's: by code point, capitals first). */
+/**
+ * Channel lists are in name order, as Zulip sends them: Python compares code points, capitals
+ * first; UTF-16 units order the same but for characters above U+FFFF against U+E000-U+FFFF.
+ */
 export const byStreamName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export async function getStreams(deps: AppDeps, viewer: Viewer, opts: StreamListOptions): Promise<StreamObject[]> {
