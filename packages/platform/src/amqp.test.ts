@@ -9,7 +9,8 @@ import { AmqpClient, InvalidMessageError, type ConsumerSpec } from "./amqp";
 import { createPool } from "./db";
 import { oncePerEvent } from "./idempotency";
 import { createMemoryLogger } from "./logger";
-import { rawPublisher, sleep, until } from "./test-support";
+import { createMetrics } from "./metrics";
+import { parseMetrics, rawPublisher, sample, sleep, until } from "./test-support";
 
 const SCHEMA = "consumertest";
 let env: TestEnv;
@@ -398,5 +399,54 @@ describe("AmqpClient.consume", () => {
     await c.close();
     expect(done).toEqual([1]);
     expect((await queueState(name)).messageCount).toBe(0);
+  });
+});
+
+describe("AmqpClient on /metrics", () => {
+  const metrics = createMetrics("consumer-test");
+  const scrape = async () => parseMetrics(await metrics.text());
+  const count = (samples: ReturnType<typeof parseMetrics>, queue: string, outcome: string) =>
+    sample(samples, "amqp_consumed_messages_total", { service: "consumer-test", queue, outcome }) ?? 0;
+
+  it("counts what each consumer handled, retried and dead-lettered, and shows its queue's depth and dead letters", async () => {
+    const c = await client();
+    let failures = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { seen, name } = await consumer(c, async (e) => {
+      if (n(e) === 2 && failures++ === 0) throw new Error("database briefly unavailable");
+      if (n(e) === 3) throw new InvalidMessageError("refers to a realm that does not exist");
+      if (n(e) === 4) await gate;
+    });
+    await publish("{not json");
+    for (let i = 1; i <= 7; i++) await publish(envelope(i));
+    await until(() => seen.includes(4));
+    // 5, 6 and 7 are delivered (prefetch) but wait behind 4: nothing is ready in the queue.
+    await until(async () => sample(await scrape(), "amqp_queue_dead_letters", { service: "consumer-test", queue: name }) === 2);
+    const held = await scrape();
+    expect(sample(held, "amqp_queue_ready_messages", { service: "consumer-test", queue: name })).toBe(0);
+    expect(count(held, name, "handled")).toBe(2);
+    expect(count(held, name, "dead_lettered")).toBe(2);
+    expect(sample(held, "amqp_handler_retries_total", { service: "consumer-test", queue: name })).toBe(1);
+    expect(sample(held, "amqp_connected", { service: "consumer-test" })).toBe(1);
+
+    release();
+    await until(() => seen.includes(7));
+    await until(async () => count(await scrape(), name, "handled") === 6);
+    expect(count(await scrape(), name, "dead_lettered")).toBe(2);
+  });
+
+  it("amqp_connected is 0 while the broker is away, and queue depths are left out rather than guessed", async () => {
+    const c = await client();
+    const { name } = await consumer(c);
+    expect(sample(await scrape(), "amqp_connected", { service: "consumer-test" })).toBe(1);
+    proxy.block();
+    await until(() => !c.connected, 5000, () => "client notices the outage");
+    const down = await scrape();
+    expect(sample(down, "amqp_connected", { service: "consumer-test" })).toBe(0);
+    expect(sample(down, "amqp_queue_ready_messages", { service: "consumer-test", queue: name })).toBeUndefined();
+    proxy.unblock();
+    await until(() => c.connected, 10_000, () => "client reconnects");
+    expect(sample(await scrape(), "amqp_connected", { service: "consumer-test" })).toBe(1);
   });
 });

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import amqp from "amqplib";
 import { DomainEnvelope } from "@chat/contracts";
 import type { Logger } from "./logger";
+import { amqpMetrics, watchAmqpClient } from "./pipeline-metrics";
 
 export interface ConsumerSpec {
   /** Queue name without the deployment prefix, e.g. `events.client`. */
@@ -68,6 +69,23 @@ interface ConsumerRun {
   tag?: string;
   /** The message being handled and those queued behind it, strictly one after another. */
   chain: Promise<void>;
+  /** Its counters on `/metrics`. */
+  counts: ConsumerCounts;
+}
+
+interface ConsumerCounts {
+  handled: { inc(n?: number): void };
+  deadLettered: { inc(): void };
+  retried: { inc(): void };
+}
+
+function consumerCounts(queue: string): ConsumerCounts {
+  const m = amqpMetrics();
+  return {
+    handled: m.consumed.labels(queue, "handled"),
+    deadLettered: m.consumed.labels(queue, "dead_lettered"),
+    retried: m.retries.labels(queue),
+  };
 }
 
 /** Thrown by a contract's `parse()`: the payload can never become valid by retrying. */
@@ -93,6 +111,7 @@ export class AmqpClient {
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly opts: Required<AmqpClientOptions>;
   private readonly connectedListeners = new Set<() => void>();
+  private readonly unwatch: () => void;
 
   constructor(
     private readonly url: string,
@@ -103,6 +122,40 @@ export class AmqpClient {
     options: AmqpClientOptions = {},
   ) {
     this.opts = { confirmTimeoutMs: 10_000, reconnectMs: 1000, heartbeatSeconds: 10, ...options };
+    this.unwatch = watchAmqpClient({ connected: () => this.connected, queueDepths: () => this.queueDepths() });
+  }
+
+  /**
+   * Ready messages of each consumed queue and of its dead-letter queue, for `/metrics`. Asked on a
+   * channel of its own: a passive declare of a queue that is gone closes the channel it was
+   * asked on, which must not be a consumer's.
+   */
+  private async queueDepths(): Promise<Array<{ queue: string; ready: number; deadLettered: number }>> {
+    const conn = this.conn;
+    if (!conn || this.consumers.length === 0) return [];
+    let ch: amqp.Channel | null = null;
+    const count = async (queue: string): Promise<number> => {
+      try {
+        if (!ch) {
+          ch = await conn.createChannel();
+          ch.on("error", () => {}); // a missing queue: the promise below says so
+        }
+        return (await ch.checkQueue(queue)).messageCount;
+      } catch {
+        ch = null; // the broker closed the channel; the next queue gets a new one
+        return Number.NaN;
+      }
+    };
+    const depths = [];
+    try {
+      for (const spec of this.consumers) {
+        const queue = this.queuePrefix + spec.name;
+        depths.push({ queue: spec.name, ready: await count(queue), deadLettered: await count(queue + ".dead") });
+      }
+    } finally {
+      await (ch as amqp.Channel | null)?.close().catch(() => {});
+    }
+    return depths;
   }
 
   /** Connected, publishing channel open and every consumer declared. */
@@ -250,7 +303,7 @@ export class AmqpClient {
     const queue = this.queuePrefix + spec.name;
     const dead = queue + ".dead";
     const ch = await conn.createChannel();
-    const run: ConsumerRun = { spec, ch, open: true, chain: Promise.resolve() };
+    const run: ConsumerRun = { spec, ch, open: true, chain: Promise.resolve(), counts: consumerCounts(spec.name) };
     ch.on("error", (err) => this.log.warn({ queue: spec.name, err: (err as Error).message }, "amqp consumer channel error"));
     ch.on("close", () => {
       run.open = false;
@@ -348,6 +401,7 @@ export class AmqpClient {
         "invalid message dead-lettered",
       );
       safely(() => run.ch.nack(msg, false, false));
+      run.counts.deadLettered.inc();
       return null;
     }
   }
@@ -364,6 +418,7 @@ export class AmqpClient {
       await run.spec.batchHandler!(parsed.map(([, e]) => e));
       // Every earlier delivery of this channel is acked or dead-lettered already.
       safely(() => run.ch.ack(parsed[parsed.length - 1][0], true));
+      run.counts.handled.inc(parsed.length);
     } catch (err) {
       if (this.closing || !run.open) return; // the broker redelivers them after reconnecting
       this.log.warn({ queue: run.spec.name, messages: parsed.length, err: (err as Error).message }, "batch failed, handling its messages one by one");
@@ -380,20 +435,23 @@ export class AmqpClient {
   }
 
   private async handleParsed(run: ConsumerRun, msg: amqp.ConsumeMessage, envelope: DomainEnvelope): Promise<void> {
-    const { spec, ch } = run;
+    const { spec, ch, counts } = run;
     let backoff = 100;
     for (;;) {
       try {
         await spec.handler(envelope);
         safely(() => ch.ack(msg));
+        counts.handled.inc();
         return;
       } catch (err) {
         if (isValidationError(err)) {
           this.log.error({ queue: spec.name, id: envelope.id, type: envelope.type, err: (err as Error).message }, "message dead-lettered");
           safely(() => ch.nack(msg, false, false));
+          counts.deadLettered.inc();
           return;
         }
         if (this.closing || !run.open) return; // the broker redelivers it after reconnecting
+        counts.retried.inc();
         this.log.warn({ queue: spec.name, id: envelope.id, err: (err as Error).message }, "handler failed, retrying");
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, 5000);
@@ -404,6 +462,7 @@ export class AmqpClient {
   /** Stops consuming, lets the message being handled finish (bounded), then closes the connection. */
   async close(opts: { graceMs?: number } = {}): Promise<void> {
     this.closing = true;
+    this.unwatch();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     const runs = [...this.runs];

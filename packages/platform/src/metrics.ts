@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { pipelineRegistry } from "./pipeline-metrics";
 
 /**
  * Process metrics (CPU, memory, event-loop lag, GC) are collected once per process: every
@@ -16,6 +17,7 @@ function processMetrics(service: string): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
     processRegistry.setDefaultLabels({ service });
+    pipelineRegistry.setDefaultLabels({ service });
     collectDefaultMetrics({ register: processRegistry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   }
   return processRegistry;
@@ -69,9 +71,10 @@ export function createMetrics(service: string, gauges: Record<string, GaugeSpec>
   return {
     registry,
     contentType: registry.contentType,
-    /** The Prometheus text exposition: this app's request metrics, then the process metrics. */
+    /** The Prometheus text exposition: this app's request metrics, then the process's (event pipeline, Node.js). */
     async text(): Promise<string> {
-      return (await registry.metrics()) + "\n" + (await process.metrics());
+      const [own, pipeline, node] = await Promise.all([registry.metrics(), pipelineRegistry.metrics(), process.metrics()]);
+      return [own, pipeline, node].filter((part) => part !== "").join("\n");
     },
     observe(method: string, route: string, status: number, seconds: number) {
       // prom-client checks and hashes a label object on every call; a series' children are

@@ -4,9 +4,10 @@ import { createTestEnv, startProxy, type TcpProxy, type TestEnv } from "@chat/te
 import { AmqpClient } from "./amqp";
 import { createPool, withTx } from "./db";
 import { createMemoryLogger } from "./logger";
+import { createMetrics } from "./metrics";
 import { emitEvent, OutboxRelay, type RelayOptions } from "./outbox";
 import { outboxPublished } from "./outbox-signal";
-import { observeExchange, sleep, until, type Observer } from "./test-support";
+import { observeExchange, parseMetrics, sample, sleep, until, type Observer } from "./test-support";
 
 const SCHEMA = "relaytest";
 let env: TestEnv;
@@ -309,5 +310,59 @@ describe("OutboxRelay", () => {
     const left = (await pool.query("SELECT (payload->>'n')::int AS n FROM outbox ORDER BY seq")).rows.map((x) => x.n);
     expect(left).toEqual([3, 4, 5]);
     await observer.waitFor(5);
+  });
+});
+
+describe("OutboxRelay on /metrics", () => {
+  const metrics = createMetrics("relay-test");
+  const scrape = async () => parseMetrics(await metrics.text());
+  const of = (samples: ReturnType<typeof parseMetrics>, name: string) => sample(samples, name, { service: "relay-test", schema: SCHEMA });
+
+  it("shows what waits in the outbox and for how long while RabbitMQ is away, then what was published and in what batches", async () => {
+    await setUp();
+    const amqp = await client();
+    const r = relay(amqp);
+    r.start();
+    await commit(1, 2);
+    await observer.waitFor(2);
+    const before = await scrape();
+    expect(of(before, "outbox_pending_events")).toBe(0);
+    expect(of(before, "outbox_oldest_pending_seconds")).toBe(0);
+    const published = of(before, "outbox_published_events_total")!;
+    const batches = sample(before, "outbox_publish_batch_size_count", { service: "relay-test", schema: SCHEMA })!;
+    const failures = of(before, "outbox_publish_failures_total") ?? 0;
+
+    proxy.block();
+    await until(() => !amqp.connected, 5000, () => "client notices the outage");
+    await commit(3, 3);
+    await sleep(1100);
+    const during = await scrape();
+    expect(of(during, "outbox_pending_events")).toBe(3);
+    expect(of(during, "outbox_oldest_pending_seconds")).toBeGreaterThanOrEqual(1);
+    expect(of(during, "outbox_oldest_pending_seconds")).toBeLessThan(30);
+    expect(of(during, "outbox_publish_failures_total")).toBeGreaterThan(failures);
+    expect(of(during, "outbox_published_events_total")).toBe(published);
+
+    proxy.unblock();
+    await observer.waitFor(5, 15_000);
+    await until(async () => of(await scrape(), "outbox_pending_events") === 0, 5000, () => "the gauge sees the backlog published");
+    const after = await scrape();
+    expect(of(after, "outbox_oldest_pending_seconds")).toBe(0);
+    expect(of(after, "outbox_published_events_total")).toBe(published + 3);
+    expect(sample(after, "outbox_publish_batch_size_sum", { service: "relay-test", schema: SCHEMA })).toBeGreaterThanOrEqual(5);
+    expect(sample(after, "outbox_publish_batch_size_count", { service: "relay-test", schema: SCHEMA })).toBeGreaterThan(batches);
+  });
+
+  it("a stopped relay leaves the scrape; one whose database does not answer shows NaN, not zero", async () => {
+    await setUp();
+    const amqp = await client();
+    const broken = createPool("postgres://postgres@127.0.0.1:1/nothing", SCHEMA, 1);
+    const r = relay(amqp, { pool: broken, schema: "unreachable" });
+    r.start();
+    const samples = await scrape();
+    expect(sample(samples, "outbox_pending_events", { service: "relay-test", schema: "unreachable" })).toBeNaN();
+    await r.stop();
+    await broken.end();
+    expect(sample(await scrape(), "outbox_pending_events", { service: "relay-test", schema: "unreachable" })).toBeUndefined();
   });
 });

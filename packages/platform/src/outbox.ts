@@ -5,6 +5,7 @@ import type { AmqpClient } from "./amqp";
 import type { Queryable } from "./db";
 import type { Logger } from "./logger";
 import { onOutboxCommitted, onOutboxFlush, outboxRowsWritten } from "./outbox-signal";
+import { outboxMetrics, watchRelay } from "./pipeline-metrics";
 
 export interface NewEvent {
   type: string;
@@ -87,6 +88,7 @@ export class OutboxRelay {
   private unsubscribe: (() => void) | null = null;
   private stopWaking: (() => void) | null = null;
   private stopFlushing: (() => void) | null = null;
+  private unwatch: (() => void) | null = null;
   /** Claims (reads of unpublished rows) sent so far. */
   private claimsSent = 0;
   /** Callers of `flushed`, each with the claims sent when it asked. */
@@ -94,6 +96,7 @@ export class OutboxRelay {
   private lastPrune = 0;
   private readonly batchSize: number;
   private readonly pollMs: number;
+  private readonly metrics: { published: { inc(n: number): void }; failures: { inc(): void }; batchSize: { observe(n: number): void } };
 
   /** BEGIN, the relay lock, and (only when it was taken) the oldest unpublished rows: one round trip. */
   private readonly claimSql: string;
@@ -110,6 +113,8 @@ export class OutboxRelay {
       SELECT seq, id, type, version, realm_id, payload, occurred_at FROM outbox
        WHERE current_setting('chat.outbox_lock') = 'true' AND published_at IS NULL
        ORDER BY seq LIMIT ${Math.trunc(this.batchSize)}`;
+    const m = outboxMetrics();
+    this.metrics = { published: m.published.labels(opts.schema), failures: m.failures.labels(opts.schema), batchSize: m.batchSize.labels(opts.schema) };
   }
 
   start(): void {
@@ -120,6 +125,7 @@ export class OutboxRelay {
     this.unsubscribe = this.opts.amqp.onConnected(() => this.notified());
     this.stopWaking = onOutboxCommitted(() => this.notified());
     this.stopFlushing = onOutboxFlush(() => this.flushed());
+    this.unwatch = watchRelay({ schema: this.opts.schema, pending: () => this.pending() });
     this.loop = this.run();
   }
 
@@ -128,6 +134,7 @@ export class OutboxRelay {
     this.unsubscribe?.();
     this.stopWaking?.();
     this.stopFlushing?.();
+    this.unwatch?.();
     this.wake?.();
     await this.loop;
     for (const w of this.flushWaiters.splice(0)) w.resolve();
@@ -155,6 +162,15 @@ export class OutboxRelay {
     for (const w of done) w.resolve();
   }
 
+  /** Unpublished rows and the age of the oldest (for `/metrics`). */
+  async pending(): Promise<{ count: number; oldestSeconds: number }> {
+    const { rows } = await this.opts.pool.query<{ count: number; oldest: number }>(
+      `SELECT count(*)::int AS count, coalesce(extract(epoch FROM now() - min(occurred_at)), 0)::float8 AS oldest
+         FROM outbox WHERE published_at IS NULL`,
+    );
+    return { count: rows[0].count, oldestSeconds: Math.max(0, rows[0].oldest) };
+  }
+
   /** Publishes everything pending now; returns how many rows were sent. Used by tests and shutdown. */
   drain(): Promise<number> {
     return this.publishBatches();
@@ -179,6 +195,7 @@ export class OutboxRelay {
         await this.maybePrune();
         await this.sleep(this.pollMs);
       } catch (err) {
+        this.metrics.failures.inc();
         this.opts.log.warn({ err: (err as Error).message }, "outbox relay: publish failed, will retry");
         await this.sleep(backoff);
         backoff = Math.min(backoff * 2, 5000);
@@ -255,6 +272,8 @@ export class OutboxRelay {
           })),
         );
         total += rows.length;
+        this.metrics.published.inc(rows.length);
+        this.metrics.batchSize.observe(rows.length);
         // The sequence numbers are PostgreSQL's own bigints, so writing them inline is safe (a
         // parameter would forbid the statements after it).
         const seqs = rows.map((r) => String(r.seq)).filter((seq) => /^\d+$/.test(seq));

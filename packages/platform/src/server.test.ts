@@ -10,6 +10,7 @@ import { identityHeaders, INTERNAL_HEADERS, type Identity } from "./identity";
 import { InternalClient } from "./internal-client";
 import { createMemoryLogger } from "./logger";
 import { currentRequestId } from "./request-context";
+import { parseMetrics, sample } from "./test-support";
 import { createServer, markShuttingDown, registerRoute, setStreamRoute, type ServerOptions } from "./server";
 
 const TOKEN = "test-internal-token-0123456789";
@@ -86,23 +87,6 @@ function multipart(fields: Record<string, string>, file?: { name: string; conten
   }
   body += `--${boundary}--\r\n`;
   return { payload: body, headers: { "content-type": `multipart/form-data; boundary=${boundary}` } };
-}
-
-/** Prometheus text -> samples with their labels. */
-function parseMetrics(text: string) {
-  return text
-    .split("\n")
-    .filter((l) => l && !l.startsWith("#"))
-    .map((l) => {
-      const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(l)!;
-      const labels = Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-      return { name: m[1], labels, value: Number(m[3]) };
-    });
-}
-
-function sample(samples: ReturnType<typeof parseMetrics>, name: string, labels: Record<string, string>): number | undefined {
-  const want = Object.entries(labels);
-  return samples.find((s) => s.name === name && Object.keys(s.labels).length === want.length && want.every(([k, v]) => s.labels[k] === v))?.value;
 }
 
 /** One raw HTTP/1.1 exchange, for requests a well-behaved client would refuse to send. */

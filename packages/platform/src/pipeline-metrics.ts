@@ -1,0 +1,191 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/**
+ * The event pipeline's figures on every service's `/metrics`: what its outbox relay published and
+ * still holds, and what its RabbitMQ consumers did. They are the process's (one relay and one
+ * broker connection per service process), so they live in one registry that each app's
+ * `/metrics` appends, and each group is created with the first relay or client: a process
+ * without one shows none of its metrics rather than zeros.
+ *
+ * The pending figures and queue depths are read when Prometheus scrapes. They describe shared
+ * state (a schema's outbox, a durable queue), so every replica of a service reports the same
+ * value: aggregate them with max(), not sum().
+ */
+export const pipelineRegistry = new Registry();
+
+/** What a relay tells the metrics; `outbox.ts` registers one per running relay. */
+export interface RelayProbe {
+  schema: string;
+  /** Unpublished rows and the age of the oldest in seconds (0 when there are none). */
+  pending(): Promise<{ count: number; oldestSeconds: number }>;
+}
+
+/** What a broker connection tells the metrics; `amqp.ts` registers one per client. */
+export interface AmqpProbe {
+  connected(): boolean;
+  /** Ready (not yet delivered) messages of each durable queue this client consumes, and of its dead-letter queue. */
+  queueDepths(): Promise<Array<{ queue: string; ready: number; deadLettered: number }>>;
+}
+
+let outbox: ReturnType<typeof createOutboxMetrics> | null = null;
+let amqp: ReturnType<typeof createAmqpMetrics> | null = null;
+
+const relays = new Set<RelayProbe>();
+const clients = new Set<AmqpProbe>();
+
+/**
+ * One reading shared by the gauges of a scrape: prom-client collects a registry's metrics
+ * concurrently, so each gauge's collect awaits the same promise, which is dropped once settled.
+ */
+function sharedReading<T>(read: () => Promise<T>): () => Promise<T> {
+  let reading: Promise<T> | null = null;
+  return () => (reading ??= read().finally(() => (reading = null)));
+}
+
+interface RelayReading {
+  schema: string;
+  count: number;
+  oldestSeconds: number;
+}
+
+function createOutboxMetrics() {
+  const registers = [pipelineRegistry];
+  const read = sharedReading(() =>
+    Promise.all(
+      [...relays].map(async (relay): Promise<RelayReading> => {
+        try {
+          return { schema: relay.schema, ...(await relay.pending()) };
+        } catch {
+          // Unknown, not zero: PostgreSQL did not answer.
+          return { schema: relay.schema, count: Number.NaN, oldestSeconds: Number.NaN };
+        }
+      }),
+    ),
+  );
+  new Gauge({
+    name: "outbox_pending_events",
+    help: "Events committed to the schema's outbox and not yet published to RabbitMQ (the same figure on every replica)",
+    labelNames: ["schema"],
+    registers,
+    async collect() {
+      const readings = await read();
+      this.reset();
+      for (const r of readings) this.set({ schema: r.schema }, r.count);
+    },
+  });
+  new Gauge({
+    name: "outbox_oldest_pending_seconds",
+    help: "Age of the oldest unpublished outbox event, 0 when none waits: more than a few seconds means the relay cannot publish",
+    labelNames: ["schema"],
+    registers,
+    async collect() {
+      const readings = await read();
+      this.reset();
+      for (const r of readings) this.set({ schema: r.schema }, r.oldestSeconds);
+    },
+  });
+  return {
+    published: new Counter({
+      name: "outbox_published_events_total",
+      help: "Outbox events this process published to RabbitMQ (each confirmed by the broker before it was marked)",
+      labelNames: ["schema"],
+      registers,
+    }),
+    failures: new Counter({
+      name: "outbox_publish_failures_total",
+      help: "Relay rounds that failed (RabbitMQ or PostgreSQL unreachable); the events wait in the outbox and are retried",
+      labelNames: ["schema"],
+      registers,
+    }),
+    batchSize: new Histogram({
+      name: "outbox_publish_batch_size",
+      help: "Events per batch the relay published (one confirm and one mark each)",
+      labelNames: ["schema"],
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 500],
+      registers,
+    }),
+  };
+}
+
+function createAmqpMetrics() {
+  const registers = [pipelineRegistry];
+  const read = sharedReading(async () => {
+    const depths: Array<{ queue: string; ready: number; deadLettered: number }> = [];
+    for (const client of clients) {
+      try {
+        depths.push(...(await client.queueDepths()));
+      } catch {
+        // Disconnected, or a channel closed meanwhile: no depths from it in this scrape.
+      }
+    }
+    return depths;
+  });
+  new Gauge({
+    name: "amqp_connected",
+    help: "1 while this process's RabbitMQ connection, its publishing channel and its consumers are up, else 0",
+    registers,
+    collect() {
+      this.set([...clients].every((c) => c.connected()) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "amqp_queue_ready_messages",
+    help: "Messages waiting in a durable queue this process consumes (the same figure on every replica): growing means its consumers fall behind",
+    labelNames: ["queue"],
+    registers,
+    async collect() {
+      const depths = await read();
+      this.reset();
+      for (const q of depths) this.set({ queue: q.queue }, q.ready);
+    },
+  });
+  new Gauge({
+    name: "amqp_queue_dead_letters",
+    help: "Messages in the queue's dead-letter queue (<queue>.dead): events no consumer could handle, kept for inspection",
+    labelNames: ["queue"],
+    registers,
+    async collect() {
+      const depths = await read();
+      this.reset();
+      for (const q of depths) this.set({ queue: q.queue }, q.deadLettered);
+    },
+  });
+  return {
+    consumed: new Counter({
+      name: "amqp_consumed_messages_total",
+      help: "Messages this process's consumers finished, by queue and outcome: handled (acked) or dead_lettered (invalid, never retried)",
+      labelNames: ["queue", "outcome"],
+      registers,
+    }),
+    retries: new Counter({
+      name: "amqp_handler_retries_total",
+      help: "Failed attempts at a message that is then retried in place (its queue waits behind it)",
+      labelNames: ["queue"],
+      registers,
+    }),
+  };
+}
+
+/** The outbox counters (created with the first relay). */
+export function outboxMetrics() {
+  return (outbox ??= createOutboxMetrics());
+}
+
+/** The consumer counters (created with the first broker client). */
+export function amqpMetrics() {
+  return (amqp ??= createAmqpMetrics());
+}
+
+/** Adds a relay's pending figures to the scrape; returns the function that removes them. */
+export function watchRelay(probe: RelayProbe): () => void {
+  outboxMetrics();
+  relays.add(probe);
+  return () => relays.delete(probe);
+}
+
+/** Adds a broker client's connection and queue depths to the scrape; returns the remover. */
+export function watchAmqpClient(probe: AmqpProbe): () => void {
+  amqpMetrics();
+  clients.add(probe);
+  return () => clients.delete(probe);
+}
