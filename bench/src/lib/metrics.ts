@@ -10,3 +10,25 @@ export async function serviceMemory(baseUrl: string): Promise<{ rss: number; hea
   };
   return { rss: gauge("process_resident_memory_bytes"), heapUsed: gauge("nodejs_heap_size_used_bytes") };
 }
+
+/**
+ * A histogram's running sum and count from a service's `/metrics`, over every series whose labels
+ * include `labels` (NaN when the service does not show it).
+ */
+export async function histogramTotals(baseUrl: string, name: string, labels: Record<string, string>): Promise<{ sum: number; count: number }> {
+  const res = await request(`${baseUrl}/metrics`);
+  const text = await res.body.text();
+  const total = (suffix: string) => {
+    let found = false;
+    let value = 0;
+    for (const line of text.split("\n")) {
+      const m = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
+      if (!m || m[1] !== name + suffix) continue;
+      if (!Object.entries(labels).every(([k, v]) => m[2].includes(`${k}="${v}"`))) continue;
+      found = true;
+      value += Number(m[3]);
+    }
+    return found ? value : NaN;
+  };
+  return { sum: total("_sum"), count: total("_count") };
+}

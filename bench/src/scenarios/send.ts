@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { Caller } from "../lib/http";
 import { createPool, expectOk } from "../lib/http";
 import { closedLoop, openLoop, type LoopResult } from "../lib/load";
+import { histogramTotals } from "../lib/metrics";
 import type { Setup } from "../lib/org";
 import { Poller } from "../lib/poller";
 import type { CpuReport } from "../lib/procs";
@@ -46,6 +47,8 @@ interface PhaseResult {
   unexpected: number;
   /** Events a subscriber's answered poll carried, on average (1 = every event cost a poll). */
   eventsPerPoll: number;
+  /** Events per batch messaging's outbox relay published (one confirm and one mark each). */
+  relayBatch: number;
   cpu: CpuReport;
 }
 
@@ -199,11 +202,13 @@ async function phase(setup: Setup, tracker: Tracker, pollers: Poller[], drainSec
   const S = pollers.length;
   const count = () => pollers.reduce((a, p) => ({ polls: a.polls + p.stats.polls, events: a.events + p.stats.events }), { polls: 0, events: 0 });
   const before = count();
+  const relayBefore = await relayTotals(setup);
   const cpu = setup.cpuWindow();
   const sends = await load();
   const cpuReport = cpu.stop();
   await drain(tracker, S, drainSeconds);
   const after = count();
+  const relayAfter = await relayTotals(setup);
   const okSends = tracker.succeeded.filter(Boolean).length;
   const expected = okSends * S;
   return {
@@ -216,8 +221,14 @@ async function phase(setup: Setup, tracker: Tracker, pollers: Poller[], drainSec
     duplicated: tracker.duplicated,
     unexpected: tracker.unexpected,
     eventsPerPoll: (after.events - before.events) / Math.max(1, after.polls - before.polls),
+    relayBatch: (relayAfter.sum - relayBefore.sum) / (relayAfter.count - relayBefore.count),
     cpu: cpuReport,
   };
+}
+
+/** The relay's batch-size histogram on messaging's `/metrics` (NaN figures when it cannot be read). */
+function relayTotals(setup: Setup): Promise<{ sum: number; count: number }> {
+  return histogramTotals(setup.target.urls.messaging, "outbox_publish_batch_size", { schema: "messaging" }).catch(() => ({ sum: NaN, count: NaN }));
 }
 
 /** Waits until every successful send reached every subscriber, or the drain time ran out. */
@@ -259,6 +270,7 @@ function sendFigures(S: number, K: number, opts: SendOptions, tp: PhaseResult[],
     figure(sc, "delivery latency p99 (closed loop)", "ms", tp.map((r) => r.delivery.p99), { baseline: lat99 }),
     figure(sc, "lost + duplicated events (closed loop)", "events", tp.map((r) => r.lost + r.duplicated), { target: { op: "=", value: 0 } }),
     figure(sc, "events per answered poll (closed loop)", "events", tp.map((r) => r.eventsPerPoll)),
+    figure(sc, "events per relay batch, messaging (closed loop)", "events", tp.map((r) => r.relayBatch)),
     figure(sc, `offered rate (open loop, ${at})`, "msgs/s", rate.map((r) => r.rate ?? NaN)),
     figure(sc, "achieved rate (open loop)", "msgs/s", rate.map((r) => r.sends.ok / r.sends.seconds)),
     figure(sc, `send latency p50 ${at}`, "ms", rate.map((r) => r.sendLatency.p50), { baseline: lat }),
