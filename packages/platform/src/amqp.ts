@@ -196,7 +196,11 @@ export class AmqpClient {
     this.connecting = (async () => {
       let conn: amqp.ChannelModel | null = null;
       try {
-        conn = await amqp.connect(this.connectUrl(), { clientProperties: { connection_name: this.queuePrefix + "service" } });
+        // amqplib leaves Nagle's algorithm on, and writes a message of 2 KB or more (its frames)
+        // in two writes, as it does several messages in a row: the second write then waited for
+        // the broker's delayed ACK of the first, 40 ms, and so did the confirm (at 100
+        // subscribers a message event is over 2 KB: bench/README.md, round 14).
+        conn = await amqp.connect(this.connectUrl(), { noDelay: true, clientProperties: { connection_name: this.queuePrefix + "service" } });
         const current = conn;
         conn.on("error", (err) => this.log.warn({ err: err.message }, "amqp connection error"));
         conn.on("close", () => this.onClose(current));
