@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, startAccounts, type Accounts, type Org } from "./helpers";
 import { everyone, notices, registerState } from "./settings-kit";
@@ -269,6 +271,50 @@ describe("PATCH /realm/user_settings_defaults", () => {
     expect(guestView.user.delivery_email).toBeNull();
     const old = await registerState(t, org.member2.as, { fetch_event_types: ["user_settings"] });
     expect(old.user_settings).toMatchObject({ enter_sends: false, email_address_visibility: 1 });
+  });
+});
+
+describe("bots' email addresses", () => {
+  it("are visible to everyone whatever the default for new users; a bot cannot narrow it", async () => {
+    await t.ok(await t.call("PATCH", "/realm/user_settings_defaults", { as: org.admin.as, params: { email_address_visibility: 4 } }));
+    await t.markOutbox();
+    const created = await t.ok(
+      await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "helper-bot@x.test", full_name: "Helper", bot_type: 1, bot_owner_id: org.member.user_id } }),
+    );
+    const adds = (await notices(t)).filter((n) => n.event.type === "realm_user" && n.event.op === "add");
+    expect(adds.map((n) => [n.event.person.email, n.event.person.delivery_email])).toEqual([["helper-bot@x.test", "helper-bot@x.test"]]);
+    // One copy for everyone, the guest included: nobody gets a copy without the address.
+    expect(adds[0].users).toEqual(expect.arrayContaining([...everyone(org), created.user_id]));
+    const guestView = await t.ok(await t.call("GET", `/users/${created.user_id}`, { as: org.guest.as }));
+    expect(guestView.user).toMatchObject({ email: "helper-bot@x.test", delivery_email: "helper-bot@x.test" });
+    const listed = (await t.ok(await t.call("GET", "/users", { as: org.member2.as }))).members.find((u: { user_id: number }) => u.user_id === created.user_id);
+    expect(listed.delivery_email).toBe("helper-bot@x.test");
+
+    const bot = t.identity({ ...created, email: "helper-bot@x.test", role: 400, realm_id: org.realmId, is_bot: true });
+    expect((await registerState(t, bot, { fetch_event_types: ["user_settings"] })).user_settings.email_address_visibility).toBe(1);
+    expectError(await t.call("PATCH", "/settings", { as: bot, params: { email_address_visibility: 3 } }), 400, "BAD_REQUEST", "A bot's email address is always visible to everyone");
+    expect((await registerState(t, bot, { fetch_event_types: ["user_settings"] })).user_settings.email_address_visibility).toBe(1);
+    await t.ok(await t.call("PATCH", "/settings", { as: bot, params: { email_address_visibility: 1, enter_sends: true } }));
+    await t.ok(await t.call("PATCH", "/realm/user_settings_defaults", { as: org.admin.as, params: { email_address_visibility: 1 } }));
+  });
+
+  it("the migration gives bots created under a narrower default (by an earlier release) their visibility back", async () => {
+    await t.pool.query(
+      "INSERT INTO user_settings (user_id, realm_id, settings) VALUES ($1, $2, $3) ON CONFLICT (user_id) DO UPDATE SET settings = EXCLUDED.settings",
+      [org.bot.user_id, org.realmId, { email_address_visibility: 4, enter_sends: true }],
+    );
+    await t.pool.query(`UPDATE user_settings SET settings = settings || '{"email_address_visibility": 4}' WHERE user_id = $1`, [org.member2.user_id]);
+    const seen = async (userId: number) => (await t.ok(await t.call("GET", `/users/${userId}`, { as: org.guest.as }))).user.delivery_email;
+    expect(await seen(org.bot.user_id)).toBeNull();
+
+    const file = readFileSync(fileURLToPath(new URL("../migrations/2020000000000_bots-email-visible.sql", import.meta.url)), "utf8");
+    await t.pool.query(file.split("-- Down Migration")[0]);
+    expect(await seen(org.bot.user_id)).toBe(org.bot.email);
+    const { rows } = await t.pool.query("SELECT user_id, settings FROM user_settings WHERE user_id = ANY($1::bigint[]) ORDER BY user_id", [[org.member2.user_id, org.bot.user_id]]);
+    // Only bots change, and only that setting.
+    expect(rows.find((r) => Number(r.user_id) === org.bot.user_id)!.settings).toEqual({ enter_sends: true });
+    expect(rows.find((r) => Number(r.user_id) === org.member2.user_id)!.settings.email_address_visibility).toBe(4);
+    await t.pool.query(`UPDATE user_settings SET settings = settings - 'email_address_visibility' WHERE user_id = $1`, [org.member2.user_id]);
   });
 });
 

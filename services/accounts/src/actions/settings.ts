@@ -53,6 +53,10 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
   await withTx(deps.pool, async (tx) => {
     const user = await getProfileUser(tx, who.realmId, who.userId, { lock: true });
     if (!user) throw badRequest("No such user");
+    const visibility = p.settings.email_address_visibility;
+    if (user.isBot && visibility !== undefined && visibility !== EMAIL_VISIBILITY.everyone) {
+      throw badRequest("A bot's email address is always visible to everyone");
+    }
     if (p.fullName !== undefined) await changeFullNameInTx(tx, user, p.fullName);
     if (passwordHash) await setPasswordHash(tx, user.realmId, user.id, passwordHash);
     const row = await lockUserSettingsRow(tx, user.realmId, user.id);
@@ -150,6 +154,8 @@ async function changeEmailVisibilityInTx(tx: Queryable, user: ProfileUser, befor
 export async function applyRealmDefaultsToNewUser(tx: Queryable, user: UserRow): Promise<UserRow> {
   const defaults = await getRealmDefaultsRow(tx, user.realmId);
   const { presence_enabled: presence, ...stored } = defaults;
+  // A bot's address is everyone's to see, whatever the default (as Zulip creates bots).
+  if (user.isBot) delete stored.email_address_visibility;
   if (Object.keys(stored).length) await saveUserSettingsRow(tx, user.realmId, user.id, stored);
   if (presence === false) await setPresenceEnabled(tx, user.realmId, user.id, false);
   const visibility = stored.email_address_visibility;
