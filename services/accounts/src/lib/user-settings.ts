@@ -195,7 +195,8 @@ export function settingProblem(name: string, value: SettingValue): string | null
       return isKnownTimezone(value as string) ? null : "timezone is not a recognized time zone";
     case "web_font_size_px":
     case "web_line_height_percent":
-      return (value as number) > 0 ? null : `Invalid ${name}`;
+      // Zulip keeps them in positive small integer columns (at most 32,767).
+      return (value as number) > 0 && (value as number) <= 32_767 ? null : `Invalid ${name}`;
     default:
       return null;
   }
