@@ -365,4 +365,29 @@ describe("OutboxRelay on /metrics", () => {
     await broken.end();
     expect(sample(await scrape(), "outbox_pending_events", { service: "relay-test", schema: "unreachable" })).toBeUndefined();
   });
+
+  it("a database that stalls does not hold the scrape: the figures show NaN and the rest of /metrics is there", async () => {
+    await setUp();
+    const amqp = await client();
+    const pgProxy = await startProxy(env.databaseUrl);
+    const stalled = createPool(pgProxy.url(env.databaseUrl), SCHEMA, 2);
+    // Both connections open before the stall, so the scrape's query waits on an established one
+    // (a new connection would give up by itself after the pool's connection timeout).
+    await Promise.all([stalled.query("SELECT pg_sleep(0.05)"), stalled.query("SELECT pg_sleep(0.05)")]);
+    const r = relay(amqp, { pool: stalled, schema: "stalled", pollMs: 60_000 });
+    r.start();
+    await sleep(200);
+    pgProxy.pause();
+    try {
+      const samples = await scrape();
+      expect(sample(samples, "outbox_pending_events", { service: "relay-test", schema: "stalled" })).toBeNaN();
+      expect(sample(samples, "outbox_oldest_pending_seconds", { service: "relay-test", schema: "stalled" })).toBeNaN();
+      expect(samples.some((x) => x.name === "process_cpu_user_seconds_total")).toBe(true);
+    } finally {
+      pgProxy.resume();
+      await r.stop();
+      await stalled.end();
+      await pgProxy.close();
+    }
+  }, 15_000);
 });

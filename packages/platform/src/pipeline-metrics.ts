@@ -34,6 +34,22 @@ const relays = new Set<RelayProbe>();
 const clients = new Set<AmqpProbe>();
 
 /**
+ * Longest wait for a reading at scrape time. PostgreSQL or RabbitMQ behind a stalled network
+ * would otherwise hold `/metrics` past Prometheus's scrape timeout, losing every other figure of
+ * the scrape with them.
+ */
+export const READING_TIMEOUT_MS = 2000;
+
+/** `work`, or `fallback` once `ms` passed (the work goes on unawaited). */
+export function within<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/**
  * One reading shared by the gauges of a scrape: prom-client collects a registry's metrics
  * concurrently, so each gauge's collect awaits the same promise, which is dropped once settled.
  */
@@ -53,12 +69,10 @@ function createOutboxMetrics() {
   const read = sharedReading(() =>
     Promise.all(
       [...relays].map(async (relay): Promise<RelayReading> => {
-        try {
-          return { schema: relay.schema, ...(await relay.pending()) };
-        } catch {
-          // Unknown, not zero: PostgreSQL did not answer.
-          return { schema: relay.schema, count: Number.NaN, oldestSeconds: Number.NaN };
-        }
+        // Unknown, not zero, when PostgreSQL does not answer (in time).
+        const unknown = { count: Number.NaN, oldestSeconds: Number.NaN };
+        const reading = await within(relay.pending().catch(() => unknown), READING_TIMEOUT_MS, unknown);
+        return { schema: relay.schema, ...reading };
       }),
     ),
   );
@@ -112,11 +126,8 @@ function createAmqpMetrics() {
   const read = sharedReading(async () => {
     const depths: Array<{ queue: string; ready: number; deadLettered: number }> = [];
     for (const client of clients) {
-      try {
-        depths.push(...(await client.queueDepths()));
-      } catch {
-        // Disconnected, or a channel closed meanwhile: no depths from it in this scrape.
-      }
+      // Disconnected, a channel closed meanwhile, or no answer in time: no depths from it in this scrape.
+      depths.push(...(await within(client.queueDepths().catch(() => []), READING_TIMEOUT_MS, [])));
     }
     return depths;
   });
