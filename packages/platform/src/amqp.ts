@@ -111,7 +111,7 @@ export class AmqpClient {
   private retryTimer: NodeJS.Timeout | null = null;
   private readonly opts: Required<AmqpClientOptions>;
   private readonly connectedListeners = new Set<() => void>();
-  private readonly unwatch: () => void;
+  private unwatch: (() => void) | null = null;
 
   constructor(
     private readonly url: string,
@@ -122,7 +122,6 @@ export class AmqpClient {
     options: AmqpClientOptions = {},
   ) {
     this.opts = { confirmTimeoutMs: 10_000, reconnectMs: 1000, heartbeatSeconds: 10, ...options };
-    this.unwatch = watchAmqpClient({ connected: () => this.connected, queueDepths: () => this.queueDepths() });
   }
 
   /**
@@ -181,6 +180,7 @@ export class AmqpClient {
 
   /** Connects (retrying in the background if the broker is down); resolves after the first attempt. */
   async start(): Promise<void> {
+    this.unwatch ??= watchAmqpClient({ connected: () => this.connected, queueDepths: () => this.queueDepths() });
     await this.connect();
   }
 
@@ -466,7 +466,7 @@ export class AmqpClient {
   /** Stops consuming, lets the message being handled finish (bounded), then closes the connection. */
   async close(opts: { graceMs?: number } = {}): Promise<void> {
     this.closing = true;
-    this.unwatch();
+    this.unwatch?.();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     const runs = [...this.runs];

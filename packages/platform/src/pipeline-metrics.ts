@@ -58,6 +58,24 @@ function sharedReading<T>(read: () => Promise<T>): () => Promise<T> {
   return () => (reading ??= read().finally(() => (reading = null)));
 }
 
+/** A gauge set at each scrape from a shared reading: one series per item, labelled `label`. */
+function readingGauge<R>(name: string, help: string, label: string, read: () => Promise<R[]>, series: (r: R) => [string, number]): void {
+  new Gauge({
+    name,
+    help,
+    labelNames: [label],
+    registers: [pipelineRegistry],
+    async collect() {
+      const readings = await read();
+      this.reset();
+      for (const r of readings) {
+        const [labelValue, value] = series(r);
+        this.set({ [label]: labelValue }, value);
+      }
+    },
+  });
+}
+
 interface RelayReading {
   schema: string;
   count: number;
@@ -76,28 +94,20 @@ function createOutboxMetrics() {
       }),
     ),
   );
-  new Gauge({
-    name: "outbox_pending_events",
-    help: "Events committed to the schema's outbox and not yet published to RabbitMQ (the same figure on every replica)",
-    labelNames: ["schema"],
-    registers,
-    async collect() {
-      const readings = await read();
-      this.reset();
-      for (const r of readings) this.set({ schema: r.schema }, r.count);
-    },
-  });
-  new Gauge({
-    name: "outbox_oldest_pending_seconds",
-    help: "Age of the oldest unpublished outbox event, 0 when none waits: more than a few seconds means the relay cannot publish",
-    labelNames: ["schema"],
-    registers,
-    async collect() {
-      const readings = await read();
-      this.reset();
-      for (const r of readings) this.set({ schema: r.schema }, r.oldestSeconds);
-    },
-  });
+  readingGauge(
+    "outbox_pending_events",
+    "Events committed to the schema's outbox and not yet published to RabbitMQ (the same figure on every replica)",
+    "schema",
+    read,
+    (r) => [r.schema, r.count],
+  );
+  readingGauge(
+    "outbox_oldest_pending_seconds",
+    "Age of the oldest unpublished outbox event, 0 when none waits: more than a few seconds means the relay cannot publish",
+    "schema",
+    read,
+    (r) => [r.schema, r.oldestSeconds],
+  );
   return {
     published: new Counter({
       name: "outbox_published_events_total",
@@ -139,28 +149,20 @@ function createAmqpMetrics() {
       this.set([...clients].every((c) => c.connected()) ? 1 : 0);
     },
   });
-  new Gauge({
-    name: "amqp_queue_ready_messages",
-    help: "Messages waiting in a durable queue this process consumes (the same figure on every replica): growing means its consumers fall behind",
-    labelNames: ["queue"],
-    registers,
-    async collect() {
-      const depths = await read();
-      this.reset();
-      for (const q of depths) this.set({ queue: q.queue }, q.ready);
-    },
-  });
-  new Gauge({
-    name: "amqp_queue_dead_letters",
-    help: "Messages in the queue's dead-letter queue (<queue>.dead): events no consumer could handle, kept for inspection",
-    labelNames: ["queue"],
-    registers,
-    async collect() {
-      const depths = await read();
-      this.reset();
-      for (const q of depths) this.set({ queue: q.queue }, q.deadLettered);
-    },
-  });
+  readingGauge(
+    "amqp_queue_ready_messages",
+    "Messages waiting in a durable queue this process consumes (the same figure on every replica): growing means its consumers fall behind",
+    "queue",
+    read,
+    (q) => [q.queue, q.ready],
+  );
+  readingGauge(
+    "amqp_queue_dead_letters",
+    "Messages in the queue's dead-letter queue (<queue>.dead): events no consumer could handle, kept for inspection",
+    "queue",
+    read,
+    (q) => [q.queue, q.deadLettered],
+  );
   return {
     consumed: new Counter({
       name: "amqp_consumed_messages_total",
