@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, demoClient, runDemo, startProxy, startStack, type DemoOutput, type Stack, type TcpProxy } from "@chat/testkit";
+import { apiClient, demoClient, parseMetrics, runDemo, sample, startProxy, startStack, type DemoOutput, type Stack, type TcpProxy } from "@chat/testkit";
 
 /**
  * Operations as a Kubernetes operator sees them: SIGTERM during a long poll answers it with a
@@ -128,31 +128,24 @@ describe("/ready follows the dependencies", () => {
 
 describe("/metrics follows the event pipeline", () => {
   /** One sample of a service's /metrics, with exactly these labels besides `service`. */
-  async function metric(url: string, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
-    const want = Object.entries(labels);
-    for (const line of text.split("\n")) {
-      const m = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
-      if (!m || m[1] !== name) continue;
-      const have = Object.fromEntries([...m[2].matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-      if (Object.keys(have).length === want.length + 1 && want.every(([k, v]) => have[k] === v)) return Number(m[3]);
-    }
-    return undefined;
+  async function metric(service: keyof Stack["urls"], name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+    const text = await (await fetch(`${stack.urls[service]}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+    return sample(parseMetrics(text), name, { service, ...labels });
   }
 
   it("a sent message shows as published by messaging's relay and handled by the events service's consumer; nothing waits", async () => {
     const org = demo.orgs[0];
-    const published = (await metric(stack.urls.messaging, "outbox_published_events_total", { schema: "messaging" })) ?? 0;
-    const handled = (await metric(stack.urls.events, "amqp_consumed_messages_total", { queue: "events.client", outcome: "handled" })) ?? 0;
+    const published = (await metric("messaging", "outbox_published_events_total", { schema: "messaging" })) ?? 0;
+    const handled = (await metric("events", "amqp_consumed_messages_total", { queue: "events.client", outcome: "handled" })) ?? 0;
     const sent = await demoClient(demo, org.users.member).post("/messages", { type: "stream", to: org.channels.public.name, topic: "metrics", content: "counted" });
     expect(sent.status).toBe(200);
-    await expect.poll(() => metric(stack.urls.messaging, "outbox_published_events_total", { schema: "messaging" }), { timeout: 10_000 }).toBeGreaterThan(published);
-    await expect.poll(() => metric(stack.urls.events, "amqp_consumed_messages_total", { queue: "events.client", outcome: "handled" }), { timeout: 10_000 }).toBeGreaterThan(handled);
-    await expect.poll(() => metric(stack.urls.messaging, "outbox_pending_events", { schema: "messaging" }), { timeout: 10_000 }).toBe(0);
-    expect(await metric(stack.urls.messaging, "outbox_oldest_pending_seconds", { schema: "messaging" })).toBe(0);
+    await expect.poll(() => metric("messaging", "outbox_published_events_total", { schema: "messaging" }), { timeout: 10_000 }).toBeGreaterThan(published);
+    await expect.poll(() => metric("events", "amqp_consumed_messages_total", { queue: "events.client", outcome: "handled" }), { timeout: 10_000 }).toBeGreaterThan(handled);
+    await expect.poll(() => metric("messaging", "outbox_pending_events", { schema: "messaging" }), { timeout: 10_000 }).toBe(0);
+    expect(await metric("messaging", "outbox_oldest_pending_seconds", { schema: "messaging" })).toBe(0);
     for (const service of ["accounts", "messaging", "events", "gateway", "scheduler"] as const) {
-      expect(await metric(stack.urls[service], "amqp_connected"), service).toBe(1);
+      expect(await metric(service, "amqp_connected"), service).toBe(1);
     }
-    expect(await metric(stack.urls.events, "amqp_queue_dead_letters", { queue: "events.client" })).toBe(0);
+    expect(await metric("events", "amqp_queue_dead_letters", { queue: "events.client" })).toBe(0);
   }, 30_000);
 });

@@ -1,4 +1,5 @@
 import { request } from "undici";
+import { parseMetrics, sampleSum } from "@chat/testkit";
 
 /** Reads a few gauges from a service's Prometheus `/metrics` (prom-client default metrics). */
 export async function serviceMemory(baseUrl: string): Promise<{ rss: number; heapUsed: number }> {
@@ -17,18 +18,6 @@ export async function serviceMemory(baseUrl: string): Promise<{ rss: number; hea
  */
 export async function histogramTotals(baseUrl: string, name: string, labels: Record<string, string>): Promise<{ sum: number; count: number }> {
   const res = await request(`${baseUrl}/metrics`);
-  const text = await res.body.text();
-  const total = (suffix: string) => {
-    let found = false;
-    let value = 0;
-    for (const line of text.split("\n")) {
-      const m = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
-      if (!m || m[1] !== name + suffix) continue;
-      if (!Object.entries(labels).every(([k, v]) => m[2].includes(`${k}="${v}"`))) continue;
-      found = true;
-      value += Number(m[3]);
-    }
-    return found ? value : NaN;
-  };
-  return { sum: total("_sum"), count: total("_count") };
+  const samples = parseMetrics(await res.body.text());
+  return { sum: sampleSum(samples, `${name}_sum`, labels), count: sampleSum(samples, `${name}_count`, labels) };
 }

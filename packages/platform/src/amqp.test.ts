@@ -4,13 +4,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type pg from "pg";
 import type { DomainEnvelope } from "@chat/contracts";
-import { createTestEnv, startProxy, type TcpProxy, type TestEnv } from "@chat/testkit";
+import { createTestEnv, parseMetrics, sample, startProxy, type TcpProxy, type TestEnv } from "@chat/testkit";
 import { AmqpClient, InvalidMessageError, type ConsumerSpec } from "./amqp";
 import { createPool } from "./db";
 import { oncePerEvent } from "./idempotency";
 import { createMemoryLogger } from "./logger";
 import { createMetrics } from "./metrics";
-import { parseMetrics, rawPublisher, sample, sleep, until } from "./test-support";
+import { rawPublisher, sleep, until } from "./test-support";
 
 const SCHEMA = "consumertest";
 let env: TestEnv;

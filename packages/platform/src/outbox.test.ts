@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
-import { createTestEnv, startProxy, type TcpProxy, type TestEnv } from "@chat/testkit";
+import { createTestEnv, parseMetrics, sample, startProxy, type TcpProxy, type TestEnv } from "@chat/testkit";
 import { AmqpClient } from "./amqp";
 import { createPool, withTx } from "./db";
 import { createMemoryLogger } from "./logger";
 import { createMetrics } from "./metrics";
 import { emitEvent, OutboxRelay, type RelayOptions } from "./outbox";
 import { outboxPublished } from "./outbox-signal";
-import { observeExchange, parseMetrics, sample, sleep, until, type Observer } from "./test-support";
+import { observeExchange, sleep, until, type Observer } from "./test-support";
 
 const SCHEMA = "relaytest";
 let env: TestEnv;

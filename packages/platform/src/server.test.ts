@@ -4,13 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import pg from "pg";
 import { p, route, success, type RouteDef } from "@chat/contracts";
-import { startProxy, type TcpProxy } from "@chat/testkit";
+import { parseMetrics, sample, startProxy, type TcpProxy } from "@chat/testkit";
 import { ApiError, unauthorized } from "./errors";
 import { identityHeaders, INTERNAL_HEADERS, type Identity } from "./identity";
 import { InternalClient } from "./internal-client";
 import { createMemoryLogger } from "./logger";
 import { currentRequestId } from "./request-context";
-import { parseMetrics, sample } from "./test-support";
 import { createServer, markShuttingDown, registerRoute, setStreamRoute, type ServerOptions } from "./server";
 
 const TOKEN = "test-internal-token-0123456789";

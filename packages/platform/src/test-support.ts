@@ -1,7 +1,6 @@
 /**
  * Helpers for the platform's own tests (not exported from the package): a direct RabbitMQ
- * connection that watches an exchange or publishes raw bytes, bypassing the code under test, and
- * a reader of Prometheus text.
+ * connection that watches an exchange or publishes raw bytes, bypassing the code under test.
  */
 import amqp from "amqplib";
 import type { DomainEnvelope } from "@chat/contracts";
@@ -77,20 +76,3 @@ export async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Prometheus text -> samples with their labels. */
-export function parseMetrics(text: string) {
-  return text
-    .split("\n")
-    .filter((l) => l && !l.startsWith("#"))
-    .map((l) => {
-      const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(l)!;
-      const labels = Object.fromEntries([...(m[2] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-      return { name: m[1], labels, value: Number(m[3]) };
-    });
-}
-
-export function sample(samples: ReturnType<typeof parseMetrics>, name: string, labels: Record<string, string>): number | undefined {
-  const want = Object.entries(labels);
-  return samples.find((s) => s.name === name && Object.keys(s.labels).length === want.length && want.every(([k, v]) => s.labels[k] === v))?.value;
-}

@@ -3,3 +3,4 @@ export * from "./http";
 export * from "./infra";
 export * from "./stack";
 export * from "./proxy";
+export * from "./metrics";

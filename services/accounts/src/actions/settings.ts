@@ -159,7 +159,7 @@ export async function applyRealmDefaultsToNewUser(tx: Queryable, user: UserRow):
   if (Object.keys(stored).length) await saveUserSettingsRow(tx, user.realmId, user.id, stored);
   if (presence === false) await setPresenceEnabled(tx, user.realmId, user.id, false);
   const visibility = stored.email_address_visibility;
-  if (!user.isBot && visibility !== undefined && visibility !== EMAIL_VISIBILITY.everyone) {
+  if (visibility !== undefined && visibility !== EMAIL_VISIBILITY.everyone) {
     const realm = await getRealm(tx, user.realmId);
     await setApiEmail(tx, user.realmId, user.id, dummyEmail(user.id, realm!.stringId));
   }
