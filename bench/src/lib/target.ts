@@ -33,6 +33,8 @@ export const BENCH_ENV: Record<string, string> = {
   // Held polls must still be held when a scenario wakes them: settling 10,000 of them can take
   // longer than the default heartbeat (45-55 s) while a profiler runs.
   EVENTS_HEARTBEAT_SECONDS: "300",
+  // Runs of events travel as one broker message (docs/operating.md: on once every pod reads them).
+  AMQP_PUBLISH_BATCHES: "true",
 };
 
 export interface StartOptions {

@@ -5,7 +5,7 @@ import { z } from "zod";
 import type pg from "pg";
 import type { DomainEnvelope } from "@chat/contracts";
 import { createTestEnv, parseMetrics, sample, startProxy, type TcpProxy, type TestEnv } from "@chat/testkit";
-import { AmqpClient, InvalidMessageError, type ConsumerSpec } from "./amqp";
+import { AmqpClient, ENVELOPES_CONTENT_TYPE, InvalidMessageError, type ConsumerSpec } from "./amqp";
 import { createPool } from "./db";
 import { oncePerEvent } from "./idempotency";
 import { createMemoryLogger } from "./logger";
@@ -46,8 +46,8 @@ afterAll(async () => {
   await env.cleanup();
 });
 
-async function client(): Promise<AmqpClient> {
-  const c = new AmqpClient(proxy.url(amqpUrl), exchange, prefix, memory.log, 60_000, { reconnectMs: 150 });
+async function client(options: { publishBatches?: boolean } = {}): Promise<AmqpClient> {
+  const c = new AmqpClient(proxy.url(amqpUrl), exchange, prefix, memory.log, 60_000, { reconnectMs: 150, ...options });
   await c.start();
   clients.push(c);
   return c;
@@ -399,6 +399,100 @@ describe("AmqpClient.consume", () => {
     await c.close();
     expect(done).toEqual([1]);
     expect((await queueState(name)).messageCount).toBe(0);
+  });
+});
+
+describe("runs of envelopes in one message (publishBatches)", () => {
+  const keys = ["test.a.happened", "test.a.happened", "test.b.happened", "test.a.happened", "test.a.happened"];
+  const items = () => keys.map((routingKey, i) => ({ routingKey, envelope: envelope(i + 1, { type: routingKey }) }));
+
+  /** A plain queue bound to the exchange, to count what the broker carried. */
+  async function tap(binding: string): Promise<string> {
+    const name = queueName();
+    await publisher.channel.assertQueue(prefix + name, { durable: false, autoDelete: false, arguments: { "x-expires": 60_000 } });
+    await publisher.channel.bindQueue(prefix + name, exchange, binding);
+    return name;
+  }
+
+  it("a relay's consecutive envelopes of one routing key travel as one message; consumers and listeners get each, in order", async () => {
+    const batching = await client({ publishBatches: true });
+    const all = await consumer(await client(), async () => {}, { bindings: ["test.#"] });
+    const onlyB = await consumer(await client(), async () => {}, { bindings: ["test.b.*"] });
+    const batched: number[] = [];
+    await consumer(await client(), async () => {}, { bindings: ["test.#"], batchHandler: async (es) => void batched.push(...es.map(n)) });
+    const heard: number[] = [];
+    await (await client()).listen({ name: queueName(), bindings: ["test.#"], handler: (e) => heard.push(n(e)), onReady: () => {} });
+    const wire = await tap("test.#");
+
+    await batching.publishConfirmed(items());
+    await until(
+      () => all.seen.length === 5 && batched.length === 5 && heard.length === 5,
+      10_000,
+      () => JSON.stringify({ all: all.seen, batched, heard }),
+    );
+    expect(all.seen).toEqual([1, 2, 3, 4, 5]);
+    expect(batched).toEqual([1, 2, 3, 4, 5]);
+    expect(heard).toEqual([1, 2, 3, 4, 5]);
+    await until(() => onlyB.seen.length === 1);
+    expect(onlyB.seen).toEqual([3]);
+    const carried = await drainQueue(wire);
+    expect(carried.map((m) => JSON.parse(m)).map((b) => (Array.isArray(b) ? b.map(n) : n(b)))).toEqual([[1, 2], 3, [4, 5]]);
+    await until(async () => (await queueState(all.name)).messageCount === 0);
+  });
+
+  it("without the option every envelope is a message of its own, as consumers of earlier releases read them", async () => {
+    const plain = await client();
+    const wire = await tap("test.#");
+    await plain.publishConfirmed(items());
+    await until(async () => (await queueState(wire)).messageCount === 5);
+    expect((await drainQueue(wire)).map((m) => n(JSON.parse(m)))).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("an item of a run that is not an envelope, or that its handler refuses, goes alone to the dead-letter queue; the rest are handled", async () => {
+    const c = await client();
+    const { seen, name } = await consumer(c, async (e) => {
+      if (n(e) === 4) throw new InvalidMessageError("refers to a realm that does not exist");
+    });
+    await publish(JSON.stringify([envelope(1), { id: "nope" }, envelope(3), envelope(4), envelope(5)]), "test.thing.happened");
+    await publisher.publish("test.thing.happened", [envelope(1), { id: "nope" }, envelope(3), envelope(4), envelope(5)], { contentType: ENVELOPES_CONTENT_TYPE });
+    await publisher.publish("test.thing.happened", [{ id: "nope" }], { contentType: ENVELOPES_CONTENT_TYPE });
+    await publisher.publish("test.thing.happened", { not: "an array" }, { contentType: ENVELOPES_CONTENT_TYPE });
+    await publish(envelope(6));
+    await until(() => seen.includes(6));
+    // The first array came without the content type: one message that is not an envelope.
+    expect(seen).toEqual([1, 3, 4, 5, 6]);
+    await until(async () => (await queueState(`${name}.dead`)).messageCount === 5);
+    // Whole messages reach it through the broker's dead-lettering, items as copies: in any order.
+    const dead = (await drainQueue(`${name}.dead`)).map((d) => JSON.parse(d));
+    const described = dead.map((d) => (Array.isArray(d) ? `array of ${d.length}` : d.id === "nope" ? "nope" : d.payload ? `envelope ${d.payload.n}` : JSON.stringify(d)));
+    expect(described.sort()).toEqual(["array of 5", "envelope 4", "nope", "nope", '{"not":"an array"}']);
+    expect((await queueState(name)).messageCount).toBe(0);
+  });
+
+  it("a failed batch of runs is handled one envelope at a time, and each message is settled once", async () => {
+    const c = await client();
+    const { seen, name, batches } = await batchesAfterAHeldOne(
+      c,
+      async (e) => {
+        if (n(e) === 3) throw new InvalidMessageError("refers to a realm that does not exist");
+      },
+      async () => {
+        await publisher.publish("test.thing.happened", [envelope(2), envelope(3)], { contentType: ENVELOPES_CONTENT_TYPE });
+        await publisher.publish("test.thing.happened", [envelope(4), envelope(5)], { contentType: ENVELOPES_CONTENT_TYPE });
+      },
+      async (envelopes) => {
+        if (envelopes.some((e) => n(e) === 3)) throw new InvalidMessageError("one of them is invalid");
+      },
+    );
+    await until(() => seen.length === 4);
+    expect(batches).toEqual([[1], [2, 3, 4, 5]]);
+    expect(seen).toEqual([2, 3, 4, 5]);
+    await until(async () => (await queueState(`${name}.dead`)).messageCount === 1);
+    expect((await drainQueue(`${name}.dead`)).map((d) => n(JSON.parse(d)))).toEqual([3]);
+    await until(async () => (await queueState(name)).messageCount === 0);
+    // Nothing was acked twice: the channel is still open and takes the next message.
+    await publish(envelope(6));
+    await until(() => batches.flat().includes(6));
   });
 });
 

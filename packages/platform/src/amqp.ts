@@ -52,7 +52,21 @@ interface PublishItem {
   envelope: DomainEnvelope;
 }
 
+/**
+ * The content type of a message that carries several envelopes (a JSON array of them, in order).
+ * Consumers of this release read both forms; relays publish it only when told to
+ * (`publishBatches`), after every consumer runs a release that reads it (docs/operating.md).
+ */
+export const ENVELOPES_CONTENT_TYPE = "application/vnd.chat.envelopes+json";
+
 export interface AmqpClientOptions {
+  /**
+   * Publish a run of consecutive envelopes with the same routing key as one message (a JSON
+   * array, `ENVELOPES_CONTENT_TYPE`) rather than one message each: a fifth of the broker's work
+   * per channel message at ten subscribers (bench/README.md). Off by default: consumers of
+   * releases before it dead-letter such messages.
+   */
+  publishBatches?: boolean;
   /** Longest wait for the broker's publisher confirms before a publish counts as failed. */
   confirmTimeoutMs?: number;
   /** Delay between reconnection attempts. */
@@ -121,7 +135,7 @@ export class AmqpClient {
     private readonly queueExpiresMs?: number,
     options: AmqpClientOptions = {},
   ) {
-    this.opts = { confirmTimeoutMs: 10_000, reconnectMs: 1000, heartbeatSeconds: 10, ...options };
+    this.opts = { confirmTimeoutMs: 10_000, reconnectMs: 1000, heartbeatSeconds: 10, publishBatches: false, ...options };
   }
 
   /**
@@ -275,13 +289,27 @@ export class AmqpClient {
   async publishConfirmed(items: PublishItem[]): Promise<void> {
     const ch = this.confirm;
     if (!ch) throw new Error("RabbitMQ is not connected");
-    for (const item of items) {
-      ch.publish(this.exchange, item.routingKey, Buffer.from(JSON.stringify(item.envelope)), {
-        persistent: true,
-        messageId: item.envelope.id,
-        contentType: "application/json",
-        type: item.envelope.type,
-      });
+    for (let i = 0; i < items.length; ) {
+      const { routingKey, envelope } = items[i];
+      let end = i + 1;
+      if (this.opts.publishBatches) while (end < items.length && items[end].routingKey === routingKey) end++;
+      if (end - i === 1) {
+        ch.publish(this.exchange, routingKey, Buffer.from(JSON.stringify(envelope)), {
+          persistent: true,
+          messageId: envelope.id,
+          contentType: "application/json",
+          type: envelope.type,
+        });
+      } else {
+        const run = items.slice(i, end).map((item) => item.envelope);
+        ch.publish(this.exchange, routingKey, Buffer.from(JSON.stringify(run)), {
+          persistent: true,
+          messageId: envelope.id,
+          contentType: ENVELOPES_CONTENT_TYPE,
+          type: envelope.type,
+        });
+      }
+      i = end;
     }
     // A connection that died without a close (no RST) would never confirm nor fail.
     let timer: NodeJS.Timeout | undefined;
@@ -383,10 +411,20 @@ export class AmqpClient {
       queue,
       (msg) => {
         if (!msg) return;
+        let items: unknown[];
         try {
-          spec.handler(DomainEnvelope.parse(JSON.parse(msg.content.toString("utf8"))));
+          const body: unknown = JSON.parse(msg.content.toString("utf8"));
+          items = msg.properties.contentType === ENVELOPES_CONTENT_TYPE && Array.isArray(body) ? body : [body];
         } catch (err) {
           this.log.warn({ queue: spec.name, routing_key: msg.fields.routingKey, err: (err as Error).message }, "listener message ignored");
+          return;
+        }
+        for (const item of items) {
+          try {
+            spec.handler(DomainEnvelope.parse(item));
+          } catch (err) {
+            this.log.warn({ queue: spec.name, routing_key: msg.fields.routingKey, err: (err as Error).message }, "listener message ignored");
+          }
         }
       },
       { noAck: true },
@@ -395,38 +433,80 @@ export class AmqpClient {
     return queue;
   }
 
-  /** The envelope a message carries; null when it has none (dead-lettered and logged here). */
-  private parse(run: ConsumerRun, msg: amqp.ConsumeMessage): DomainEnvelope | null {
-    try {
-      return DomainEnvelope.parse(JSON.parse(msg.content.toString("utf8")));
-    } catch (err) {
+  /**
+   * The envelopes a message carries, in order: one, or a relay's run of them
+   * (`ENVELOPES_CONTENT_TYPE`). A message that is not JSON or not envelopes is dead-lettered and
+   * logged here, and so is each item of a run that is not an envelope (a copy of it alone goes to
+   * the dead-letter queue); null when nothing is left to handle and the message is settled.
+   */
+  private unpack(run: ConsumerRun, msg: amqp.ConsumeMessage): DomainEnvelope[] | null {
+    const text = msg.content.toString("utf8");
+    const invalid = (err: unknown) => {
       this.log.error(
-        { queue: run.spec.name, routing_key: msg.fields.routingKey, err: (err as Error).message, body: msg.content.toString("utf8").slice(0, 500) },
+        { queue: run.spec.name, routing_key: msg.fields.routingKey, err: (err as Error).message, body: text.slice(0, 500) },
         "invalid message dead-lettered",
       );
       safely(() => run.ch.nack(msg, false, false));
       run.counts.deadLettered.inc();
       return null;
+    };
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      return invalid(err);
     }
+    if (msg.properties.contentType !== ENVELOPES_CONTENT_TYPE) {
+      const one = DomainEnvelope.safeParse(body);
+      return one.success ? [one.data] : invalid(one.error);
+    }
+    if (!Array.isArray(body) || body.length === 0) return invalid(new Error("expected a non-empty array of envelopes"));
+    const envelopes: DomainEnvelope[] = [];
+    for (const item of body) {
+      const one = DomainEnvelope.safeParse(item);
+      if (one.success) envelopes.push(one.data);
+      else {
+        this.log.error({ queue: run.spec.name, routing_key: msg.fields.routingKey, id: (item as { id?: unknown } | null)?.id, err: one.error.message }, "invalid message dead-lettered");
+        run.counts.deadLettered.inc();
+        this.deadLetterPart(run, msg, item, one.error.message);
+      }
+    }
+    if (envelopes.length > 0) return envelopes;
+    safely(() => run.ch.ack(msg)); // every item went to the dead-letter queue on its own
+    return null;
+  }
+
+  /** A copy of one item of a run, alone on the dead-letter queue (the run's others are handled). */
+  private deadLetterPart(run: ConsumerRun, msg: amqp.ConsumeMessage, item: unknown, reason: string): void {
+    safely(() =>
+      run.ch.sendToQueue(this.queuePrefix + run.spec.name + ".dead", Buffer.from(JSON.stringify(item)), {
+        persistent: true,
+        contentType: "application/json",
+        headers: { "x-chat-dead-letter-reason": reason.slice(0, 500), "x-chat-routing-key": msg.fields.routingKey },
+      }),
+    );
   }
 
   private async handleBatch(run: ConsumerRun, msgs: amqp.ConsumeMessage[]): Promise<void> {
     if (!run.open || this.closing) return;
-    const parsed: Array<[amqp.ConsumeMessage, DomainEnvelope]> = [];
+    const parsed: Array<[amqp.ConsumeMessage, DomainEnvelope[]]> = [];
     for (const msg of msgs) {
-      const envelope = this.parse(run, msg);
-      if (envelope) parsed.push([msg, envelope]);
+      const envelopes = this.unpack(run, msg);
+      if (envelopes) parsed.push([msg, envelopes]);
     }
     if (parsed.length === 0) return;
+    const all = parsed.flatMap(([, envelopes]) => envelopes);
     try {
-      await run.spec.batchHandler!(parsed.map(([, e]) => e));
+      await run.spec.batchHandler!(all);
       // Every earlier delivery of this channel is acked or dead-lettered already.
       safely(() => run.ch.ack(parsed[parsed.length - 1][0], true));
-      run.counts.handled.inc(parsed.length);
+      run.counts.handled.inc(all.length);
     } catch (err) {
       if (this.closing || !run.open) return; // the broker redelivers them after reconnecting
-      this.log.warn({ queue: run.spec.name, messages: parsed.length, err: (err as Error).message }, "batch failed, handling its messages one by one");
-      for (const [msg, envelope] of parsed) await this.handleParsed(run, msg, envelope);
+      this.log.warn({ queue: run.spec.name, messages: all.length, err: (err as Error).message }, "batch failed, handling its messages one by one");
+      for (const [msg, envelopes] of parsed) {
+        if (!(await this.handleEnvelopes(run, msg, envelopes))) return;
+      }
     }
   }
 
@@ -434,27 +514,46 @@ export class AmqpClient {
     // Deliveries queued on a channel that has since closed are redelivered on the new one;
     // handling them here too would run them twice and out of order.
     if (!run.open || this.closing) return;
-    const envelope = this.parse(run, msg);
-    if (envelope) await this.handleParsed(run, msg, envelope);
+    const envelopes = this.unpack(run, msg);
+    if (envelopes) await this.handleEnvelopes(run, msg, envelopes);
   }
 
-  private async handleParsed(run: ConsumerRun, msg: amqp.ConsumeMessage, envelope: DomainEnvelope): Promise<void> {
-    const { spec, ch, counts } = run;
+  /**
+   * Handles a message's envelopes one after another, then settles it. False when it stopped
+   * because the client is closing or the channel closed (the broker redelivers the message).
+   */
+  private async handleEnvelopes(run: ConsumerRun, msg: amqp.ConsumeMessage, envelopes: DomainEnvelope[]): Promise<boolean> {
+    const single = msg.properties.contentType !== ENVELOPES_CONTENT_TYPE;
+    for (const envelope of envelopes) {
+      const outcome = await this.handleOne(run, envelope);
+      if (outcome === "abandoned") return false;
+      if (outcome === "handled") continue;
+      if (single) {
+        safely(() => run.ch.nack(msg, false, false));
+        return true;
+      }
+      this.deadLetterPart(run, msg, envelope, "the handler refused it");
+    }
+    safely(() => run.ch.ack(msg));
+    return true;
+  }
+
+  /** Runs the handler, retrying with backoff until it succeeds or refuses the envelope for good. */
+  private async handleOne(run: ConsumerRun, envelope: DomainEnvelope): Promise<"handled" | "invalid" | "abandoned"> {
+    const { spec, counts } = run;
     let backoff = 100;
     for (;;) {
       try {
         await spec.handler(envelope);
-        safely(() => ch.ack(msg));
         counts.handled.inc();
-        return;
+        return "handled";
       } catch (err) {
         if (isValidationError(err)) {
           this.log.error({ queue: spec.name, id: envelope.id, type: envelope.type, err: (err as Error).message }, "message dead-lettered");
-          safely(() => ch.nack(msg, false, false));
           counts.deadLettered.inc();
-          return;
+          return "invalid";
         }
-        if (this.closing || !run.open) return; // the broker redelivers it after reconnecting
+        if (this.closing || !run.open) return "abandoned"; // the broker redelivers it after reconnecting
         counts.retried.inc();
         this.log.warn({ queue: spec.name, id: envelope.id, err: (err as Error).message }, "handler failed, retrying");
         await new Promise((r) => setTimeout(r, backoff));

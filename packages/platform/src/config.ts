@@ -31,6 +31,12 @@ export const baseConfigShape = {
   AMQP_EXCHANGE: z.string().default("chat.domain"),
   /** Prefix of every queue name this deployment declares. */
   AMQP_QUEUE_PREFIX: z.string().default("chat."),
+  /**
+   * Relays publish a run of consecutive events with the same routing key as one broker message
+   * (a JSON array) instead of one message each: less work for RabbitMQ and the consumers. Turn on
+   * only once every pod runs a release that reads such messages (docs/operating.md, upgrades).
+   */
+  AMQP_PUBLISH_BATCHES: envBool(false),
   /** Delete queues unused for this long (RabbitMQ `x-expires`); tests set it, production leaves it unset. */
   AMQP_QUEUE_EXPIRES_MS: z.coerce.number().int().positive().optional(),
   INTERNAL_TOKEN: z.string().min(16).default(DEV_INTERNAL_TOKEN),

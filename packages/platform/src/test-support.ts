@@ -56,9 +56,9 @@ export async function rawPublisher(url: string, exchange: string) {
   await ch.assertExchange(exchange, "topic", { durable: true });
   return {
     channel: ch,
-    async publish(routingKey: string, body: unknown) {
+    async publish(routingKey: string, body: unknown, options: amqp.Options.Publish = {}) {
       const bytes = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === "string" ? body : JSON.stringify(body));
-      ch.publish(exchange, routingKey, bytes, { persistent: true });
+      ch.publish(exchange, routingKey, bytes, { persistent: true, ...options });
       await ch.waitForConfirms();
     },
     async close() {

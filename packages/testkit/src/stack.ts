@@ -193,6 +193,9 @@ function stackVars(env: TestEnv, urls: Record<StackService, string>, opts: Stack
     // Several stacks and service suites share one PostgreSQL (max_connections 100 by default).
     DATABASE_POOL_SIZE: "5",
     GATEWAY_URL: urls.gateway,
+    // Relays publish runs of events as one broker message, as a deployment does once every pod
+    // reads them; the services' own suites keep the default (one message per event).
+    AMQP_PUBLISH_BATCHES: "true",
     // What clients reach: realm_url in server_settings/register, and the demo's base_url.
     EXTERNAL_URL: urls.gateway,
     ...Object.fromEntries(Object.entries(URL_VARS).map(([s, v]) => [v, urls[s as StackService]])),

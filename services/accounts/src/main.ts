@@ -25,7 +25,9 @@ async function main(): Promise<void> {
   await ensureDatabase(config.DATABASE_URL);
   await runMigrations({ databaseUrl: config.DATABASE_URL, schema: "accounts", dir: MIGRATIONS_DIR, log });
   const pool = createPool(config.DATABASE_URL, "accounts", config.DATABASE_POOL_SIZE);
-  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
+  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS, {
+    publishBatches: config.AMQP_PUBLISH_BATCHES,
+  });
   const deps: AccountsDeps = { pool, config, clock: systemClock, log, messaging: new MessagingClient(config.MESSAGING_URL, config.INTERNAL_TOKEN) };
   const app = buildApp(deps, { readiness: { rabbitmq: async () => { if (!amqp.connected) throw new Error("not connected"); } } });
 

@@ -20,7 +20,9 @@ async function main() {
   const redis = createRedis(config.REDIS_URL, "");
   const app = buildApp({ config, log, redis, subscriber: createRedis(config.REDIS_URL, "") });
 
-  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
+  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS, {
+    publishBatches: config.AMQP_PUBLISH_BATCHES,
+  });
   await runService({
     app,
     host: config.HOST,

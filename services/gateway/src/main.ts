@@ -19,7 +19,9 @@ async function main(): Promise<void> {
   const redis = createRedis(config.REDIS_URL, config.REDIS_PREFIX);
   const app = buildApp({ config, log, redis });
 
-  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
+  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS, {
+    publishBatches: config.AMQP_PUBLISH_BATCHES,
+  });
   await amqp.start();
   await consumeAccountsEvents(amqp, new AuthCache(redis, config.AUTH_CACHE_TTL_SECONDS, config.REDIS_PREFIX), log);
 

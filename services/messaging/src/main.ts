@@ -32,7 +32,9 @@ async function main(): Promise<void> {
   // Uploads: storage from UPLOADS_DIR / S3_*; sends claim them, deletions release them.
   const attachments = await createAttachmentsModule(deps);
   deps.hooks = attachmentHooks(attachments.reaper);
-  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
+  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS, {
+    publishBatches: config.AMQP_PUBLISH_BATCHES,
+  });
   const app = buildApp(deps, {
     plugins: [...ROUTE_PLUGINS, attachmentRoutes(attachments)],
     readiness: {

@@ -43,7 +43,9 @@ async function main(): Promise<void> {
     accounts: new AccountsClient(new InternalClient(config.ACCOUNTS_URL, config.INTERNAL_TOKEN)),
     log,
   };
-  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS);
+  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS, {
+    publishBatches: config.AMQP_PUBLISH_BATCHES,
+  });
   await amqp.start();
   const app = buildApp({
     config,
