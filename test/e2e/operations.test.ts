@@ -4,8 +4,8 @@ import { apiClient, demoClient, parseMetrics, runDemo, sample, startProxy, start
 /**
  * Operations as a Kubernetes operator sees them: SIGTERM during a long poll answers it with a
  * heartbeat and the process exits cleanly within its grace period; `/ready` fails while a
- * dependency is down and recovers when it returns. PostgreSQL (for accounts) and Redis (for
- * events) are reached through TCP proxies that the test can block.
+ * dependency is down and recovers when it returns. PostgreSQL (for accounts), Redis (for
+ * events) and RabbitMQ (for messaging) are reached through TCP proxies that the test can block.
  */
 
 const GRACE_SECONDS = 8;
@@ -14,16 +14,19 @@ let stack: Stack;
 let demo: DemoOutput;
 let pgProxy: TcpProxy;
 let redisProxy: TcpProxy;
+let amqpProxy: TcpProxy;
 
 beforeAll(async () => {
   pgProxy = await startProxy(process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
   redisProxy = await startProxy(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  amqpProxy = await startProxy(process.env.AMQP_URL ?? "amqp://guest:guest@127.0.0.1:5672");
   stack = await startStack({
     // Heartbeats far away, so a heartbeat seen during the test comes from the shutdown.
     env: { SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS), EVENTS_HEARTBEAT_SECONDS: "120", EVENTS_HEARTBEAT_JITTER_SECONDS: "0" },
     serviceEnv: {
       accounts: (v) => ({ DATABASE_URL: pgProxy.url(v.DATABASE_URL) }),
       events: (v) => ({ REDIS_URL: redisProxy.url(v.REDIS_URL) }),
+      messaging: (v) => ({ AMQP_URL: amqpProxy.url(v.AMQP_URL) }),
     },
   });
   demo = await runDemo(stack);
@@ -33,6 +36,7 @@ afterAll(async () => {
   await stack?.stop();
   await pgProxy?.close();
   await redisProxy?.close();
+  await amqpProxy?.close();
 });
 
 async function ready(url: string) {
@@ -148,4 +152,39 @@ describe("/metrics follows the event pipeline", () => {
     }
     expect(await metric("events", "amqp_queue_dead_letters", { queue: "events.client" })).toBe(0);
   }, 30_000);
+
+  it("messages sent while messaging cannot reach RabbitMQ wait in its outbox and then travel as one broker message, each event delivered in order", async () => {
+    const org = demo.orgs[0];
+    const member = demoClient(demo, org.users.member);
+    const send = (content: string) => member.post("/messages", { type: "stream", to: org.channels.public.name, topic: "backlog", content });
+    // The first message of a topic also makes its sender follow it (events of their own).
+    expect((await send("first")).status).toBe(200);
+    await expect.poll(() => metric("messaging", "outbox_pending_events", { schema: "messaging" }), { timeout: 10_000 }).toBe(0);
+    const reg = await member.post("/register", { event_types: ["message"] });
+    expect(reg.status).toBe(200);
+    const events = (await metric("messaging", "outbox_published_events_total", { schema: "messaging" })) ?? 0;
+    const messages = (await metric("messaging", "amqp_published_messages_total")) ?? 0;
+    amqpProxy.block();
+    try {
+      await expect.poll(() => metric("messaging", "amqp_connected"), { timeout: 10_000 }).toBe(0);
+      for (const n of [1, 2, 3]) expect((await send(`waiting ${n}`)).status).toBe(200);
+      expect(await metric("messaging", "outbox_pending_events", { schema: "messaging" })).toBe(3);
+    } finally {
+      amqpProxy.unblock();
+    }
+    await expect.poll(() => metric("messaging", "outbox_pending_events", { schema: "messaging" }), { timeout: 15_000 }).toBe(0);
+    expect(await metric("messaging", "outbox_published_events_total", { schema: "messaging" })).toBe(events + 3);
+    expect(await metric("messaging", "amqp_published_messages_total")).toBe(messages + 1);
+    const got: string[] = [];
+    let last = reg.body.last_event_id as number;
+    while (got.length < 3) {
+      const polled = await member.get("/events", { queue_id: reg.body.queue_id, last_event_id: last });
+      expect(polled.status).toBe(200);
+      for (const e of polled.body.events as Array<{ id: number; type: string; message?: { content: string } }>) {
+        last = e.id;
+        if (e.type === "message") got.push(e.message!.content);
+      }
+    }
+    expect(got).toEqual(["waiting 1", "waiting 2", "waiting 3"]); // register without apply_markdown: the source
+  }, 60_000);
 });

@@ -13,11 +13,11 @@ export async function serviceMemory(baseUrl: string): Promise<{ rss: number; hea
 }
 
 /**
- * A histogram's running sum and count from a service's `/metrics`, over every series whose labels
- * include `labels` (NaN when the service does not show it).
+ * Sums from one read of a service's `/metrics`: for each `[name, labels]`, the sum over every series
+ * of that name whose labels include `labels` (NaN when the service does not show it).
  */
-export async function histogramTotals(baseUrl: string, name: string, labels: Record<string, string>): Promise<{ sum: number; count: number }> {
+export async function metricSums(baseUrl: string, wanted: Array<[string, Record<string, string>]>): Promise<number[]> {
   const res = await request(`${baseUrl}/metrics`);
   const samples = parseMetrics(await res.body.text());
-  return { sum: sampleSum(samples, `${name}_sum`, labels), count: sampleSum(samples, `${name}_count`, labels) };
+  return wanted.map(([name, labels]) => sampleSum(samples, name, labels));
 }

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { Caller } from "../lib/http";
 import { createPool, expectOk } from "../lib/http";
 import { closedLoop, openLoop, type LoopResult } from "../lib/load";
-import { histogramTotals } from "../lib/metrics";
+import { metricSums } from "../lib/metrics";
 import type { Setup } from "../lib/org";
 import { Poller } from "../lib/poller";
 import type { CpuReport } from "../lib/procs";
@@ -49,6 +49,8 @@ interface PhaseResult {
   eventsPerPoll: number;
   /** Events per batch messaging's outbox relay published (one confirm and one mark each). */
   relayBatch: number;
+  /** Events per broker message messaging published (more than one with AMQP_PUBLISH_BATCHES). */
+  brokerMessage: number;
   cpu: CpuReport;
 }
 
@@ -221,14 +223,24 @@ async function phase(setup: Setup, tracker: Tracker, pollers: Poller[], drainSec
     duplicated: tracker.duplicated,
     unexpected: tracker.unexpected,
     eventsPerPoll: (after.events - before.events) / Math.max(1, after.polls - before.polls),
-    relayBatch: (relayAfter.sum - relayBefore.sum) / (relayAfter.count - relayBefore.count),
+    relayBatch: (relayAfter.events - relayBefore.events) / (relayAfter.batches - relayBefore.batches),
+    brokerMessage: (relayAfter.events - relayBefore.events) / (relayAfter.messages - relayBefore.messages),
     cpu: cpuReport,
   };
 }
 
-/** The relay's batch-size histogram on messaging's `/metrics` (NaN figures when it cannot be read). */
-function relayTotals(setup: Setup): Promise<{ sum: number; count: number }> {
-  return histogramTotals(setup.target.urls.messaging, "outbox_publish_batch_size", { schema: "messaging" }).catch(() => ({ sum: NaN, count: NaN }));
+/**
+ * Messaging's relay so far, from its `/metrics` (NaN figures when it cannot be read): events
+ * published, batches (one confirm and one mark each) and broker messages.
+ */
+async function relayTotals(setup: Setup): Promise<{ events: number; batches: number; messages: number }> {
+  const schema = { schema: "messaging" };
+  const [events, batches, messages] = await metricSums(setup.target.urls.messaging, [
+    ["outbox_publish_batch_size_sum", schema],
+    ["outbox_publish_batch_size_count", schema],
+    ["amqp_published_messages_total", {}],
+  ]).catch(() => [NaN, NaN, NaN]);
+  return { events, batches, messages };
 }
 
 /** Waits until every successful send reached every subscriber, or the drain time ran out. */
@@ -271,6 +283,7 @@ function sendFigures(S: number, K: number, opts: SendOptions, tp: PhaseResult[],
     figure(sc, "lost + duplicated events (closed loop)", "events", tp.map((r) => r.lost + r.duplicated), { target: { op: "=", value: 0 } }),
     figure(sc, "events per answered poll (closed loop)", "events", tp.map((r) => r.eventsPerPoll)),
     figure(sc, "events per relay batch, messaging (closed loop)", "events", tp.map((r) => r.relayBatch)),
+    figure(sc, "events per broker message, messaging (closed loop)", "events", tp.map((r) => r.brokerMessage)),
     figure(sc, `offered rate (open loop, ${at})`, "msgs/s", rate.map((r) => r.rate ?? NaN)),
     figure(sc, "achieved rate (open loop)", "msgs/s", rate.map((r) => r.sends.ok / r.sends.seconds)),
     figure(sc, `send latency p50 ${at}`, "ms", rate.map((r) => r.sendLatency.p50), { baseline: lat }),

@@ -289,6 +289,7 @@ export class AmqpClient {
   async publishConfirmed(items: PublishItem[]): Promise<void> {
     const ch = this.confirm;
     if (!ch) throw new Error("RabbitMQ is not connected");
+    let messages = 0;
     for (let i = 0; i < items.length; ) {
       const { routingKey, envelope } = items[i];
       let end = i + 1;
@@ -310,6 +311,7 @@ export class AmqpClient {
         });
       }
       i = end;
+      messages++;
     }
     // A connection that died without a close (no RST) would never confirm nor fail.
     let timer: NodeJS.Timeout | undefined;
@@ -318,6 +320,7 @@ export class AmqpClient {
     });
     try {
       await Promise.race([ch.waitForConfirms(), timeout]);
+      amqpMetrics().published.inc(messages);
     } finally {
       clearTimeout(timer);
     }

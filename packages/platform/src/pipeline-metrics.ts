@@ -166,8 +166,13 @@ function createAmqpMetrics() {
   return {
     consumed: new Counter({
       name: "amqp_consumed_messages_total",
-      help: "Messages this process's consumers finished, by queue and outcome: handled (acked) or dead_lettered (invalid, never retried)",
+      help: "Events this process's consumers finished, by queue and outcome: handled (acked) or dead_lettered (invalid, never retried); a broker message carrying a run of events counts each",
       labelNames: ["queue", "outcome"],
+      registers,
+    }),
+    published: new Counter({
+      name: "amqp_published_messages_total",
+      help: "Broker messages this process published and RabbitMQ confirmed: one per event, or one per run of events with AMQP_PUBLISH_BATCHES",
       registers,
     }),
     retries: new Counter({
