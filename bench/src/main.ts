@@ -44,6 +44,8 @@ const USAGE = `usage: pnpm bench [options]
   --profile <dir>        write V8 CPU profiles (--cpu-prof) of every service into <dir>
   --results <dir>        where the JSON files go (default bench/results)
   --stack-logs           mirror the services' output (warnings and errors) to stderr
+  --env NAME=VALUE       a setting for every service it starts, over the bench's own
+                         (repeatable; e.g. --env AMQP_PUBLISH_BATCHES=false to compare)
 
   BENCH_NODE_OPTIONS in the environment adds Node flags to every service it starts (for
   trying a deployment's NODE_OPTIONS, such as --max-semi-space-size=64).
@@ -70,6 +72,7 @@ function parse() {
       profile: { type: "string" },
       results: { type: "string" },
       "stack-logs": { type: "boolean", default: false },
+      env: { type: "string", multiple: true },
       help: { type: "boolean", short: "h", default: false },
     },
     allowPositionals: false,
@@ -89,6 +92,7 @@ function parse() {
   for (const s of picked) if (!SCENARIOS.includes(s)) throw new Error(`unknown scenario "${s}" (one of ${SCENARIOS.join(", ")})`);
   const only = SCENARIOS.filter((s) => picked.includes(s));
   const polls = int(values.polls, full ? 10_000 : 1_000);
+  if (values.url && values.env?.length) throw new Error("--env applies to a stack the bench starts, not to one given by --url");
   return {
     full,
     only,
@@ -107,6 +111,13 @@ function parse() {
     profile: values.profile,
     results: values.results ?? RESULTS_DIR,
     stackLogs: values["stack-logs"],
+    env: Object.fromEntries(
+      (values.env ?? []).map((pair) => {
+        const m = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair);
+        if (!m) throw new Error(`expected --env NAME=VALUE, got "${pair}"`);
+        return [m[1], m[2]];
+      }),
+    ),
   };
 }
 
@@ -124,7 +135,8 @@ async function main() {
   const started = Date.now();
   log(`bench: ${opts.full ? "full" : "quick"} sizes, ${opts.runs} runs, scenarios ${opts.only.join(", ")}`);
   log(opts.url ? `bench: using the stack at ${opts.url}` : "bench: starting the stack (migrations, five services)...");
-  const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile });
+  for (const [name, value] of Object.entries(opts.env)) log(`bench: ${name}=${value}`);
+  const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile, env: opts.env });
   const setup = new Setup(target);
   let calib: Calibrator | null = null;
   const stopping = async () => {
