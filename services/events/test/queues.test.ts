@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import http2 from "node:http2";
 import { RestartEvent, ZULIP_MERGE_BASE, ZULIP_VERSION } from "@chat/contracts";
 import { identityHeaders, ManualClock } from "@chat/platform";
+import { parseMetrics, sampleSum } from "@chat/testkit";
 import { notifyRestartIfUpgraded } from "../src/actions/maintenance";
 import { scripts } from "../src/store/scripts";
 import { eventsEnv, notice, poll, queueFor, user, type EventsEnv, type Instance } from "./support";
@@ -24,9 +25,8 @@ const direct = (realmId: number, users: number[], event: Record<string, unknown>
 
 /** http_requests_total of one route and status, from the instance's /metrics. */
 async function routeCount(instance: Instance, route: string, status: number): Promise<number> {
-  const text = String((await instance.call("GET", "/../../metrics")).body);
-  const line = text.split("\n").find((l) => l.startsWith("http_requests_total{") && l.includes(`route="${route}"`) && l.includes(`status="${status}"`) && l.includes('method="GET"'));
-  return line ? Number(line.slice(line.lastIndexOf(" ") + 1)) : 0;
+  const samples = parseMetrics(String((await instance.call("GET", "/../../metrics")).body));
+  return sampleSum(samples, "http_requests_total", { method: "GET", route, status: String(status) }) || 0;
 }
 
 const send = (realmId: number, users: unknown[], event: Record<string, unknown> = { type: "custom", n: 1 }) =>
@@ -260,11 +260,7 @@ describe("long polling", () => {
   });
 
   it("/metrics shows the polls this instance holds and the deployment's queues", async () => {
-    const gauge = async (name: string) => {
-      const text = String((await inst.call("GET", "/../../metrics")).body);
-      const line = text.split("\n").find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
-      return Number(line?.slice(line.lastIndexOf(" ") + 1));
-    };
+    const gauge = async (name: string) => sampleSum(parseMetrics(String((await inst.call("GET", "/../../metrics")).body)), name, {});
     const queues = Number(await ev.redis.zcard(`${inst.config.REDIS_PREFIX}expiry`));
     expect(await gauge("events_queues")).toBe(queues);
     const who = user();

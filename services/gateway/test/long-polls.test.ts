@@ -3,7 +3,7 @@ import type http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
-import { createTestEnv, type TestEnv } from "@chat/testkit";
+import { createTestEnv, parseMetrics, sampleSum, type TestEnv } from "@chat/testkit";
 import { createLogger, createServer, INTERNAL_HEADERS, setStreamRoute } from "@chat/platform";
 import { basic, call, deadUrl, eventually, expectShutdownReleases, readBody, startGateway, type RunningGateway } from "./helpers";
 import { KEY_A, startFakeAccounts, TEST_ROUTES, TEST_USERS, type FakeAccounts } from "./fixtures";
@@ -106,8 +106,8 @@ describe("long polls over HTTP/2", () => {
     // EVENTS_HTTP2_CONNECTIONS is 4 by default; over HTTP/1.1 these were 12 connections.
     expect(connections - before).toBeLessThanOrEqual(4);
     // Operators see both on /metrics.
-    const metrics = (await call(gw.url, "GET", "/metrics")).text;
-    const gauge = (name: string) => Number(/^(\S+) (\S+)$/m.exec(metrics.split("\n").find((l) => l.startsWith(`${name}{`)) ?? "")?.[2]);
+    const metrics = parseMetrics((await call(gw.url, "GET", "/metrics")).text);
+    const gauge = (name: string) => sampleSum(metrics, name, {});
     expect(gauge("gateway_held_polls")).toBe(12);
     expect(gauge("gateway_events_http2_connections")).toBeGreaterThanOrEqual(1);
     expect(gauge("gateway_events_http2_connections")).toBeLessThanOrEqual(4);
