@@ -62,9 +62,9 @@ export const ENVELOPES_CONTENT_TYPE = "application/vnd.chat.envelopes+json";
 export interface AmqpClientOptions {
   /**
    * Publish a run of consecutive envelopes with the same routing key as one message (a JSON
-   * array, `ENVELOPES_CONTENT_TYPE`) rather than one message each: a fifth of the broker's work
-   * per channel message at ten subscribers (bench/README.md). Off by default: consumers of
-   * releases before it dead-letter such messages.
+   * array, `ENVELOPES_CONTENT_TYPE`) rather than one message each: the broker's CPU per channel
+   * message at ten subscribers fell by a fifth to three quarters (bench/README.md, rounds 14 and
+   * 15). Off by default: consumers of releases before it dead-letter such messages.
    */
   publishBatches?: boolean;
   /** Longest wait for the broker's publisher confirms before a publish counts as failed. */
