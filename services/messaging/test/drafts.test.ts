@@ -107,4 +107,33 @@ describe("drafts", () => {
     expectError(await m.call("PATCH", `/drafts/${mine}`, org.member, { draft: JSON.stringify(draft({ id: mine })) }), 400, "BAD_REQUEST");
     expect((await m.ok(await m.call("GET", "/drafts", org.member2))).drafts).toEqual([]);
   });
+
+  it("a missing draft is 404 even when the new draft would be refused", async () => {
+    const before = await m.count("drafts");
+    for (const bad of [draft({ to: [999999] }), draft({ type: "private", to: [999999] }), draft({ to: [secret] })]) {
+      expectError(await m.call("PATCH", "/drafts/999999", org.member, { draft: JSON.stringify(bad) }), 404, "BAD_REQUEST", "Draft does not exist");
+    }
+    expect(await m.count("drafts")).toBe(before);
+    expect(await m.clientEvents()).toEqual([]);
+  });
+
+  it("shows a direct draft's `to` as the other participants in id order, as Zulip does", async () => {
+    const me = org.member.user_id;
+    const [a, b] = [org.member2.user_id, org.owner.user_id].sort((x, y) => x - y);
+    const res = await m.ok(
+      await create(org.member, [
+        { type: "private", to: [me, b], topic: "", content: "one to one, self listed" },
+        { type: "private", to: [b, a, b], topic: "", content: "group, unordered" },
+        { type: "private", to: [me, me], topic: "", content: "to myself" },
+      ]),
+    );
+    const [added] = await m.clientEvents();
+    expect(added.event.drafts.map((d: any) => d.to)).toEqual([[b], [a, b], [me]]);
+    const listed = (await m.ok(await m.call("GET", "/drafts", org.member))).drafts.filter((d: any) => res.ids.includes(d.id));
+    expect(listed.map((d: any) => d.to)).toEqual([[b], [a, b], [me]]);
+
+    await m.ok(await m.call("PATCH", `/drafts/${res.ids[0]}`, org.member, { draft: JSON.stringify({ type: "private", to: [b, me, a], topic: "", content: "x" }) }));
+    const [updated] = await m.clientEvents();
+    expect(updated.event.draft.to).toEqual([a, b]);
+  });
 });

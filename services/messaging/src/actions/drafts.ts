@@ -5,7 +5,7 @@ import { normalizeBody, truncate } from "../lib/normalize";
 import { accessStreamById, viewerOf } from "../queries/streams";
 import { checkDraftsSynchronization } from "../queries/user-settings";
 import { getUsersByIds } from "../queries/users";
-import { deleteDraft, insertDraft, updateDraft, type DraftRow, type DraftValues } from "../store/drafts";
+import { deleteDraft, draftExists, insertDraft, updateDraft, type DraftRow, type DraftValues } from "../store/drafts";
 import { MAX_TOPIC_LENGTH } from "@chat/contracts";
 
 export function draftObject(d: DraftRow): DraftObject {
@@ -31,9 +31,19 @@ async function validateDraft(deps: AppDeps, who: Identity, d: DraftInput): Promi
     const users = await getUsersByIds(deps, who.realmId, d.to);
     const missing = d.to.find((id) => !users.has(id));
     if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
-    to = [...new Set(d.to)];
+    to = conversationOthers(who.userId, d.to);
   }
   return { type: d.type, to, topic, content, lastEditTime: new Date(Math.round(seconds * 1000)) };
+}
+
+/**
+ * The direct-message `to` Zulip shows for a draft: the conversation's other participants in id
+ * order (the user themself only for a message to themself), however the client listed them.
+ */
+function conversationOthers(self: number, ids: number[]): number[] {
+  if (ids.length === 0) return [];
+  const others = [...new Set(ids)].filter((id) => id !== self).sort((a, b) => a - b);
+  return others.length > 0 ? others : [self];
 }
 
 async function notify(tx: Queryable, realmId: number, userId: number, type: string, event: Record<string, unknown>): Promise<void> {
@@ -57,6 +67,8 @@ export async function doCreateDrafts(deps: AppDeps, who: Identity, drafts: Draft
 /** PATCH /drafts/{id}: another user's draft is as missing as a deleted one. */
 export async function doEditDraft(deps: AppDeps, who: Identity, id: number, draft: DraftInput): Promise<void> {
   await checkDraftsSynchronization(deps, who);
+  // A missing draft answers 404 whatever the new content (Zulip looks the draft up first).
+  if (!(await draftExists(deps.pool, who.realmId, who.userId, id))) throw resourceNotFound("Draft does not exist");
   const values = await validateDraft(deps, who, draft);
   await withTx(deps.pool, async (tx) => {
     const row = await updateDraft(tx, who.realmId, who.userId, id, values);

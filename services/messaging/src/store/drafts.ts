@@ -39,6 +39,11 @@ export async function insertDraft(db: Queryable, realmId: number, userId: number
   return toDraft(rows[0]);
 }
 
+export async function draftExists(db: Queryable, realmId: number, userId: number, id: number): Promise<boolean> {
+  const { rowCount } = await db.query("SELECT 1 FROM drafts WHERE realm_id = $1 AND user_id = $2 AND id = $3", [realmId, userId, id]);
+  return (rowCount ?? 0) > 0;
+}
+
 export async function updateDraft(db: Queryable, realmId: number, userId: number, id: number, d: DraftValues): Promise<DraftRow | null> {
   const { rows } = await db.query(
     `UPDATE drafts SET type = $4, to_ids = $5, topic = $6, content = $7, last_edit_time = $8
