@@ -144,6 +144,10 @@ describe("POST /user_groups/create", () => {
     expectError(await post({ name: "support" }), 400, "BAD_REQUEST", "User group 'support' already exists.");
     expectError(await post({ name: "   " }), 400, "BAD_REQUEST", "User group name cannot be empty.");
     expectError(await post({ name: "role:mine" }), 400, "BAD_REQUEST", "User group name cannot start with 'role:'.");
+    // Mention and narrow syntax would read these names as something else.
+    for (const prefix of ["@", "user:", "stream:", "channel:"]) {
+      expectError(await post({ name: `${prefix}mine` }), 400, "BAD_REQUEST", `User group name cannot start with '${prefix}'.`);
+    }
     // Limits count characters as Python's len does: an emoji is one, not two UTF-16 units.
     expectError(await post({ name: "😀".repeat(101) }), 400, "BAD_REQUEST", "User group name cannot exceed 100 characters.");
     expectError(await post({ name: "g1", description: "😀".repeat(1025) }), 400, "BAD_REQUEST", "description is too long (limit: 1024 characters)");
@@ -247,6 +251,7 @@ describe("members and subgroups", () => {
     ]);
     expectError(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { can_mention_group: { new: sys["role:members"], old: sys["role:everyone"] } } }), 400, "BAD_REQUEST", "'old' value does not match the expected value.");
     expectError(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { name: "support" } }), 400, "BAD_REQUEST", "User group 'support' already exists.");
+    expectError(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { name: "@renamed" } }), 400, "BAD_REQUEST", "User group name cannot start with '@'.");
   });
 
   it("compares 'old' as Zulip does: as sets, and a set of one group as that group", async () => {

@@ -26,12 +26,15 @@ import { checkGroupsApiCaller } from "../queries/user-groups";
 
 const MAX_NAME = 100;
 const MAX_DESCRIPTION = 1024;
+/** Prefixes Zulip reserves: system groups (`role:`) and mention or narrow syntax that would read the name as something else. */
+const RESERVED_NAME_PREFIXES = ["@", "role:", "user:", "stream:", "channel:"];
 
 function checkName(raw: string): string {
   const name = raw.trim();
   if (!name) throw badRequest("User group name cannot be empty.");
   if (exceeds(name, MAX_NAME)) throw badRequest(`User group name cannot exceed ${MAX_NAME} characters.`);
-  if (name.startsWith("role:")) throw badRequest("User group name cannot start with 'role:'.");
+  const reserved = RESERVED_NAME_PREFIXES.find((prefix) => name.startsWith(prefix));
+  if (reserved) throw badRequest(`User group name cannot start with '${reserved}'.`);
   return name;
 }
 
