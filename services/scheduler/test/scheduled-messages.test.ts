@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ScheduledMessagesEvent } from "@chat/contracts";
-import { alice, bob, CHANNEL, startHarness, T0, ts, type Harness } from "./helpers";
+import { alice, bob, BOT_ID, CHANNEL, startHarness, T0, ts, type Harness } from "./helpers";
 
 let h: Harness;
 beforeAll(async () => {
@@ -68,6 +68,15 @@ describe("POST /scheduled_messages", () => {
     expect(all[0].topic).toBe("old name");
     expect(all[2].to).toEqual([bob.userId]);
     expect(all[2]).not.toHaveProperty("topic");
+  });
+
+  it("keeps a direct message's to as the other participants in id order (the sender only when alone)", async () => {
+    for (const to of [[alice.userId, bob.userId], [bob.userId, BOT_ID, alice.userId], [alice.userId, alice.userId]]) {
+      expect((await schedule({ type: "direct", to, content: "dm", scheduled_delivery_timestamp: inAnHour() })).status).toBe(200);
+    }
+    expect((await list()).map((m) => m.to)).toEqual([[bob.userId], [BOT_ID, bob.userId], [alice.userId]]);
+    const added = await h.events("scheduler.scheduled_message.created");
+    expect(added.map((e) => e.payload.client.event.scheduled_messages[0].to)).toEqual([[bob.userId], [BOT_ID, bob.userId], [alice.userId]]);
   });
 
   it("keeps read_by_sender for delivery", async () => {
@@ -157,8 +166,18 @@ describe("PATCH /scheduled_messages/{id}", () => {
 
   it("changes only the recipient within the type", async () => {
     const id = await create({ type: "direct", to: [bob.userId], topic: undefined });
-    expect((await edit(id, { to: [alice.userId, bob.userId] })).status).toBe(200);
-    expect((await list())[0]).toMatchObject({ type: "private", to: [alice.userId, bob.userId] });
+    expect((await edit(id, { to: [bob.userId, BOT_ID] })).status).toBe(200);
+    expect((await list())[0]).toMatchObject({ type: "private", to: [BOT_ID, bob.userId] });
+  });
+
+  it("shows a direct message's to as the other participants in id order, as Zulip does", async () => {
+    const id = await create({ type: "direct", to: [bob.userId], topic: undefined });
+    expect((await edit(id, { to: [alice.userId, bob.userId, bob.userId] })).status).toBe(200);
+    const [updated] = await h.events("scheduler.scheduled_message.updated");
+    expect(updated.payload.client.event.scheduled_message.to).toEqual([bob.userId]);
+    expect((await list())[0].to).toEqual([bob.userId]);
+    expect((await edit(id, { to: [alice.userId] })).status).toBe(200);
+    expect((await list())[0].to).toEqual([alice.userId]);
   });
 
   it("ignores the topic of a direct message", async () => {

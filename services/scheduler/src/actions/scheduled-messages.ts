@@ -16,8 +16,12 @@ interface Addressee {
   userIds: number[] | null;
 }
 
-/** Reads `to` for a type the way Zulip's send does: one channel id, or a list of user ids. */
-function parseTo(recipientType: RecipientType, to: number | number[]): Addressee {
+/**
+ * Reads `to` for a type the way Zulip's send does: one channel id, or a list of user ids. The ids
+ * are kept as Zulip shows a conversation's `to`: the other participants in id order (the sender
+ * only for a message to themself), however the client listed them.
+ */
+function parseTo(recipientType: RecipientType, to: number | number[], senderId: number): Addressee {
   if (recipientType === "stream") {
     let id: number | number[] = to;
     if (Array.isArray(id)) {
@@ -29,7 +33,8 @@ function parseTo(recipientType: RecipientType, to: number | number[]): Addressee
   }
   if (!Array.isArray(to)) throw badRequest("Invalid data type for recipients");
   if (to.length === 0) throw badRequest("Message must have recipients");
-  return { recipientType, streamId: null, userIds: [...new Set(to)] };
+  const others = [...new Set(to)].filter((id) => id !== senderId).sort((a, b) => a - b);
+  return { recipientType, streamId: null, userIds: others.length > 0 ? others : [senderId] };
 }
 
 /** 9999-12-31T23:59:59Z: later times are not dates PostgreSQL (or anyone) can keep. */
@@ -82,7 +87,7 @@ export interface ScheduleRequest {
 /** POST /scheduled_messages: validate like a send, store, tell the sender's clients. */
 export async function doScheduleMessage(deps: SchedulerDeps, who: Identity, req: ScheduleRequest): Promise<number> {
   const scheduledAt = deliveryTime(deps, req.scheduledDeliveryTimestamp);
-  const addressee = parseTo(recipientTypeOf(req.type), req.to);
+  const addressee = parseTo(recipientTypeOf(req.type), req.to, who.userId);
   if (addressee.recipientType === "stream" && req.topic === undefined) throw badRequest("Missing topic");
   const checked = await checkWithMessaging(deps, who, addressee, req.topic ?? null, req.content);
   return withTx(deps.pool, async (tx) => {
@@ -139,7 +144,7 @@ export async function doEditScheduledMessage(deps: SchedulerDeps, who: Identity,
   const recipientType = newType ?? current.recipientType;
   const addressee: Addressee =
     req.to !== undefined
-      ? parseTo(recipientType, req.to)
+      ? parseTo(recipientType, req.to, who.userId)
       : { recipientType, streamId: current.streamId, userIds: current.userIds };
   const topic = recipientType === "stream" ? req.topic ?? current.topic : null;
   const content = req.content ?? current.content;
