@@ -87,9 +87,14 @@ describe("POST /invites", () => {
     expectError(await invite(org.guest.as, { invitee_emails: "x@new.test" }), 400, "BAD_REQUEST", "Not allowed for guest users");
     expectError(await invite(org.bot.as, { invitee_emails: "x@new.test" }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
     expectError(await invite(org.member.as, { invitee_emails: " , \n" }), 400, "BAD_REQUEST", "You must specify at least one email address.");
+    // Who calls is checked before what they ask for, as Zulip's view does.
+    expectError(await invite(org.guest.as, { invitee_emails: "" }), 400, "BAD_REQUEST", "Not allowed for guest users");
+    expectError(await invite(org.bot.as, { invitee_emails: "", stream_ids: [999] }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
+    expectError(await invite(org.admin.as, { invitee_emails: "", invite_as: 100 }), 400, "BAD_REQUEST", "Insufficient permission");
     expectError(await t.call("POST", "/invites", { as: org.member.as, params: { invitee_emails: "x@new.test" } }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'stream_ids' argument");
     await t.pool.query("UPDATE realms SET invite_to_realm_policy = 2 WHERE id = $1", [org.realmId]);
     expectError(await invite(org.moderator.as, { invitee_emails: "x@new.test" }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await invite(org.moderator.as, { invitee_emails: "" }), 400, "BAD_REQUEST", "Insufficient permission");
     await t.ok(await invite(org.admin.as, { invitee_emails: "policy-ok@new.test" }));
     await t.pool.query("UPDATE realms SET invite_to_realm_policy = 6 WHERE id = $1", [org.realmId]);
     expectError(await invite(org.owner.as, { invitee_emails: "x@new.test" }), 400, "BAD_REQUEST", "Insufficient permission");
@@ -105,6 +110,8 @@ describe("POST /invites", () => {
     // May invite but not subscribe others: a non-empty list is refused, an empty one works.
     await t.pool.query("UPDATE realms SET invite_to_stream_policy = 2 WHERE id = $1", [org.realmId]);
     expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [11] }), 400, "BAD_REQUEST", "You do not have permission to subscribe other users to channels.");
+    // An unknown channel is reported first, as Zulip checks the ids before the permission.
+    expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [999] }), 400, "BAD_REQUEST", "Invalid channel ID 999. No invites were sent.");
     await t.ok(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [], include_realm_default_subscriptions: true }));
     await t.pool.query("UPDATE realms SET invite_to_stream_policy = 1 WHERE id = $1", [org.realmId]);
     expect((await pending()).length).toBe(before + 1);

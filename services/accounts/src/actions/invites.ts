@@ -41,24 +41,29 @@ export interface SendInvitesInput {
   notifyReferrerOnJoin: boolean;
 }
 
-/** Who may invite, and to which role and channels (spec 4.6 and section 5). */
-async function checkInvitePermissions(deps: AccountsDeps, who: Identity, me: UserRow, realm: RealmRow, p: SendInvitesInput): Promise<void> {
+/**
+ * Who may invite, and to which role (spec 4.6 and section 5). Checked before anything about the
+ * request's addresses or channels, as Zulip's view does.
+ */
+function checkInviter(deps: AccountsDeps, who: Identity, me: UserRow, realm: RealmRow, inviteAs: number): void {
   checkGroupsApiCaller(who);
-  const now = deps.clock.now();
-  if (realm.inviteToRealmPolicy === POLICY.nobody || !policyAllows(realm.inviteToRealmPolicy, me, realm, now)) {
+  if (realm.inviteToRealmPolicy === POLICY.nobody || !policyAllows(realm.inviteToRealmPolicy, me, realm, deps.clock.now())) {
     throw badRequest("Insufficient permission");
   }
-  if (!VALID_ROLES.includes(p.inviteAs)) throw badRequest("Must be invited as an valid type of user");
+  if (!VALID_ROLES.includes(inviteAs)) throw badRequest("Must be invited as an valid type of user");
   // Only roles at least as restricted as the caller's own.
-  if (p.inviteAs < me.role) throw badRequest("Insufficient permission");
-  if (p.streamIds.length && !policyAllows(realm.inviteToStreamPolicy, me, realm, now)) {
-    throw badRequest("You do not have permission to subscribe other users to channels.");
+  if (inviteAs < me.role) throw badRequest("Insufficient permission");
+}
+
+/** Every channel must be accessible to the caller; only then is subscribing others checked. */
+async function checkInviteChannels(deps: AccountsDeps, who: Identity, me: UserRow, realm: RealmRow, streamIds: number[]): Promise<void> {
+  if (!streamIds.length) return;
+  const accessible = new Set((await messagingOf(deps).accessibleStreams(who)).map((s) => s.stream_id));
+  for (const id of streamIds) {
+    if (!accessible.has(id)) throw badRequest(`Invalid channel ID ${id}. No invites were sent.`);
   }
-  if (p.streamIds.length) {
-    const accessible = new Set((await messagingOf(deps).accessibleStreams(who)).map((s) => s.stream_id));
-    for (const id of p.streamIds) {
-      if (!accessible.has(id)) throw badRequest(`Invalid channel ID ${id}. No invites were sent.`);
-    }
+  if (!policyAllows(realm.inviteToStreamPolicy, me, realm, deps.clock.now())) {
+    throw badRequest("You do not have permission to subscribe other users to channels.");
   }
 }
 
@@ -66,6 +71,7 @@ async function checkInvitePermissions(deps: AccountsDeps, who: Identity, me: Use
 export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendInvitesInput): Promise<void> {
   const [me, realm] = await Promise.all([getUser(deps.pool, who.realmId, who.userId), getRealm(deps.pool, who.realmId)]);
   if (!me || !realm) throw badRequest("No such user");
+  checkInviter(deps, who, me, realm, p.inviteAs);
   const emails = parseInviteeEmails(p.inviteeEmails);
   if (!emails.length) throw badRequest("You must specify at least one email address.");
   const now = deps.clock.now();
@@ -75,7 +81,7 @@ export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendIn
   if (minutes !== null && (minutes <= 0 || !(expiresAt!.getTime() <= MAX_DATE_MS))) {
     throw badRequest("Invalid invite_expires_in_minutes");
   }
-  await checkInvitePermissions(deps, who, me, realm, p);
+  await checkInviteChannels(deps, who, me, realm, p.streamIds);
 
   const skipped = await withTx(deps.pool, async (tx) => {
     // Serializes a realm's invitations so the daily limit holds under concurrency.
