@@ -188,6 +188,13 @@ describe("members and subgroups", () => {
     expectError(await t.call("POST", url, { as: (await mkMember("outsider")).as, params: { add: [org.guest.user_id] } }), 400, "BAD_REQUEST", "Insufficient permission");
     await t.ok(await t.call("POST", url, { as: org.moderator.as, params: { add: [org.guest.user_id] } }));
     expect((await t.ok(await t.call("GET", url, { as: org.member.as }))).members).toEqual([org.member.user_id, org.member2.user_id, org.guest.user_id].sort((a, b) => a - b));
+    // Additions come first, as in Zulip: one request may add a user and remove them again.
+    await t.markOutbox();
+    await t.ok(await t.call("POST", url, { as: org.member.as, params: { add: [org.moderator.user_id], delete: [org.moderator.user_id] } }));
+    expect((await t.outbox()).map((e) => UserGroupMembersEvent.parse(e.payload.client.event))).toEqual([
+      { type: "user_group", op: "add_members", group_id: g.id, user_ids: [org.moderator.user_id] },
+      { type: "user_group", op: "remove_members", group_id: g.id, user_ids: [org.moderator.user_id] },
+    ]);
     // Another organization's group id is unknown.
     expectError(await t.call("POST", url, { as: other.owner.as, params: { add: [other.member.user_id] } }), 400, "BAD_REQUEST", "Invalid user group");
     expectError(await t.call("GET", url, { as: other.owner.as }), 400, "BAD_REQUEST", "Invalid user group");
@@ -224,6 +231,13 @@ describe("members and subgroups", () => {
     expectError(await sub(a.id, {}), 400, "BAD_REQUEST", "Nothing to do. Specify at least one of 'add' or 'delete'.");
     expect(await t.outbox()).toEqual([]);
 
+    // Additions come first, as for members.
+    await t.markOutbox();
+    await t.ok(await sub(a.id, { add: [c.id], delete: [c.id] }));
+    expect((await t.outbox()).map((e) => UserGroupSubgroupsEvent.parse(e.payload.client.event))).toEqual([
+      { type: "user_group", op: "add_subgroups", group_id: a.id, direct_subgroup_ids: [c.id] },
+      { type: "user_group", op: "remove_subgroups", group_id: a.id, direct_subgroup_ids: [c.id] },
+    ]);
     await t.ok(await sub(b.id, { delete: [c.id] }));
     const after = await t.ok(await t.call("GET", `/user_groups/${a.id}/members`, { as: org.member.as }));
     expect(after.members).toEqual([org.member.user_id, org.member2.user_id].sort((x, y) => x - y));

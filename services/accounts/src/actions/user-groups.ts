@@ -219,8 +219,10 @@ export async function doUpdateGroupMembers(deps: AccountsDeps, who: Identity, gr
       const ids = await checkActiveUsers(tx, who.realmId, add);
       for (const id of ids) if (current.has(id)) throw badRequest(`User ${id} is already a member of this group`);
     }
+    // As in Zulip, the additions happen first: a user added by this request may also be removed.
+    const afterAdding = new Set([...current, ...add]);
     const removing = [...new Set(remove)];
-    for (const id of removing) if (!current.has(id)) throw badRequest(`There is no member '${id}' in this user group`);
+    for (const id of removing) if (!afterAdding.has(id)) throw badRequest(`There is no member '${id}' in this user group`);
     if (add.length) {
       const added = await addMembers(tx, who.realmId, groupId, [...new Set(add)]);
       await notifyMembers(tx, who.realmId, groupId, "add_members", added);
@@ -250,7 +252,9 @@ export async function doUpdateSubgroups(deps: AccountsDeps, who: Identity, group
       if (g.isSystemGroup) throw badRequest(`Invalid user group ID: ${g.id}`);
       if (current.has(g.id)) throw badRequest(`User group ${g.id} is already a subgroup of this group.`);
     }
-    for (const g of removing) if (!current.has(g.id)) throw badRequest(`User group ${g.id} is not a subgroup of this group.`);
+    // The additions happen first, as for members.
+    const afterAdding = new Set([...current, ...adding.map((g) => g.id)]);
+    for (const g of removing) if (!afterAdding.has(g.id)) throw badRequest(`User group ${g.id} is not a subgroup of this group.`);
     // A cycle would appear if this group is (or is below) one of the groups being added.
     for (const g of adding) {
       const below = await recursiveSubgroupIds(tx, who.realmId, g.id);
