@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { p } from "../params";
 import { route, success } from "../route";
+import { NarrowTerm } from "./messages";
 
 /** Spec 2.2's flags, in the order Zulip lists them on a message. */
 export const MESSAGE_FLAGS = [
@@ -29,4 +30,33 @@ export const UpdateMessageFlags = route({
     flag: p.str().required(),
   },
   response: success({ messages: z.array(z.number().int()) }),
+});
+
+const NonNegative = z.number().int().min(0);
+
+/** The flag over a range of a narrow (anchor and counts as in GET /messages); Zulip's feature level 155. */
+export const UpdateMessageFlagsForNarrow = route({
+  method: "POST",
+  path: "/messages/flags/narrow",
+  service: "messaging",
+  auth: "user",
+  params: {
+    anchor: p.str().required(),
+    include_anchor: p.bool().default(true),
+    num_before: p.int(NonNegative).required(),
+    num_after: p.int(NonNegative).required(),
+    narrow: p.json(z.array(NarrowTerm)).required(),
+    op: p.str().required(),
+    flag: p.str().required(),
+  },
+  response: success({
+    /** Messages of the narrow in the range. */
+    processed_count: z.number().int(),
+    /** Of those, the ones whose flag changed. */
+    updated_count: z.number().int(),
+    first_processed_id: z.number().int().nullable(),
+    last_processed_id: z.number().int().nullable(),
+    found_oldest: z.boolean(),
+    found_newest: z.boolean(),
+  }),
 });

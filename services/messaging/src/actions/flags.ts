@@ -1,19 +1,24 @@
-import { EDITABLE_MESSAGE_FLAGS, MESSAGE_FLAGS, MessagingMessageFlagsUpdated, type MessageFlag } from "@chat/contracts";
+import { EDITABLE_MESSAGE_FLAGS, MESSAGE_FLAGS, MessagingMessageFlagsUpdated, type MessageFlag, type NarrowTerm } from "@chat/contracts";
 import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
 import { accessMessages } from "../queries/message-access";
+import { getMessages } from "../queries/messages";
 import { viewerOf } from "../queries/streams";
 import { lockMessagesAgainstDeletion, type MessageRow } from "../store/messages";
 import { selectDirectParticipants } from "../store/recipients";
 import { selectUserSubscriptions } from "../store/subscriptions";
 import { insertOwnRowsIfAbsent, selectUserFlagsForUpdate, updateFlagBit } from "../store/usermessages";
 
-/** POST /messages/flags: returns the ids whose flag actually changed. */
-export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, messageIds: number[], op: string, flag: string): Promise<number[]> {
+function checkFlagChange(op: string, flag: string): void {
   if (!(MESSAGE_FLAGS as readonly string[]).includes(flag)) throw badRequest(`Invalid flag: '${flag}'`);
   if (!EDITABLE_MESSAGE_FLAGS.includes(flag as MessageFlag)) throw badRequest(`Flag not editable: '${flag}'`);
   if (op !== "add" && op !== "remove") throw badRequest(`Invalid message flag operation: '${op}'`);
+}
+
+/** POST /messages/flags: returns the ids whose flag actually changed. */
+export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, messageIds: number[], op: string, flag: string): Promise<number[]> {
+  checkFlagChange(op, flag);
   const add = op === "add";
   const bit = FLAG_BITS[flag as "read" | "starred" | "collapsed"];
   const viewer = viewerOf(who);
@@ -50,6 +55,60 @@ export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, message
     }
     return changed;
   });
+}
+
+/** Zulip's bound on one flags/narrow request, so that its transaction stays small. */
+const MAX_MESSAGES_PER_UPDATE = 5000;
+
+export interface NarrowFlagsRequest {
+  anchor: string;
+  includeAnchor: boolean;
+  numBefore: number;
+  numAfter: number;
+  narrow: NarrowTerm[];
+  op: string;
+  flag: string;
+}
+
+export interface NarrowFlagsResult {
+  processed_count: number;
+  updated_count: number;
+  first_processed_id: number | null;
+  last_processed_id: number | null;
+  found_oldest: boolean;
+  found_newest: boolean;
+}
+
+/**
+ * POST /messages/flags/narrow: the messages GET /messages would return for the same anchor,
+ * counts and narrow get the flag change of POST /messages/flags. Counts past the bound are cut
+ * down (each side keeps at least half), as Zulip does, instead of refused.
+ */
+export async function doUpdateMessageFlagsForNarrow(deps: AppDeps, who: Identity, req: NarrowFlagsRequest): Promise<NarrowFlagsResult> {
+  checkFlagChange(req.op, req.flag);
+  const half = MAX_MESSAGES_PER_UPDATE / 2;
+  const numBefore = Math.min(req.numBefore, Math.max(MAX_MESSAGES_PER_UPDATE - req.numAfter, half));
+  const numAfter = Math.min(req.numAfter, Math.max(MAX_MESSAGES_PER_UPDATE - numBefore, half));
+  const found = await getMessages(deps, who, {
+    anchor: req.anchor,
+    includeAnchor: req.includeAnchor,
+    numBefore,
+    numAfter,
+    narrow: req.narrow,
+    clientGravatar: true,
+    applyMarkdown: false,
+    useFirstUnreadAnchor: false,
+  });
+  const ids = found.messages.map((m) => m.id);
+  const changed = ids.length > 0 ? await doUpdateMessageFlags(deps, who, ids, req.op, req.flag) : [];
+  return {
+    processed_count: ids.length,
+    updated_count: changed.length,
+    first_processed_id: ids.length > 0 ? ids[0] : null,
+    last_processed_id: ids.length > 0 ? ids[ids.length - 1] : null,
+    found_oldest: found.found_oldest ?? false,
+    found_newest: found.found_newest ?? false,
+  };
 }
 
 /**
