@@ -145,7 +145,8 @@ export async function doRevokeInvite(deps: AccountsDeps, who: Identity, inviteId
     if (!invite) throw badRequest("No such invitation");
     if (invite.referrerId !== who.userId) {
       if (invite.invitedAs === ROLE.owner && who.role !== ROLE.owner) throw badRequest("Must be an organization owner");
-      if (who.role > ROLE.administrator) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+      // A plain error, as in Zulip's invitation views (not the admin-only endpoints' UNAUTHORIZED_PRINCIPAL).
+      if (who.role > ROLE.administrator) throw badRequest("Must be an organization administrator");
     }
     await setInviteStatus(tx, who.realmId, invite.id, INVITE_STATUS.revoked);
     await notifyInvitesChanged(tx, who.realmId, invite.referrerId);
