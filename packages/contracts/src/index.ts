@@ -1,4 +1,5 @@
 export * from "./avatar";
+export * from "./conversation";
 export * from "./emoji";
 export * from "./envelope";
 export * from "./errors";

@@ -53,6 +53,12 @@ describe("POST /messages/flags/narrow", () => {
     expect((await m.clientEvents()).map((e) => e.event.messages)).toEqual([[g[3]]]);
   });
 
+  it("with a search narrow, only the messages that match", async () => {
+    const res = await m.ok(await byNarrow(org.owner, { narrow: JSON.stringify([{ operator: "search", operand: "three" }]), op: "add", flag: "starred" }));
+    expect(res).toMatchObject({ processed_count: 1, updated_count: 1, first_processed_id: g[2], last_processed_id: g[2] });
+    expect((await m.clientEvents()).map((e) => e.event.messages)).toEqual([[g[2]]]);
+  });
+
   it("marks everything the user can read, and nothing of a channel they cannot or of another organization", async () => {
     const res = await m.ok(await byNarrow(org.member, { anchor: "newest", num_before: "1000", num_after: "0", op: "add", flag: "starred" }));
     expect(res.processed_count).toBe(5);

@@ -1,4 +1,4 @@
-import { MessagingDraftRemoved, MessagingDraftsAdded, MessagingDraftUpdated, type DraftInput, type DraftObject } from "@chat/contracts";
+import { directMessageTo, MAX_TOPIC_LENGTH, MessagingDraftRemoved, MessagingDraftsAdded, MessagingDraftUpdated, type DraftInput, type DraftObject } from "@chat/contracts";
 import { badRequest, emitEvent, resourceNotFound, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { normalizeBody, truncate } from "../lib/normalize";
@@ -6,7 +6,6 @@ import { accessStreamById, viewerOf } from "../queries/streams";
 import { checkDraftsSynchronization } from "../queries/user-settings";
 import { getUsersByIds } from "../queries/users";
 import { deleteDraft, draftExists, insertDraft, updateDraft, type DraftRow, type DraftValues } from "../store/drafts";
-import { MAX_TOPIC_LENGTH } from "@chat/contracts";
 
 export function draftObject(d: DraftRow): DraftObject {
   return { id: d.id, type: d.type, to: d.to, topic: d.topic, content: d.content, timestamp: Math.floor(d.lastEditTime.getTime() / 1000) };
@@ -31,19 +30,9 @@ async function validateDraft(deps: AppDeps, who: Identity, d: DraftInput): Promi
     const users = await getUsersByIds(deps, who.realmId, d.to);
     const missing = d.to.find((id) => !users.has(id));
     if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
-    to = conversationOthers(who.userId, d.to);
+    to = directMessageTo(who.userId, d.to);
   }
   return { type: d.type, to, topic, content, lastEditTime: new Date(Math.round(seconds * 1000)) };
-}
-
-/**
- * The direct-message `to` Zulip shows for a draft: the conversation's other participants in id
- * order (the user themself only for a message to themself), however the client listed them.
- */
-function conversationOthers(self: number, ids: number[]): number[] {
-  if (ids.length === 0) return [];
-  const others = [...new Set(ids)].filter((id) => id !== self).sort((a, b) => a - b);
-  return others.length > 0 ? others : [self];
 }
 
 async function notify(tx: Queryable, realmId: number, userId: number, type: string, event: Record<string, unknown>): Promise<void> {

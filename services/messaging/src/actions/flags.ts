@@ -3,7 +3,7 @@ import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@c
 import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
 import { accessMessages } from "../queries/message-access";
-import { getMessages } from "../queries/messages";
+import { selectMessageRange } from "../queries/messages";
 import { viewerOf } from "../queries/streams";
 import { lockMessagesAgainstDeletion, type MessageRow } from "../store/messages";
 import { selectDirectParticipants } from "../store/recipients";
@@ -89,25 +89,23 @@ export async function doUpdateMessageFlagsForNarrow(deps: AppDeps, who: Identity
   const half = MAX_MESSAGES_PER_UPDATE / 2;
   const numBefore = Math.min(req.numBefore, Math.max(MAX_MESSAGES_PER_UPDATE - req.numAfter, half));
   const numAfter = Math.min(req.numAfter, Math.max(MAX_MESSAGES_PER_UPDATE - numBefore, half));
-  const found = await getMessages(deps, who, {
+  const found = await selectMessageRange(deps, who, {
     anchor: req.anchor,
     includeAnchor: req.includeAnchor,
     numBefore,
     numAfter,
     narrow: req.narrow,
-    clientGravatar: true,
-    applyMarkdown: false,
     useFirstUnreadAnchor: false,
   });
-  const ids = found.messages.map((m) => m.id);
+  const ids = found.rows.map((m) => m.id);
   const changed = ids.length > 0 ? await doUpdateMessageFlags(deps, who, ids, req.op, req.flag) : [];
   return {
     processed_count: ids.length,
     updated_count: changed.length,
     first_processed_id: ids.length > 0 ? ids[0] : null,
     last_processed_id: ids.length > 0 ? ids[ids.length - 1] : null,
-    found_oldest: found.found_oldest ?? false,
-    found_newest: found.found_newest ?? false,
+    found_oldest: found.foundOldest,
+    found_newest: found.foundNewest,
   };
 }
 

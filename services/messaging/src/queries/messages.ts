@@ -49,11 +49,42 @@ export async function getMessages(deps: AppDeps, who: Identity, req: GetMessages
   const viewer = viewerOf(who);
   const terms = await resolveNarrow(deps, viewer, req.narrow);
   if (req.messageIds !== undefined) return getByIds(deps, viewer, req, terms);
+  const range = await messageRange(deps, viewer, terms, req, true);
+  const messages = await formatMessages(
+    deps,
+    viewer.realmId,
+    range.rows.map((r) => ({ row: r, flags: r.umFlags, extra: r.extra })),
+    { applyMarkdown: req.applyMarkdown, clientGravatar: req.clientGravatar },
+  );
+  return { messages, anchor: range.anchor, found_anchor: range.foundAnchor, found_oldest: range.foundOldest, found_newest: range.foundNewest, history_limited: false };
+}
+
+export type RangeRequest = Pick<GetMessagesRequest, "anchor" | "includeAnchor" | "numBefore" | "numAfter" | "narrow" | "useFirstUnreadAnchor">;
+
+export interface MessageRange {
+  /** In id order. */
+  rows: Array<MessageRow & { umFlags: number; extra: Partial<MessageObject> }>;
+  anchor: number;
+  foundAnchor: boolean;
+  foundOldest: boolean;
+  foundNewest: boolean;
+}
+
+/**
+ * The messages GET /messages picks for an anchor, counts and narrow, as rows (no formatting and
+ * no search highlights): what POST /messages/flags/narrow changes.
+ */
+export async function selectMessageRange(deps: AppDeps, who: Identity, req: RangeRequest): Promise<MessageRange> {
+  const viewer = viewerOf(who);
+  return messageRange(deps, viewer, await resolveNarrow(deps, viewer, req.narrow), req, false);
+}
+
+async function messageRange(deps: AppDeps, viewer: Viewer, terms: ResolvedTerm[], req: RangeRequest, highlight: boolean): Promise<MessageRange> {
   const anchorSpec = parseAnchor(req.anchor, req.useFirstUnreadAnchor);
   if (req.numBefore + req.numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   if (!req.includeAnchor && req.numBefore > 0 && req.numAfter > 0) throw badRequest("The anchor can only be excluded at an end of the range");
 
-  const base = baseQuery(viewer, terms);
+  const base = baseQuery(viewer, terms, highlight);
   let anchor: number;
   if (anchorSpec.kind === "id") anchor = anchorSpec.id;
   else if (anchorSpec.kind === "oldest") anchor = 0;
@@ -70,18 +101,12 @@ export async function getMessages(deps: AppDeps, who: Identity, req: GetMessages
   const anchoredRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
   const numAfter = anchoredRight ? 0 : req.numAfter;
   const plan = rangePlan(anchor, req.numBefore, numAfter, req.includeAnchor, anchoredLeft, anchoredRight);
-  const fetched: Array<MessageRow & { umFlags: number; extra: Partial<MessageObject> }> = [];
+  const fetched: MessageRange["rows"] = [];
   if (plan.beforeLimit !== undefined) fetched.push(...(await runRange(deps, base, "before", plan.beforeAnchor!, plan.beforeLimit)).reverse());
   if (plan.afterLimit !== undefined) fetched.push(...(await runRange(deps, base, "after", plan.afterAnchor!, plan.afterLimit)));
   const unique = [...new Map(fetched.map((r) => [r.id, r])).values()].sort((a, b) => a.id - b.id);
   const done = postProcess(unique, req.numBefore, numAfter, anchor, anchoredLeft, anchoredRight);
-  const messages = await formatMessages(
-    deps,
-    viewer.realmId,
-    done.rows.map((r) => ({ row: r, flags: r.umFlags, extra: r.extra })),
-    { applyMarkdown: req.applyMarkdown, clientGravatar: req.clientGravatar },
-  );
-  return { messages, anchor, found_anchor: done.foundAnchor, found_oldest: done.foundOldest, found_newest: done.foundNewest, history_limited: false };
+  return { rows: done.rows, anchor, foundAnchor: done.foundAnchor, foundOldest: done.foundOldest, foundNewest: done.foundNewest };
 }
 
 interface BaseQuery {
@@ -107,13 +132,13 @@ function runQuery(deps: AppDeps, base: BaseQuery, text: string, values: unknown[
  * all their messages; any other narrow searches only what the viewer received (Zulip's
  * ok_to_include_history).
  */
-function baseQuery(viewer: Viewer, terms: ResolvedTerm[]): BaseQuery {
+function baseQuery(viewer: Viewer, terms: ResolvedTerm[], highlight = true): BaseQuery {
   const params: unknown[] = [viewer.userId, viewer.realmId];
   const history = terms.some((t) => (t.kind === "stream" || t.kind === "streams") && !t.negated && t.history) && !needsOwnRows(terms);
   const conds = narrowConditions(terms, viewer.userId, params);
   const search = terms.find((t) => t.kind === "search" && !t.negated) as { text: string } | undefined;
   let select = `${MESSAGE_COLUMNS}, ${FLAGS_SQL} AS um_flags`;
-  if (search) {
+  if (search && highlight) {
     params.push(search.text);
     const q = `websearch_to_tsquery('english', $${params.length})`;
     select += `, ts_headline('english', m.rendered_content, ${q}, 'HighlightAll=true, StartSel="<span class=""highlight"">", StopSel=</span>') AS match_content`;

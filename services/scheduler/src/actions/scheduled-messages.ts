@@ -1,3 +1,4 @@
+import { directMessageTo } from "@chat/contracts";
 import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { SchedulerDeps } from "../deps";
 import { accessScheduledMessage, formatScheduledMessage } from "../queries/scheduled-messages";
@@ -17,9 +18,8 @@ interface Addressee {
 }
 
 /**
- * Reads `to` for a type the way Zulip's send does: one channel id, or a list of user ids. The ids
- * are kept as Zulip shows a conversation's `to`: the other participants in id order (the sender
- * only for a message to themself), however the client listed them.
+ * Reads `to` for a type the way Zulip's send does: one channel id, or a list of user ids, kept as
+ * Zulip shows them (directMessageTo).
  */
 function parseTo(recipientType: RecipientType, to: number | number[], senderId: number): Addressee {
   if (recipientType === "stream") {
@@ -33,8 +33,7 @@ function parseTo(recipientType: RecipientType, to: number | number[], senderId: 
   }
   if (!Array.isArray(to)) throw badRequest("Invalid data type for recipients");
   if (to.length === 0) throw badRequest("Message must have recipients");
-  const others = [...new Set(to)].filter((id) => id !== senderId).sort((a, b) => a - b);
-  return { recipientType, streamId: null, userIds: others.length > 0 ? others : [senderId] };
+  return { recipientType, streamId: null, userIds: directMessageTo(senderId, to) };
 }
 
 /** 9999-12-31T23:59:59Z: later times are not dates PostgreSQL (or anyone) can keep. */
