@@ -9,7 +9,8 @@ import { normalizeTopic } from "../lib/normalize";
 /**
  * Sets a user's visibility policy for a topic and tells their clients (inside the caller's
  * transaction): a user_topic event, and, as Zulip still does for clients that did not ask for
- * user_topic, the legacy muted_topics event with the whole list.
+ * user_topic, the legacy muted_topics event with the whole list. Setting the policy the topic
+ * already has (or clearing one it does not have) changes nothing and tells nobody, as in Zulip.
  */
 export async function setVisibilityPolicy(
   tx: Queryable,
@@ -20,6 +21,8 @@ export async function setVisibilityPolicy(
   policy: number,
   at: Date,
 ): Promise<void> {
+  const held = await selectUserTopic(tx, realmId, userId, streamId, topic);
+  if ((held?.visibilityPolicy ?? 0) === policy) return;
   await setUserTopic(tx, realmId, userId, streamId, topic, policy, at);
   const event: z.infer<typeof UserTopicClientEvent> = {
     type: "user_topic",
