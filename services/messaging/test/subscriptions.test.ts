@@ -152,6 +152,15 @@ describe("GET /users/me/subscriptions, GET /streams, GET /get_stream_id", () => 
     expect(await names(org.member2, onlyOwner)).toEqual([]);
   });
 
+  it("GET /streams include_owner_subscribed: the owner's channels take the place of the bot's own", async () => {
+    const names = async (who: Org["member"], params: Record<string, unknown>) =>
+      ((await m.ok(await m.call("GET", "/streams", who, params))).streams as any[]).map((s) => s.name).sort();
+    await m.createStream(org.owner, "bots-only", [org.owner, org.bot], { invite_only: true });
+    expect(await names(org.bot, { include_public: false })).toEqual(["bots-only"]);
+    // The bot's owner (the member) is not in "bots-only", so Zulip leaves it out.
+    expect(await names(org.bot, { include_public: false, include_owner_subscribed: true })).toEqual(["Design", "general", "hush"].sort());
+  });
+
   it("GET /get_stream_id and GET /streams/{id}", async () => {
     expect((await m.ok(await m.call("GET", "/get_stream_id", org.member, { stream: "GENERAL" }))).stream_id).toBe(general);
     expectError(await m.call("GET", "/get_stream_id", org.member, { stream: "theirs" }), 400, "BAD_REQUEST", "Invalid channel name 'theirs'");
@@ -200,6 +209,12 @@ describe("POST /users/me/subscriptions/properties", () => {
     expectError(await m.call("POST", "/users/me/subscriptions/properties", org.member, { subscription_data: "nope" }), 400, "BAD_REQUEST", "subscription_data is not valid JSON");
     expect(await m.clientEvents()).toEqual([]);
     expect((await mySubs(org.member)).find((s) => s.stream_id === general).pin_to_top).toBe(true);
+  });
+
+  it("checks the property's name before the channel, as Zulip does", async () => {
+    const props = (data: unknown) => m.call("POST", "/users/me/subscriptions/properties", org.member, { subscription_data: JSON.stringify(data) });
+    expectError(await props([{ stream_id: 999999, property: "volume", value: 11 }]), 400, "BAD_REQUEST", "Unknown subscription property: volume");
+    expectError(await props([{ stream_id: 999999, property: "color", value: "red" }]), 400, "BAD_REQUEST", "Invalid channel ID");
   });
 });
 

@@ -17,9 +17,10 @@ export async function doUpdateSubscriptionProperties(deps: AppDeps, who: Identit
   const viewer = viewerOf(who);
   const checked: Array<{ streamId: number; property: string; value: string | boolean }> = [];
   for (const c of changes) {
+    // Zulip's order: the property's name, then the channel, then the value.
+    if (!(SUBSCRIPTION_PROPERTIES as readonly string[]).includes(c.property)) throw badRequest(`Unknown subscription property: ${c.property}`);
     const { stream, sub } = await accessStreamById(deps.pool, viewer, c.stream_id);
     if (!sub?.active) throw badRequest(`Not subscribed to channel ID ${stream.id}`);
-    if (!(SUBSCRIPTION_PROPERTIES as readonly string[]).includes(c.property)) throw badRequest(`Unknown subscription property: ${c.property}`);
     if (c.property === "color") {
       if (typeof c.value !== "string") throw badRequest("color is not a string");
       if (!HEX_COLOR.test(c.value)) throw badRequest("color is not a valid hex color code");

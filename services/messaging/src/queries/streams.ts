@@ -112,31 +112,29 @@ async function subscribedIds(db: Queryable, realmId: number, userId: number): Pr
 }
 
 /**
- * GET /streams: the channels the flags select, among those the viewer can see.
- * `include_owner_subscribed` adds, for a bot, its owner's channels (private ones too, as in Zulip).
- */
-/**
  * Channel lists are in name order, as Zulip sends them: Python compares code points, capitals
  * first; UTF-16 units order the same but for characters above U+FFFF against U+E000-U+FFFF.
  */
 export const byStreamName = (a: { name: string }, b: { name: string }): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
+/**
+ * GET /streams: the channels the flags select, among those the viewer can see.
+ * `include_owner_subscribed` makes a bot's "subscribed" its owner's channels instead of its own
+ * (private ones too), as in Zulip.
+ */
 export async function getStreams(deps: AppDeps, viewer: Viewer, opts: StreamListOptions): Promise<StreamObject[]> {
   if (opts.includeAllActive && !isAdminRole(viewer.role)) throw badRequest("User not authorized for this query");
   const streams = await selectRealmStreams(deps.pool, viewer.realmId);
-  const subscribed = await subscribedIds(deps.pool, viewer.realmId, viewer.userId);
-  let ownerSubscribed = new Set<number>();
-  if (opts.includeOwnerSubscribed) {
-    const me = await getUser(deps, viewer.realmId, viewer.userId);
-    if (me?.isBot && me.botOwnerId !== null) ownerSubscribed = await subscribedIds(deps.pool, viewer.realmId, me.botOwnerId);
-  }
+  const me = opts.includeOwnerSubscribed ? await getUser(deps, viewer.realmId, viewer.userId) : null;
+  const owner = me?.isBot ? me.botOwnerId : null;
+  const subscribed =
+    owner !== null ? await subscribedIds(deps.pool, viewer.realmId, owner) : opts.includeSubscribed ? await subscribedIds(deps.pool, viewer.realmId, viewer.userId) : new Set<number>();
   const guest = isGuestRole(viewer.role);
   const chosen = streams.filter((s) => {
     if (opts.includeAllActive) return true;
-    if (opts.includeSubscribed && subscribed.has(s.id)) return true;
+    if (subscribed.has(s.id)) return true;
     if (opts.includeWebPublic && s.isWebPublic) return true;
     if (opts.includePublic && !guest && !s.inviteOnly) return true;
-    if (ownerSubscribed.has(s.id)) return true;
     return false;
   });
   const objects = (await toStreamObjects(deps, viewer.realmId, chosen)).sort(byStreamName);
