@@ -160,11 +160,11 @@ describe("deactivation and reactivation by administrators", () => {
     ]);
     expect(got[0].users).toEqual(everyone(org, [victimBot]));
     expect(got[1].users).toEqual(everyone(org));
-    // Group member lists show active users only: each leaves their system group too.
-    expect(all.filter((n) => n.event.type === "user_group").map((n) => n.event)).toEqual([
-      { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [victim.user_id] },
-      { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [victimBot.user_id] },
-    ]);
+    // They stay in their groups' member lists, as in Zulip before feature level 303: no user_group events.
+    expect(all.filter((n) => n.event.type === "user_group")).toEqual([]);
+    const state = await registerState(t, org.member.as, { fetch_event_types: ["realm_user_groups"] });
+    const listed = (name: string) => state.realm_user_groups.find((g: any) => g.id === groups[name]).members;
+    expect(listed("role:fullmembers")).toEqual(expect.arrayContaining([victim.user_id, victimBot.user_id]));
     expectError(await t.call("POST", "/internal/authenticate", { params: { email: victim.email, api_key: victim.api_key } }), 401, "UNAUTHORIZED", "Account is deactivated");
     expect((await getUser(victim.user_id)).is_active).toBe(false);
     // A deactivated account gets no more notifications on its devices.
@@ -173,14 +173,18 @@ describe("deactivation and reactivation by administrators", () => {
     expectError(await t.call("DELETE", `/users/${victim.user_id}`, { as: org.admin.as }), 400, "BAD_REQUEST", "User is deactivated");
   });
 
-  it("a deactivated user's role change moves their groups without user_group events (lists show active users only)", async () => {
+  it("a deactivated user's role change moves them between the groups' lists, with the user_group events", async () => {
     await t.markOutbox();
     await t.ok(await patchUser(org.admin, victim.user_id, { role: 300 }));
     const got = await notices(t);
-    expect(got.map((n) => n.event.type)).toEqual(["realm_user"]);
-    expect(got[0].event.person).toEqual({ user_id: victim.user_id, role: 300 });
+    expect(got.map((n) => n.event)).toEqual([
+      { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [victim.user_id] },
+      { type: "user_group", op: "add_members", group_id: groups["role:moderators"], user_ids: [victim.user_id] },
+      { type: "realm_user", op: "update", person: { user_id: victim.user_id, role: 300 } },
+    ]);
+    expect(got[0].users).toEqual(everyone(org));
     const state = await registerState(t, org.member.as, { fetch_event_types: ["realm_user_groups"] });
-    expect(state.realm_user_groups.find((g: any) => g.id === groups["role:moderators"]).members).not.toContain(victim.user_id);
+    expect(state.realm_user_groups.find((g: any) => g.id === groups["role:moderators"]).members).toContain(victim.user_id);
     await t.ok(await patchUser(org.admin, victim.user_id, { role: 400 }));
   });
 
@@ -194,9 +198,10 @@ describe("deactivation and reactivation by administrators", () => {
     );
     await t.markOutbox();
     await t.ok(await t.call("POST", `/users/${victim.user_id}/reactivate`, { as: org.admin.as }));
-    const [n, group] = await notices(t);
+    // Their group memberships never went away: only realm_user update.
+    const [n, ...rest] = await notices(t);
     expect(n.event.person).toEqual({ user_id: victim.user_id, is_active: true });
-    expect(group.event).toEqual({ type: "user_group", op: "add_members", group_id: groups["role:fullmembers"], user_ids: [victim.user_id] });
+    expect(rest).toEqual([]);
     expect(n.users).toEqual(everyone(org, [victim]));
     expect(n.payload.user).toMatchObject({ user_id: victim.user_id, is_active: true });
     await t.ok(await t.call("POST", "/internal/authenticate", { params: { email: victim.email, api_key: victim.api_key } }));

@@ -93,12 +93,11 @@ describe("DELETE /users/me", () => {
     const deactivated = events.filter((e) => e.type === "accounts.user.deactivated");
     expect(deactivated.map((e) => e.payload.user.user_id)).toEqual([u.user_id, bot.user_id]);
     expect(deactivated.every((e) => e.payload.user.is_active === false)).toBe(true);
-    // Group member lists show active users only: both leave their system group, as when an
-    // administrator deactivates them.
-    expect(events.filter((e) => e.payload.client?.event.type === "user_group").map((e) => e.payload.client.event)).toEqual([
-      { type: "user_group", op: "remove_members", group_id: sys["role:fullmembers"], user_ids: [u.user_id] },
-      { type: "user_group", op: "remove_members", group_id: sys["role:fullmembers"], user_ids: [bot.user_id] },
-    ]);
+    // Both stay in their groups' member lists (Zulip before feature level 303), as when an
+    // administrator deactivates them: no user_group events.
+    expect(events.filter((e) => e.payload.client?.event.type === "user_group")).toEqual([]);
+    const listed = await t.ok(await t.call("GET", `/user_groups/${sys["role:members"]}/members`, { as: org.member.as }));
+    expect(listed.members).toEqual(expect.arrayContaining([u.user_id, bot.user_id]));
     const notice = deactivated[0].payload.client;
     expect(RealmUserUpdateEvent.parse(notice.event)).toEqual({ type: "realm_user", op: "update", person: { user_id: u.user_id, is_active: false } });
     expect(notice.users).toContain(org.guest.user_id);

@@ -243,9 +243,13 @@ describe("every realm_user update form, seen by another user", () => {
   it("deactivation and reactivation", async () => {
     const off = await verifyAction(viewer(), async () => ok(await as(org.users.admin).delete(`/users/${subject().user_id}`)));
     expect(persons(off)).toEqual(expect.arrayContaining([{ user_id: subject().user_id, is_active: false }]));
+    // Their group memberships stay (Zulip before feature level 303): no user_group events, and
+    // the registers before and after agree.
+    expect(typesOf(off).filter((type) => type.startsWith("user_group/"))).toEqual([]);
     await eventually(async () => expect((await as(subject()).get("/users/me")).status).toBe(401));
     const on = await verifyAction(viewer(), async () => ok(await as(org.users.admin).post(`/users/${subject().user_id}/reactivate`)));
     expect(persons(on)).toEqual([{ user_id: subject().user_id, is_active: true }]);
+    expect(typesOf(on)).toEqual(["realm_user/update"]);
     await eventually(async () => expect((await as(subject()).get("/users/me")).status).toBe(200));
   });
 });

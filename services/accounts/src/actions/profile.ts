@@ -12,7 +12,6 @@ import { deleteAllTokens } from "../store/push-tokens";
 import { activeBotsOwnedBy, activeUserIds, countActiveOwners, setUserActive, type UserRow } from "../store/users";
 import {
   deleteAvatarImage,
-  directNamedGroupIds,
   directRoleGroup,
   getProfileUser,
   setAvatar,
@@ -105,14 +104,13 @@ export async function changeRoleInTx(tx: Queryable, user: ProfileUser, role: num
   const target = groups[systemGroupForRole(role, realm?.waitingPeriodThreshold ?? 0)];
   const current = await directRoleGroup(tx, user.realmId, user.id);
   if (target && current?.id !== target) {
-    // Member lists show active users only: a deactivated user left every list when deactivated
-    // and rejoins their groups' lists on reactivation, so moving them now is not announced.
+    // Member lists show deactivated users too, so their moves are announced like anyone's.
     if (current) {
       await removeMembers(tx, user.realmId, current.id, [user.id]);
-      if (user.isActive) await notifyGroupMembers(tx, user.realmId, current.id, "remove_members", [user.id]);
+      await notifyGroupMembers(tx, user.realmId, current.id, "remove_members", [user.id]);
     }
     await addMembers(tx, user.realmId, target, [user.id]);
-    if (user.isActive) await notifyGroupMembers(tx, user.realmId, target, "add_members", [user.id]);
+    await notifyGroupMembers(tx, user.realmId, target, "add_members", [user.id]);
   }
   await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, role });
 }
@@ -176,8 +174,8 @@ export async function doSetBillingAdmin(deps: AccountsDeps, realmId: number, use
 }
 
 /**
- * Marks a user inactive and tells replicas, auth caches and clients (realm_user update, and
- * user_group remove_members for every group they are directly in). Their push tokens go: a
+ * Marks a user inactive and tells replicas, auth caches and clients (realm_user update). They stay
+ * in their groups' member lists, as in Zulip before feature level 303. Their push tokens go: a
  * deactivated account must not receive notifications on its devices; their pending invitations
  * are revoked. Callers handle bots.
  */
@@ -193,16 +191,7 @@ export async function deactivateInTx(tx: Queryable, user: UserRow): Promise<void
       client: { event: { type: "realm_user", op: "update", person: { user_id: user.id, is_active: false } }, users: audience },
     },
   });
-  await notifyGroupsOfActivity(tx, user, "remove_members");
   await revokeInvitesGeneratedByUserInTx(tx, user);
-}
-
-/**
- * Group member lists show active users only, so a user leaving (or coming back) changes every
- * list they are directly in: clients learn it through user_group events.
- */
-async function notifyGroupsOfActivity(tx: Queryable, user: Pick<UserRow, "realmId" | "id">, op: "add_members" | "remove_members"): Promise<void> {
-  for (const groupId of await directNamedGroupIds(tx, user.realmId, user.id)) await notifyGroupMembers(tx, user.realmId, groupId, op, [user.id]);
 }
 
 /** DELETE /users/{user_id}: administrators deactivate a user; never the last owner. */
@@ -239,7 +228,6 @@ export async function doReactivateUser(deps: AccountsDeps, who: Identity, userId
     }
     await setUserActive(tx, user.realmId, user.id, true);
     await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, is_active: true });
-    await notifyGroupsOfActivity(tx, user, "add_members");
   });
 }
 

@@ -67,9 +67,14 @@ export async function realmUserGroupsState(deps: AccountsDeps, realmId: number) 
   return formatGroups(deps.pool, realmId, await listNamedGroups(deps.pool, realmId));
 }
 
+/**
+ * Membership as clients read it (here, GET /user_groups and register) counts deactivated users
+ * who were members, as Zulip did before feature level 303 (we speak 267). The internal checks
+ * above (permissions, mentions) count active users only.
+ */
 export async function getGroupMembers(deps: AccountsDeps, who: Identity, groupId: number, directOnly: boolean) {
   await accessNamedGroup(deps, who, groupId);
-  return directOnly ? directMemberIds(deps.pool, who.realmId, groupId) : recursiveMemberIds(deps.pool, who.realmId, groupId);
+  return directOnly ? directMemberIds(deps.pool, who.realmId, groupId, true) : recursiveMemberIds(deps.pool, who.realmId, groupId, true);
 }
 
 export async function getGroupSubgroups(deps: AccountsDeps, who: Identity, groupId: number, directOnly: boolean) {
@@ -82,6 +87,6 @@ export async function getIsGroupMember(deps: AccountsDeps, who: Identity, groupI
   await accessNamedGroup(deps, who, groupId);
   const { rows } = await deps.pool.query("SELECT is_active FROM users WHERE realm_id = $1 AND id = $2", [who.realmId, userId]);
   if (!rows[0]) throw badRequest("No such user");
-  if (directOnly) return (await directMemberIds(deps.pool, who.realmId, groupId)).includes(userId);
-  return isRecursiveMember(deps.pool, who.realmId, groupId, userId);
+  if (directOnly) return (await directMemberIds(deps.pool, who.realmId, groupId, true)).includes(userId);
+  return isRecursiveMember(deps.pool, who.realmId, groupId, userId, true);
 }

@@ -92,13 +92,3 @@ export async function listProfileUsers(db: Queryable, realmId: number, userIds: 
   const { rows } = await db.query("SELECT * FROM users WHERE realm_id = $1 AND id = ANY($2::bigint[]) ORDER BY id", [realmId, userIds]);
   return rows.map(toProfileUser);
 }
-
-/** The named groups (system ones included) a user belongs to directly. */
-export async function directNamedGroupIds(db: Queryable, realmId: number, userId: number): Promise<number[]> {
-  const { rows } = await db.query(
-    `SELECT m.group_id FROM user_group_members m JOIN user_groups g ON g.id = m.group_id
-      WHERE m.realm_id = $1 AND m.user_id = $2 AND g.name IS NOT NULL ORDER BY m.group_id`,
-    [realmId, userId],
-  );
-  return rows.map((r) => Number(r.group_id));
-}

@@ -58,12 +58,12 @@ export async function groupNameTaken(db: Queryable, realmId: number, name: strin
   return (rowCount ?? 0) > 0;
 }
 
-/** Named groups (system ones included) with direct members (active users) and direct subgroups. */
+/** Named groups (system ones included) with direct members (deactivated ones included) and direct subgroups. */
 export async function listNamedGroups(db: Queryable, realmId: number, onlyIds?: number[]): Promise<UserGroupWithMembers[]> {
   const { rows } = await db.query(
     `SELECT g.*,
-       COALESCE((SELECT array_agg(m.user_id ORDER BY m.user_id) FROM user_group_members m JOIN users u ON u.id = m.user_id
-                  WHERE m.group_id = g.id AND u.is_active), '{}') AS members,
+       COALESCE((SELECT array_agg(m.user_id ORDER BY m.user_id) FROM user_group_members m
+                  WHERE m.group_id = g.id), '{}') AS members,
        COALESCE((SELECT array_agg(s.subgroup_id ORDER BY s.subgroup_id) FROM user_group_subgroups s
                   WHERE s.supergroup_id = g.id), '{}') AS subgroups
      FROM user_groups g
@@ -80,13 +80,13 @@ export async function listNamedGroupRefs(db: Queryable, realmId: number): Promis
   return rows.map((r) => ({ id: Number(r.id), name: r.name, isSystemGroup: r.is_system_group }));
 }
 
-/** Direct members and subgroups of any groups (anonymous setting groups included). */
+/** Direct members (deactivated ones included) and subgroups of any groups (anonymous setting groups included). */
 export async function directContents(db: Queryable, realmId: number, groupIds: number[]): Promise<Map<number, { members: number[]; subgroups: number[] }>> {
   const out = new Map<number, { members: number[]; subgroups: number[] }>();
   for (const id of groupIds) out.set(id, { members: [], subgroups: [] });
   const m = await db.query(
-    `SELECT m.group_id, m.user_id FROM user_group_members m JOIN users u ON u.id = m.user_id
-      WHERE m.realm_id = $1 AND m.group_id = ANY($2::bigint[]) AND u.is_active ORDER BY m.user_id`,
+    `SELECT m.group_id, m.user_id FROM user_group_members m
+      WHERE m.realm_id = $1 AND m.group_id = ANY($2::bigint[]) ORDER BY m.user_id`,
     [realmId, groupIds],
   );
   for (const r of m.rows) out.get(r.group_id)?.members.push(r.user_id);
@@ -167,8 +167,8 @@ export async function recursiveSubgroupIds(db: Queryable, realmId: number, group
   return rows.map((r) => r.id);
 }
 
-/** Active members of the group or of any subgroup at any depth. */
-export async function recursiveMemberIds(db: Queryable, realmId: number, groupId: number): Promise<number[]> {
+/** Members of the group or of any subgroup at any depth: active ones, or all with `includeInactive`. */
+export async function recursiveMemberIds(db: Queryable, realmId: number, groupId: number, includeInactive = false): Promise<number[]> {
   const { rows } = await db.query(
     `WITH RECURSIVE below(id) AS (
        SELECT $2::bigint
@@ -176,14 +176,15 @@ export async function recursiveMemberIds(db: Queryable, realmId: number, groupId
        SELECT s.subgroup_id FROM user_group_subgroups s JOIN below b ON s.supergroup_id = b.id WHERE s.realm_id = $1
      )
      SELECT DISTINCT m.user_id FROM user_group_members m JOIN below b ON m.group_id = b.id
-       JOIN users u ON u.id = m.user_id AND u.is_active
+       JOIN users u ON u.id = m.user_id AND ($3 OR u.is_active)
       WHERE m.realm_id = $1 ORDER BY m.user_id`,
-    [realmId, groupId],
+    [realmId, groupId, includeInactive],
   );
   return rows.map((r) => r.user_id);
 }
 
-export async function isRecursiveMember(db: Queryable, realmId: number, groupId: number, userId: number): Promise<boolean> {
+/** Whether the user is a member of the group or a subgroup at any depth (an active one, unless `includeInactive`). */
+export async function isRecursiveMember(db: Queryable, realmId: number, groupId: number, userId: number, includeInactive = false): Promise<boolean> {
   const { rows } = await db.query(
     `WITH RECURSIVE below(id) AS (
        SELECT $2::bigint
@@ -191,9 +192,9 @@ export async function isRecursiveMember(db: Queryable, realmId: number, groupId:
        SELECT s.subgroup_id FROM user_group_subgroups s JOIN below b ON s.supergroup_id = b.id WHERE s.realm_id = $1
      )
      SELECT EXISTS (SELECT 1 FROM user_group_members m JOIN below b ON m.group_id = b.id
-                     JOIN users u ON u.id = m.user_id AND u.is_active
+                     JOIN users u ON u.id = m.user_id AND ($4 OR u.is_active)
                     WHERE m.realm_id = $1 AND m.user_id = $3) AS ok`,
-    [realmId, groupId, userId],
+    [realmId, groupId, userId, includeInactive],
   );
   return rows[0].ok;
 }
