@@ -70,3 +70,12 @@ export const GetStreamTopics = route({
   params: { stream_id: p.int().path() },
   response: success({ topics: z.array(z.strictObject({ name: z.string(), max_id: z.number().int() })) }),
 });
+
+export const GetStreamMembers = route({
+  method: "GET",
+  path: "/streams/{stream_id}/members",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().path() },
+  response: success({ subscribers: z.array(z.number().int()) }),
+});

@@ -133,3 +133,46 @@ export const InternalSubscribeNewUser = route({
   },
   response: success({ stream_ids: z.array(z.number().int()) }),
 });
+
+export const GetSubscriptionStatus = route({
+  method: "GET",
+  path: "/users/{user_id}/subscriptions/{stream_id}",
+  service: "messaging",
+  auth: "user",
+  params: { user_id: p.int().path(), stream_id: p.int().path() },
+  response: success({ is_subscribed: z.boolean() }),
+});
+
+/** A channel to join in PATCH /users/me/subscriptions: a new one gets the description, a new subscription the color. */
+const AddedStream = z.object({ name: z.string(), color: z.string().optional(), description: z.string().optional() });
+
+/** Joins and leaves channels in one request, answering as POST and DELETE would together. */
+export const UpdateSubscriptions = route({
+  method: "PATCH",
+  path: "/users/me/subscriptions",
+  service: "messaging",
+  auth: "user",
+  params: {
+    add: p.json(z.array(AddedStream)).default([]),
+    delete: p.json(z.array(z.string())).default([]),
+  },
+  response: success({
+    subscribed: UserToNames,
+    already_subscribed: UserToNames,
+    removed: z.array(z.string()),
+    not_removed: z.array(z.string()),
+  }),
+});
+
+/**
+ * The older form of POST /users/me/subscriptions/properties for one property of one channel
+ * (still routed by Zulip, left out of its documentation): `value` is a JSON boolean or a raw string.
+ */
+export const UpdateSubscriptionProperty = route({
+  method: "PATCH",
+  path: "/users/me/subscriptions/{stream_id}",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().path(), property: p.str().required(), value: p.str().required() },
+  response: empty,
+});

@@ -51,3 +51,12 @@ export async function doUpdateSubscriptionProperties(deps: AppDeps, who: Identit
     }
   });
 }
+
+/**
+ * PATCH /users/me/subscriptions/{stream_id}, the older one-property form: `value` is a JSON
+ * boolean, or else taken as the raw string (a color), as Zulip's `Json[bool] | str` reads it.
+ */
+export async function doUpdateSubscriptionProperty(deps: AppDeps, who: Identity, streamId: number, property: string, raw: string): Promise<void> {
+  const value = raw === "true" ? true : raw === "false" ? false : raw;
+  await doUpdateSubscriptionProperties(deps, who, [{ stream_id: streamId, property, value }]);
+}

@@ -30,7 +30,8 @@ import type { UserRow } from "../store/users";
 import { markChannelsRead } from "../store/usermessages";
 
 export interface SubscribeRequest {
-  streams: Array<{ name: string; description?: string }>;
+  /** `color` (PATCH /users/me/subscriptions) is the new subscriptions' color instead of a picked one. */
+  streams: Array<{ name: string; description?: string; color?: string }>;
   principals?: number[] | string[];
   authorizationErrorsFatal: boolean;
   inviteOnly: boolean;
@@ -69,9 +70,11 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
   const caller = await getUser(deps, who.realmId, who.userId);
   if (!caller) throw badRequest("No such user");
   const wanted = new Map<string, { name: string; description: string }>();
+  const colors = new Map<string, string>();
   for (const s of req.streams) {
     const name = checkStreamName(s.name);
     if (!wanted.has(name.toLowerCase())) wanted.set(name.toLowerCase(), { name, description: checkStreamDescription(s.description ?? "") });
+    if (s.color !== undefined) colors.set(name.toLowerCase(), s.color);
   }
   // An empty list is the caller, as an absent one (Zulip does the same).
   const targets = req.principals?.length ? await resolvePrincipals(deps, who.realmId, req.principals) : [caller];
@@ -110,7 +113,7 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
       created.push(stream);
     }
     const streams = [...authorized, ...created].sort((a, b) => a.id - b.id);
-    const out = await subscribeUsers(tx, deps, who.realmId, targets, streams);
+    const out = await subscribeUsers(tx, deps, who.realmId, targets, streams, colors);
     await notifyCreated(tx, deps, created, out.added);
     await notifyRevealed(tx, who.realmId, authorized, out.added, targets);
     await notifyAdded(tx, deps, who.realmId, streams, out.added);
@@ -180,7 +183,15 @@ interface SubscribeOutcome {
   added: Map<number, number[]>;
 }
 
-async function subscribeUsers(tx: Queryable, deps: AppDeps, realmId: number, users: UserRow[], streams: StreamRow[]): Promise<SubscribeOutcome> {
+/** `colors` (by lower-cased channel name) are used for new subscriptions instead of a picked color. */
+async function subscribeUsers(
+  tx: Queryable,
+  deps: AppDeps,
+  realmId: number,
+  users: UserRow[],
+  streams: StreamRow[],
+  colors: Map<string, string> = new Map(),
+): Promise<SubscribeOutcome> {
   const out: SubscribeOutcome = { subscribed: {}, alreadySubscribed: {}, added: new Map() };
   const rows = await selectSubscriptionsForUpdate(tx, realmId, users.map((u) => u.id), streams.map((s) => s.id));
   const active = new Set(rows.filter((r) => r.active).map((r) => `${r.userId}:${r.streamId}`));
@@ -193,7 +204,7 @@ async function subscribeUsers(tx: Queryable, deps: AppDeps, realmId: number, use
         (out.alreadySubscribed[key] ??= []).push(stream.name);
         continue;
       }
-      const color = pickColor(used, own.length);
+      const color = colors.get(stream.name.toLowerCase()) ?? pickColor(used, own.length);
       used.add(color);
       await upsertActiveSubscription(tx, realmId, user.id, stream.id, color);
       (out.subscribed[key] ??= []).push(stream.name);

@@ -12,7 +12,7 @@ import {
   selectStreamTopics,
   type StreamRow,
 } from "../store/streams";
-import { selectSubscription, selectUserSubscriptions, type SubscriptionRow } from "../store/subscriptions";
+import { selectSubscriberIds, selectSubscription, selectUserSubscriptions, type SubscriptionRow } from "../store/subscriptions";
 import { getUser } from "./users";
 
 export interface Viewer {
@@ -76,6 +76,13 @@ export async function findVisibleStreamByName(db: Queryable, viewer: Viewer, nam
 export async function accessStreamById(db: Queryable, viewer: Viewer, id: number): Promise<AccessedStream> {
   const found = await findVisibleStreamById(db, viewer, id);
   if (!found) throw badRequest("Invalid channel ID");
+  return found;
+}
+
+/** Zulip's access_stream_by_name: `Invalid channel name 'x'` for missing or hidden channels. */
+export async function accessStreamByName(db: Queryable, viewer: Viewer, name: string): Promise<AccessedStream> {
+  const found = await findVisibleStreamByName(db, viewer, name);
+  if (!found) throw badRequest(`Invalid channel name '${name}'`);
   return found;
 }
 
@@ -148,6 +155,31 @@ export async function getStreamById(deps: AppDeps, viewer: Viewer, id: number): 
 }
 
 /**
+ * GET /streams/{stream_id}/members: the channel's active subscribers, for whoever may see the
+ * channel (administrators a private one too) and its subscriber list.
+ */
+export async function getStreamMembers(deps: AppDeps, viewer: Viewer, id: number): Promise<number[]> {
+  const { stream, sub } = await accessStreamById(deps.pool, viewer, id);
+  if (!canSeeSubscribers(viewer, stream, sub)) {
+    throw badRequest(stream.inviteOnly ? "Unable to retrieve subscribers for private channel" : "Subscriber data is not available for this channel");
+  }
+  return (await selectSubscriberIds(deps.pool, viewer.realmId, [stream.id])).get(stream.id) ?? [];
+}
+
+/**
+ * GET /users/{user_id}/subscriptions/{stream_id}: whether an active user of the organization is
+ * subscribed to a channel the viewer may see (Zulip's access_user_by_id, then access_stream_by_id
+ * with the administrator exception).
+ */
+export async function getSubscriptionStatus(deps: AppDeps, viewer: Viewer, userId: number, streamId: number): Promise<boolean> {
+  const user = await getUser(deps, viewer.realmId, userId);
+  if (!user) throw badRequest("No such user");
+  if (!user.isActive) throw badRequest("User is deactivated");
+  const { stream } = await accessStreamById(deps.pool, viewer, streamId);
+  return Boolean((await selectSubscription(deps.pool, viewer.realmId, userId, stream.id))?.active);
+}
+
+/**
  * GET /users/me/{stream_id}/topics, newest first. A private channel's topics are for its
  * subscribers, administrators included (Zulip's access_stream_by_id without the administrator
  * exception); with protected history, the topics of the messages one received.
@@ -163,9 +195,7 @@ export async function getStreamTopics(deps: AppDeps, viewer: Viewer, id: number)
 
 /** GET /get_stream_id: hidden and missing channels give the same answer. */
 export async function getStreamId(deps: AppDeps, viewer: Viewer, name: string): Promise<number> {
-  const found = await findVisibleStreamByName(deps.pool, viewer, name);
-  if (!found) throw badRequest(`Invalid channel name '${name}'`);
-  return found.stream.id;
+  return (await accessStreamByName(deps.pool, viewer, name)).stream.id;
 }
 
 /** The existing channel by exact lookup, regardless of visibility (for creation conflicts). */

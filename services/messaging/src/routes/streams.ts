@@ -1,7 +1,7 @@
-import { GetStreamById, GetStreamId, GetStreams, GetStreamTopics } from "@chat/contracts";
+import { GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
-import { getStreamById, getStreamId, getStreams, getStreamTopics, viewerOf } from "../queries/streams";
+import { getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, viewerOf } from "../queries/streams";
 
 export const streamRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, GetStreams, async ({ params, identity }) => ({
@@ -16,6 +16,8 @@ export const streamRoutes: RoutePlugin = (app, deps) => {
   }));
 
   registerRoute(app, GetStreamById, async ({ params, identity }) => ({ stream: await getStreamById(deps, viewerOf(identity), params.stream_id) }));
+
+  registerRoute(app, GetStreamMembers, async ({ params, identity }) => ({ subscribers: await getStreamMembers(deps, viewerOf(identity), params.stream_id) }));
 
   registerRoute(app, GetStreamId, async ({ params, identity }) => ({ stream_id: await getStreamId(deps, viewerOf(identity), params.stream) }));
 

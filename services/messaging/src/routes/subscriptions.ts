@@ -1,14 +1,28 @@
-import { GetSubscriptions, InternalSubscribeNewUser, Subscribe, Unsubscribe, UpdateSubscriptionProperties } from "@chat/contracts";
+import {
+  GetSubscriptions,
+  GetSubscriptionStatus,
+  InternalSubscribeNewUser,
+  Subscribe,
+  Unsubscribe,
+  UpdateSubscriptionProperties,
+  UpdateSubscriptionProperty,
+  UpdateSubscriptions,
+} from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
-import { doUpdateSubscriptionProperties } from "../actions/subscription-properties";
+import { doUpdateSubscriptionProperties, doUpdateSubscriptionProperty } from "../actions/subscription-properties";
 import { doAddSubscriptions, doRemoveSubscriptions, doSubscribeNewUser } from "../actions/subscriptions";
-import { viewerOf } from "../queries/streams";
+import { doUpdateSubscriptions } from "../actions/subscriptions-update";
+import { getSubscriptionStatus, viewerOf } from "../queries/streams";
 import { getSubscriptions } from "../queries/subscriptions";
 
 export const subscriptionRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, GetSubscriptions, async ({ params, identity }) => ({
     subscriptions: await getSubscriptions(deps, viewerOf(identity), params.include_subscribers),
+  }));
+
+  registerRoute(app, GetSubscriptionStatus, async ({ params, identity }) => ({
+    is_subscribed: await getSubscriptionStatus(deps, viewerOf(identity), params.user_id, params.stream_id),
   }));
 
   registerRoute(app, Subscribe, ({ params, identity }) =>
@@ -27,12 +41,19 @@ export const subscriptionRoutes: RoutePlugin = (app, deps) => {
 
   registerRoute(app, Unsubscribe, ({ params, identity }) => doRemoveSubscriptions(deps, identity, params.subscriptions, params.principals));
 
+  registerRoute(app, UpdateSubscriptions, ({ params, identity }) => doUpdateSubscriptions(deps, identity, params.add, params.delete));
+
   registerRoute(app, InternalSubscribeNewUser, async ({ params }) => ({
     stream_ids: await doSubscribeNewUser(deps, params.realm_id, params.user_id, params.stream_ids),
   }));
 
   registerRoute(app, UpdateSubscriptionProperties, async ({ params, identity }) => {
     await doUpdateSubscriptionProperties(deps, identity, params.subscription_data);
+    return {};
+  });
+
+  registerRoute(app, UpdateSubscriptionProperty, async ({ params, identity }) => {
+    await doUpdateSubscriptionProperty(deps, identity, params.stream_id, params.property, params.value);
     return {};
   });
 };
