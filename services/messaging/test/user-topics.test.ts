@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startMessaging, type Messaging, type Org } from "./helpers";
+import { expectError, startMessaging, type Messaging, type Org } from "./helpers";
 
 let m: Messaging;
 let org: Org;
@@ -44,5 +44,45 @@ describe("POST /user_topics", () => {
   it("clearing a policy one does not hold succeeds and sends nothing", async () => {
     await m.ok(await setPolicy(org.member, "never-set", 0));
     expect(await m.clientEvents()).toEqual([]);
+  });
+});
+
+describe("PATCH /users/me/subscriptions/muted_topics", () => {
+  const mute = (who: Org["member"], params: Record<string, unknown>) => m.call("PATCH", "/users/me/subscriptions/muted_topics", who, params);
+
+  it("mutes by channel id or name, once; unmutes", async () => {
+    expect(await m.ok(await mute(org.member, { stream_id: general, topic: "lunch", op: "add" }))).toEqual({ result: "success", msg: "" });
+    const events = await m.clientEvents();
+    expect(events[0].event).toMatchObject({ type: "user_topic", stream_id: general, topic_name: "lunch", visibility_policy: 1 });
+    expect(events[1].event).toEqual({ type: "muted_topics", muted_topics: [["general", "lunch", expect.any(Number)]] });
+    expectError(await mute(org.member, { stream: "general", topic: "lunch", op: "add" }), 400, "BAD_REQUEST", "Topic already muted");
+    await m.ok(await mute(org.member, { stream: "General", topic: "lunch", op: "remove" }));
+    expect((await m.clientEvents()).map((e) => e.event.type)).toEqual(["user_topic", "muted_topics"]);
+    // Unmuting a topic that is not muted is no error, and changes nothing.
+    await m.ok(await mute(org.member, { stream_id: general, topic: "lunch", op: "remove" }));
+    expect(await m.clientEvents()).toEqual([]);
+  });
+
+  it("wants exactly one of stream and stream_id, a channel one can see, and add or remove", async () => {
+    expectError(await mute(org.member, { topic: "t", op: "add" }), 400, "BAD_REQUEST", "Please supply 'stream'.");
+    expectError(await mute(org.member, { stream: "general", stream_id: general, topic: "t", op: "add" }), 400, "BAD_REQUEST", "Please choose one: 'stream' or 'stream_id'.");
+    expectError(await mute(org.member, { stream_id: 999999, topic: "t", op: "add" }), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await mute(org.member, { stream: "nowhere", topic: "t", op: "add" }), 400, "BAD_REQUEST", "Invalid channel name 'nowhere'");
+    expectError(await mute(org.member, { stream_id: 999999, topic: "t", op: "remove" }), 400, "BAD_REQUEST", "Topic is not muted");
+    expectError(await mute(org.member, { stream_id: general, topic: "t", op: "mute" }), 400, "BAD_REQUEST");
+    expectError(await mute(org.member, { stream_id: general, op: "add" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'topic' argument");
+    expect(await m.clientEvents()).toEqual([]);
+  });
+
+  it("a muted topic of a private channel one left can still be unmuted", async () => {
+    const hush = await m.createStream(org.member, "hush", [org.member], { invite_only: true });
+    await m.ok(await mute(org.member, { stream_id: hush, topic: "quiet", op: "add" }));
+    await m.ok(await m.call("DELETE", "/users/me/subscriptions", org.member, { subscriptions: JSON.stringify(["hush"]) }));
+    expectError(await mute(org.member, { stream_id: hush, topic: "quiet", op: "add" }), 400, "BAD_REQUEST", "Invalid channel ID");
+    await m.outbox();
+    await m.ok(await mute(org.member, { stream_id: hush, topic: "quiet", op: "remove" }));
+    expect((await m.clientEvents())[0].event).toMatchObject({ type: "user_topic", stream_id: hush, visibility_policy: 0 });
+    // Others cannot tell the channel from a missing one.
+    expectError(await mute(org.member2, { stream_id: hush, topic: "quiet", op: "remove" }), 400, "BAD_REQUEST", "Topic is not muted");
   });
 });

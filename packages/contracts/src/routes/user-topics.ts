@@ -17,3 +17,18 @@ export const UpdateUserTopic = route({
   },
   response: empty,
 });
+
+/** Deprecated (feature level 170) for POST /user_topics: mutes or unmutes one topic. */
+export const UpdateMutedTopic = route({
+  method: "PATCH",
+  path: "/users/me/subscriptions/muted_topics",
+  service: "messaging",
+  auth: "user",
+  params: {
+    stream_id: p.int(),
+    stream: p.str(),
+    topic: p.str().required(),
+    op: p.str(z.enum(["add", "remove"])).required(),
+  },
+  response: empty,
+});

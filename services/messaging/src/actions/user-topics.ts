@@ -1,8 +1,8 @@
-import { MessagingMutedTopicsUpdated, MessagingUserTopicUpdated, type UserTopicClientEvent } from "@chat/contracts";
-import { emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import { MessagingMutedTopicsUpdated, MessagingUserTopicUpdated, VISIBILITY_POLICIES, type UserTopicClientEvent } from "@chat/contracts";
+import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { z } from "zod";
 import type { AppDeps } from "../deps";
-import { accessStreamById, viewerOf } from "../queries/streams";
+import { accessStreamById, accessStreamByName, canSeeStream, findStream, viewerOf } from "../queries/streams";
 import { selectMutedTopicTuples, selectUserTopic, setUserTopic } from "../store/user-topics";
 import { normalizeTopic } from "../lib/normalize";
 
@@ -54,4 +54,40 @@ export async function doUpdateUserTopic(deps: AppDeps, who: Identity, streamId: 
   const held = policy === 0 ? await selectUserTopic(deps.pool, who.realmId, who.userId, streamId, topic) : null;
   const id = held ? held.streamId : (await accessStreamById(deps.pool, viewerOf(who), streamId)).stream.id;
   await withTx(deps.pool, (tx) => setVisibilityPolicy(tx, who.realmId, who.userId, id, topic, policy, deps.clock.now()));
+}
+
+export interface MutedTopicChange {
+  streamId?: number;
+  streamName?: string;
+  topic: string;
+  op: "add" | "remove";
+}
+
+/**
+ * PATCH /users/me/subscriptions/muted_topics, deprecated for POST /user_topics (feature level
+ * 170): "add" mutes a topic of a channel one can see, once; "remove" sets the topic back to no
+ * policy, also in a channel one no longer sees if one holds a policy there, as Zulip's
+ * unmute_topic does (a topic not muted there is no error).
+ */
+export async function doUpdateMutedTopic(deps: AppDeps, who: Identity, change: MutedTopicChange): Promise<void> {
+  if (change.streamId === undefined && change.streamName === undefined) throw badRequest("Please supply 'stream'.");
+  if (change.streamId !== undefined && change.streamName !== undefined) throw badRequest("Please choose one: 'stream' or 'stream_id'.");
+  const viewer = viewerOf(who);
+  const topic = normalizeTopic(change.topic);
+  let streamId: number;
+  if (change.op === "add") {
+    const { stream } =
+      change.streamId !== undefined ? await accessStreamById(deps.pool, viewer, change.streamId) : await accessStreamByName(deps.pool, viewer, change.streamName!);
+    if ((await selectUserTopic(deps.pool, who.realmId, who.userId, stream.id, topic))?.visibilityPolicy === VISIBILITY_POLICIES.muted) {
+      throw badRequest("Topic already muted");
+    }
+    streamId = stream.id;
+  } else {
+    const found = await findStream(deps.pool, viewer, change.streamId ?? change.streamName!);
+    const held = found ? await selectUserTopic(deps.pool, who.realmId, who.userId, found.stream.id, topic) : null;
+    if (!found || (!held && !canSeeStream(viewer, found.stream, found.sub))) throw badRequest("Topic is not muted");
+    streamId = found.stream.id;
+  }
+  const policy = change.op === "add" ? VISIBILITY_POLICIES.muted : VISIBILITY_POLICIES.inherit;
+  await withTx(deps.pool, (tx) => setVisibilityPolicy(tx, who.realmId, who.userId, streamId, topic, policy, deps.clock.now()));
 }
