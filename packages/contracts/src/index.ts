@@ -23,4 +23,5 @@ export * from "./openapi";
 export * from "./params";
 export * from "./route";
 export * from "./routes/index";
+export * from "./unread";
 export * from "./version";

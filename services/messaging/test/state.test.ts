@@ -81,6 +81,88 @@ describe("register state", () => {
     ]);
   });
 
+  it("unread_msgs lists conversations as Zulip sorts them, whatever order their messages came in", async () => {
+    const o = await m.createOrg();
+    const me = o.member;
+    const zeta = await m.createStream(o.owner, "zeta", [o.owner, me]);
+    const alpha = await m.createStream(o.owner, "alpha", [o.owner, me]);
+    expect(zeta).toBeLessThan(alpha);
+    const inChannel = (to: string, topic: string) => m.send(o.owner, { type: "stream", to, topic, content: "x" });
+    const dm = (from: Org["member"], to: Array<Org["member"]>) => m.send(from, { type: "direct", to: JSON.stringify(to.map((u) => u.user_id)), content: "x" });
+    const m1 = await inChannel("alpha", "b");
+    const m2 = await inChannel("zeta", "Zoo");
+    const m3 = await dm(o.member2, [me]);
+    const m4 = await inChannel("alpha", "A");
+    const m5 = await inChannel("zeta", "apple");
+    const m6 = await dm(o.owner, [me]);
+    const m7 = await dm(o.member2, [me, o.owner]);
+    const m8 = await inChannel("zeta", "ZOO");
+    const m9 = await dm(o.admin, [me, o.moderator]);
+    const m10 = await dm(o.member2, [me]);
+    const key = (users: Array<Org["member"]>) => users.map((u) => u.user_id).sort((a, b) => a - b).join(",");
+    const huddles = [
+      { user_ids_string: key([o.owner, me, o.member2]), unread_message_ids: [m7] },
+      { user_ids_string: key([o.admin, me, o.moderator]), unread_message_ids: [m9] },
+    ].sort((a, b) => (a.user_ids_string < b.user_ids_string ? -1 : 1));
+    const pms = [
+      { other_user_id: o.member2.user_id, sender_id: o.member2.user_id, unread_message_ids: [m3, m10] },
+      { other_user_id: o.owner.user_id, sender_id: o.owner.user_id, unread_message_ids: [m6] },
+    ].sort((a, b) => a.other_user_id - b.other_user_id);
+    const s = await state(me, { fetch_event_types: JSON.stringify(["message", "update_message_flags"]) });
+    expect(s.unread_msgs).toEqual({
+      count: 10,
+      pms,
+      // By channel id, then lower-cased topic; a topic is one however it is cased, spelt as its oldest unread message spells it.
+      streams: [
+        { stream_id: zeta, topic: "apple", unread_message_ids: [m5] },
+        { stream_id: zeta, topic: "Zoo", unread_message_ids: [m2, m8] },
+        { stream_id: alpha, topic: "A", unread_message_ids: [m4] },
+        { stream_id: alpha, topic: "b", unread_message_ids: [m1] },
+      ],
+      // By user_ids_string compared as a string.
+      huddles,
+      mentions: [],
+      old_unreads_missing: false,
+    });
+  });
+
+  it("unread_msgs covers the newest 50,000 unread messages outside channels the user left, and says when older ones are missing", async () => {
+    const o = await m.createOrg();
+    const me = o.member;
+    await m.createStream(o.owner, "bulk", [o.owner, me]);
+    await m.createStream(o.owner, "gone", [o.owner, me]);
+    const first = await m.send(o.owner, { type: "stream", to: "bulk", topic: "load", content: "oldest" });
+    // 49,999 more unread messages like the first, written directly: sending them would take minutes.
+    await m.deps.pool.query(
+      `WITH made AS (
+         INSERT INTO messages (realm_id, sender_id, recipient_id, stream_id, topic, content, rendered_content, sending_client, date_sent, search_tsv)
+         SELECT realm_id, sender_id, recipient_id, stream_id, topic, content, rendered_content, sending_client, date_sent, search_tsv
+           FROM messages, generate_series(1, 49999) WHERE id = $1
+         RETURNING id, realm_id)
+       INSERT INTO usermessages (realm_id, user_id, message_id, flags) SELECT realm_id, $2, id, 0 FROM made`,
+      [first, me.user_id],
+    );
+    // The newest unread message is in a channel the user then left: it takes no place in the 50,000.
+    const left = await m.send(o.owner, { type: "stream", to: "gone", topic: "bye", content: "newest" });
+    await m.ok(await m.call("DELETE", "/users/me/subscriptions", me, { subscriptions: JSON.stringify(["gone"]) }));
+    // (Leaving marks it read; rows from before that rule may still be unread.)
+    await m.deps.pool.query("UPDATE usermessages SET flags = flags & ~1 WHERE user_id = $1 AND message_id = $2", [me.user_id, left]);
+    const unread = async () => (await state(me, { fetch_event_types: JSON.stringify(["message", "update_message_flags"]) })).unread_msgs;
+    let u = await unread();
+    expect(u.count).toBe(50000);
+    expect(u.old_unreads_missing).toBe(true);
+    expect(u.streams).toHaveLength(1);
+    expect(u.streams[0].unread_message_ids).toHaveLength(50000);
+    expect(u.streams[0].unread_message_ids[0]).toBe(first);
+    // One more: the oldest is left out.
+    const newest = await m.send(o.owner, { type: "stream", to: "bulk", topic: "load", content: "one more" });
+    u = await unread();
+    expect(u.count).toBe(50000);
+    expect(u.streams[0].unread_message_ids[0]).toBeGreaterThan(first);
+    expect(u.streams[0].unread_message_ids.at(-1)).toBe(newest);
+    expect(u.old_unreads_missing).toBe(true);
+  }, 60_000);
+
   it("without the notification_settings_null capability, null channel notification settings become the user's defaults", async () => {
     const who = (await m.createOrg()).member;
     const accounts = serviceClient(m.accountsApp, m.deps.config.INTERNAL_TOKEN);

@@ -44,3 +44,13 @@ export function policyAfterSend(c: SendContext): number | undefined {
 export function followsWhenMentioned(enabled: boolean, current: number): boolean {
   return enabled && current !== VISIBILITY.muted && current !== VISIBILITY.followed;
 }
+
+/**
+ * Zulip's is_row_muted: whether a channel message is muted for the user (its unread message does
+ * not count, and wildcard mentions in it are not mentions): a muted topic, or a muted channel
+ * unless the topic is unmuted or followed.
+ */
+export function isMutedForUser(streamMuted: boolean, policy: number): boolean {
+  if (policy === VISIBILITY.muted) return true;
+  return streamMuted && policy !== VISIBILITY.unmuted && policy !== VISIBILITY.followed;
+}

@@ -1,6 +1,8 @@
+import { aggregateUnread, MAX_UNREAD_MESSAGES, type UnreadConversation, type UnreadEntry, type UnreadMsgs } from "@chat/contracts";
 import type { Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
+import { isMutedForUser } from "../lib/visibility-policy";
 import { selectMaxMessageId } from "../store/messages";
 import { selectDirectParticipants } from "../store/recipients";
 import { selectStreamsByIds } from "../store/streams";
@@ -16,8 +18,6 @@ export interface RegisterStateRequest {
   /** The client capability: whether it takes null (inherit) channel notification settings. */
   notificationSettingsNull: boolean;
 }
-
-const MAX_UNREAD_MESSAGES = 50000;
 
 /** The register keys messaging owns, for the requested event types (null = all). */
 export async function getRegisterState(deps: AppDeps, who: Identity, req: RegisterStateRequest): Promise<Record<string, unknown>> {
@@ -106,51 +106,30 @@ async function recentConversations(deps: AppDeps, who: Identity) {
   }));
 }
 
-/** Zulip's unread_msgs: unread ids grouped by conversation, with mentions and a total. */
-async function unreadMessages(deps: AppDeps, who: Identity, view: Promise<ChannelView>, topicRows: ReturnType<typeof selectUserTopics>) {
+/**
+ * Zulip's unread_msgs (get_raw_unread_data, aggregate_unread_data): the newest 50,000 unread
+ * messages outside channels the user left, grouped by conversation; muted channel messages are
+ * listed but not counted, and wildcard mentions in them are not mentions.
+ */
+async function unreadMessages(deps: AppDeps, who: Identity, view: Promise<ChannelView>, topicRows: ReturnType<typeof selectUserTopics>): Promise<UnreadMsgs> {
   const rows = await selectUnread(deps.pool, who.realmId, who.userId, MAX_UNREAD_MESSAGES);
   const { subs } = await view;
   const topics = await topicRows;
   const policy = new Map(topics.map((t) => [`${t.streamId}:${t.topicName.toLowerCase()}`, t.visibilityPolicy]));
   const participants = await selectDirectParticipants(deps.pool, who.realmId, [...new Set(rows.filter((r) => r.streamId === null).map((r) => r.recipientId))]);
-  const pms = new Map<number, number[]>();
-  const huddles = new Map<string, number[]>();
-  const streams = new Map<string, { stream_id: number; topic: string; unread_message_ids: number[] }>();
-  const mentions: number[] = [];
-  let count = 0;
-  for (const r of rows) {
-    // Channels the user left keep their unread rows but are not shown (Zulip's get_raw_unread_data).
-    if (r.streamId !== null && subs.get(r.streamId)?.active === false) continue;
-    let muted = false;
-    if (r.streamId === null) {
-      const people = participants.get(r.recipientId) ?? [];
-      if (people.length <= 2) {
-        const other = people.find((id) => id !== who.userId) ?? who.userId;
-        pms.set(other, [...(pms.get(other) ?? []), r.messageId]);
-      } else {
-        const key = people.join(",");
-        huddles.set(key, [...(huddles.get(key) ?? []), r.messageId]);
-      }
-    } else {
-      const key = `${r.streamId}:${r.topic.toLowerCase()}`;
-      const entry = streams.get(key) ?? { stream_id: r.streamId, topic: r.topic, unread_message_ids: [] };
-      entry.unread_message_ids.push(r.messageId);
-      streams.set(key, entry);
-      const topicPolicy = policy.get(key) ?? 0;
-      const streamMuted = Boolean(subs.get(r.streamId)?.isMuted);
-      muted = topicPolicy === 1 || (streamMuted && topicPolicy !== 2 && topicPolicy !== 3);
-    }
-    if (!muted) count += 1;
+  const entries: UnreadEntry[] = rows.map((r) => {
     const direct = (r.flags & FLAG_BITS.mentioned) !== 0;
     const wildcard = (r.flags & (FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned)) !== 0;
-    if (direct || (wildcard && !muted)) mentions.push(r.messageId);
-  }
-  return {
-    count,
-    pms: [...pms.entries()].map(([other, ids]) => ({ other_user_id: other, sender_id: other, unread_message_ids: ids })),
-    streams: [...streams.values()],
-    huddles: [...huddles.entries()].map(([key, ids]) => ({ user_ids_string: key, unread_message_ids: ids })),
-    mentions,
-    old_unreads_missing: rows.length >= MAX_UNREAD_MESSAGES,
-  };
+    if (r.streamId === null) {
+      const people = participants.get(r.recipientId) ?? [];
+      const conversation: UnreadConversation = people.length <= 2
+        ? { kind: "pm", other: people.find((id) => id !== who.userId) ?? who.userId }
+        : { kind: "huddle", key: people.join(",") };
+      return { ...conversation, id: r.messageId, counted: true, listed: direct || wildcard };
+    }
+    const topicPolicy = policy.get(`${r.streamId}:${r.topic.toLowerCase()}`) ?? 0;
+    const muted = isMutedForUser(Boolean(subs.get(r.streamId)?.isMuted), topicPolicy);
+    return { kind: "stream", streamId: r.streamId, topic: r.topic, id: r.messageId, counted: !muted, listed: direct || (wildcard && !muted) };
+  });
+  return aggregateUnread(entries, rows.length >= MAX_UNREAD_MESSAGES);
 }
