@@ -53,6 +53,28 @@ describe("POST /messages/flags", () => {
     });
   });
 
+  it("message_details judge muting as register does: a muted topic does not count, and a wildcard mention in it is no mention", async () => {
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: general, topic: "hush", visibility_policy: 1 }));
+    const hushed = await m.send(org.owner, { type: "stream", to: "general", topic: "hush", content: "@**all** quiet please" });
+    const loud = await m.send(org.owner, { type: "stream", to: "general", topic: "loud", content: "@**all** listen" });
+    const unread = async () => (await m.ok(await m.call("POST", "/internal/register_state/messaging", org.member2, { fetch_event_types: JSON.stringify(["message", "update_message_flags"]) }))).unread_msgs;
+    const before = await unread();
+    await m.ok(await flags(org.member2, { messages: JSON.stringify([hushed, loud]), op: "add", flag: "read" }));
+    await m.outbox();
+    await m.ok(await flags(org.member2, { messages: JSON.stringify([hushed, loud]), op: "remove", flag: "read" }));
+    const [ev] = await m.clientEvents();
+    expect(ev.event.message_details).toEqual({
+      [String(hushed)]: { type: "stream", stream_id: general, topic: "hush", unmuted_stream_msg: false },
+      [String(loud)]: { type: "stream", stream_id: general, topic: "loud", unmuted_stream_msg: true, mentioned: true },
+    });
+    // The same judgement as register's unread_msgs.
+    const after = await unread();
+    expect(after).toEqual(before);
+    expect(after.mentions).toContain(loud);
+    expect(after.mentions).not.toContain(hushed);
+    expect(after.streams).toContainEqual({ stream_id: general, topic: "hush", unread_message_ids: [hushed] });
+  });
+
   it("stars and unstars; starring a public message one never received adds it to one's history", async () => {
     expect((await m.ok(await flags(org.member, { messages: JSON.stringify([g2]), op: "add", flag: "starred" }))).messages).toEqual([g2]);
     expect((await m.ok(await flags(org.member, { messages: JSON.stringify([g2]), op: "remove", flag: "starred" }))).messages).toEqual([g2]);

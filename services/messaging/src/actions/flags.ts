@@ -2,12 +2,14 @@ import { EDITABLE_MESSAGE_FLAGS, MESSAGE_FLAGS, MessagingMessageFlagsUpdated, ty
 import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
+import { isMutedForUser } from "../lib/visibility-policy";
 import { accessMessages } from "../queries/message-access";
 import { selectMessageRange } from "../queries/messages";
 import { viewerOf } from "../queries/streams";
 import { lockMessagesAgainstDeletion, type MessageRow } from "../store/messages";
 import { selectDirectParticipants } from "../store/recipients";
 import { selectUserSubscriptions } from "../store/subscriptions";
+import { selectUserTopics } from "../store/user-topics";
 import { insertOwnRowsIfAbsent, selectUserFlagsForUpdate, updateFlagBit } from "../store/usermessages";
 
 function checkFlagChange(op: string, flag: string): void {
@@ -124,7 +126,12 @@ async function insertHistorical(tx: Queryable, realmId: number, userId: number, 
   return [...inserted, ...(await updateFlagBit(tx, realmId, userId, raced, bit, true))];
 }
 
-/** Zulip's `message_details` for messages marked unread: where each lives and whether it mentions the user. */
+/**
+ * Zulip's `message_details` for messages marked unread (format_unread_message_details): where each
+ * lives, whether it counts (`unmuted_stream_msg`: neither its channel nor its topic muted for the
+ * user, as register's `count` judges it) and whether it is in `mentions` (a direct mention, or a
+ * wildcard one outside muted conversations).
+ */
 async function unreadDetails(
   tx: Queryable,
   who: Identity,
@@ -133,15 +140,22 @@ async function unreadDetails(
   flags: Map<number, number>,
 ): Promise<Record<string, Record<string, unknown>>> {
   const participants = await selectDirectParticipants(tx, who.realmId, rows.filter((r) => r.streamId === null).map((r) => r.recipientId));
+  const topics = rows.some((r) => r.streamId !== null) ? await selectUserTopics(tx, who.realmId, who.userId) : [];
+  const policy = new Map(topics.map((t) => [`${t.streamId}:${t.topicName.toLowerCase()}`, t.visibilityPolicy]));
   const out: Record<string, Record<string, unknown>> = {};
   for (const r of rows) {
     const bits = flags.get(r.id) ?? 0;
-    const mentioned = (bits & (FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned)) !== 0;
-    const detail: Record<string, unknown> =
-      r.streamId !== null
-        ? { type: "stream", stream_id: r.streamId, topic: r.topic, unmuted_stream_msg: !subs.get(r.streamId)?.isMuted }
-        : { type: "private", user_ids: (participants.get(r.recipientId) ?? []).filter((id) => id !== who.userId) };
-    if (mentioned) detail.mentioned = true;
+    const direct = (bits & FLAG_BITS.mentioned) !== 0;
+    const wildcard = (bits & (FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned)) !== 0;
+    let detail: Record<string, unknown>;
+    let muted = false;
+    if (r.streamId !== null) {
+      muted = isMutedForUser(Boolean(subs.get(r.streamId)?.isMuted), policy.get(`${r.streamId}:${r.topic.toLowerCase()}`) ?? 0);
+      detail = { type: "stream", stream_id: r.streamId, topic: r.topic, unmuted_stream_msg: !muted };
+    } else {
+      detail = { type: "private", user_ids: (participants.get(r.recipientId) ?? []).filter((id) => id !== who.userId) };
+    }
+    if (direct || (wildcard && !muted)) detail.mentioned = true;
     out[String(r.id)] = detail;
   }
   return out;
