@@ -5,6 +5,7 @@ import { loadAccountsConfig, type AccountsConfig } from "./config";
 import type { AccountsDeps } from "./deps";
 import { MessagingClient } from "./lib/messaging-client";
 import { doCleanupExpiredInvites } from "./actions/invites";
+import { doPromoteNewFullMembers } from "./actions/system-groups";
 import { consumeInviteAccepted } from "./consumers/invites";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
@@ -38,6 +39,11 @@ async function main(): Promise<void> {
   // Expired invitations cannot be used; this removes them (hourly, idempotent across replicas).
   const cleanup = setInterval(() => void doCleanupExpiredInvites(deps).catch((err) => log.warn({ err }, "invite clean-up failed")), 3_600_000);
   cleanup.unref();
+  // Members past the waiting period join role:fullmembers (Zulip runs this daily; here at start,
+  // so restarts do not keep postponing it, and hourly; idempotent across replicas).
+  const promoteFullMembers = () => void doPromoteNewFullMembers(deps).catch((err) => log.warn({ err }, "full-member promotion failed"));
+  promoteFullMembers();
+  setInterval(promoteFullMembers, 3_600_000).unref();
 
   await runService({
     app,

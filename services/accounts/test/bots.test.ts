@@ -6,10 +6,12 @@ let t: Accounts;
 let org: Org;
 let botId: number;
 let botKey: string;
+let sys: Record<string, number>;
 
 beforeAll(async () => {
   t = await startAccounts();
   org = await t.createOrg();
+  sys = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.system_groups;
 });
 afterAll(() => t?.close());
 
@@ -29,7 +31,11 @@ describe("POST /bots", () => {
     const got = await notices(t);
     expect(got[0].event).toMatchObject({ type: "realm_user", op: "add", person: { user_id: botId, email, is_bot: true, bot_type: 1, bot_owner_id: org.member2.user_id } });
     expect(got[0].users).toEqual(everyone(org, [{ user_id: botId } as never]));
-    expect(got[1].event).toMatchObject({ type: "user_group", op: "add_members", user_ids: [botId] });
+    // A bot of role member joins role:members and (no waiting period) role:fullmembers, as a human would.
+    expect(got.slice(1).map((n) => n.event)).toEqual([
+      { type: "user_group", op: "add_members", group_id: sys["role:members"], user_ids: [botId] },
+      { type: "user_group", op: "add_members", group_id: sys["role:fullmembers"], user_ids: [botId] },
+    ]);
     const auth = await t.ok(await t.call("POST", "/internal/authenticate", { params: { email, api_key: botKey } }));
     expect(auth).toMatchObject({ user_id: botId, is_bot: true });
   });
@@ -107,7 +113,8 @@ describe("PATCH /bots/{bot_id}", () => {
     expectError(await t.call("PATCH", `/bots/${botId}`, { as: org.member.as, params: { role: 300 } }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
     expectError(await t.call("PATCH", `/bots/${botId}`, { as: org.admin.as, params: { role: 100 } }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
     await t.ok(await t.call("PATCH", `/bots/${botId}`, { as: org.admin.as, params: { role: 300 } }));
-    expect((await notices(t)).map((n) => n.event.person?.role ?? n.event.op)).toEqual(["remove_members", "add_members", 300]);
+    // realm_user update first, then out of role:members and role:fullmembers, into role:moderators.
+    expect((await notices(t)).map((n) => n.event.person?.role ?? n.event.op)).toEqual([300, "remove_members", "add_members", "remove_members"]);
   });
 });
 

@@ -44,17 +44,19 @@ describe("PATCH /users/{user_id}: role", () => {
     expect((await getUser(org.owner.user_id)).role).toBe(100);
   });
 
-  it("a role change moves the user between system groups and sends realm_user update with role", async () => {
+  it("a role change sends realm_user update with role, then moves the user between system groups, as Zulip does", async () => {
     await t.markOutbox();
     await t.ok(await patchUser(org.admin, org.member2.user_id, { role: 200 }));
     const got = await notices(t);
+    // A member leaves role:members and, no longer a member, role:fullmembers too.
     expect(got.map((n) => n.event)).toEqual([
-      { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [org.member2.user_id] },
-      { type: "user_group", op: "add_members", group_id: groups["role:administrators"], user_ids: [org.member2.user_id] },
       { type: "realm_user", op: "update", person: { user_id: org.member2.user_id, role: 200 } },
+      { type: "user_group", op: "remove_members", group_id: groups["role:members"], user_ids: [org.member2.user_id] },
+      { type: "user_group", op: "add_members", group_id: groups["role:administrators"], user_ids: [org.member2.user_id] },
+      { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [org.member2.user_id] },
     ]);
     expect(got.every((n) => n.users.join() === everyone(org).join())).toBe(true);
-    expect(got[2].payload.user).toMatchObject({ user_id: org.member2.user_id, role: 200 });
+    expect(got[0].payload.user).toMatchObject({ user_id: org.member2.user_id, role: 200 });
     expect(await getUser(org.member2.user_id)).toMatchObject({ role: 200, is_admin: true });
     const isAdmin = await t.ok(
       await t.call("GET", "/internal/user_groups/is_member", { params: { realm_id: org.realmId, group_id: groups["role:administrators"], user_id: org.member2.user_id } }),
@@ -72,7 +74,13 @@ describe("PATCH /users/{user_id}: role", () => {
     const asOwner = { ...org.member2, as: { ...org.member2.as, role: 100 as const } };
     await t.ok(await patchUser(asOwner, org.member2.user_id, { role: 400 }));
     const got = await notices(t);
-    expect(got.map((n) => n.event.group_id ?? n.event.person.role)).toEqual([groups["role:owners"], groups["role:fullmembers"], 400]);
+    // Back to member (the waiting period is 0): role:members, and role:fullmembers at once.
+    expect(got.map((n) => [n.event.op, n.event.group_id ?? n.event.person.role])).toEqual([
+      ["update", 400],
+      ["remove_members", groups["role:owners"]],
+      ["add_members", groups["role:members"]],
+      ["add_members", groups["role:fullmembers"]],
+    ]);
   });
 });
 
@@ -164,6 +172,7 @@ describe("deactivation and reactivation by administrators", () => {
     expect(all.filter((n) => n.event.type === "user_group")).toEqual([]);
     const state = await registerState(t, org.member.as, { fetch_event_types: ["realm_user_groups"] });
     const listed = (name: string) => state.realm_user_groups.find((g: any) => g.id === groups[name]).members;
+    expect(listed("role:members")).toEqual(expect.arrayContaining([victim.user_id, victimBot.user_id]));
     expect(listed("role:fullmembers")).toEqual(expect.arrayContaining([victim.user_id, victimBot.user_id]));
     expectError(await t.call("POST", "/internal/authenticate", { params: { email: victim.email, api_key: victim.api_key } }), 401, "UNAUTHORIZED", "Account is deactivated");
     expect((await getUser(victim.user_id)).is_active).toBe(false);
@@ -178,11 +187,12 @@ describe("deactivation and reactivation by administrators", () => {
     await t.ok(await patchUser(org.admin, victim.user_id, { role: 300 }));
     const got = await notices(t);
     expect(got.map((n) => n.event)).toEqual([
-      { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [victim.user_id] },
-      { type: "user_group", op: "add_members", group_id: groups["role:moderators"], user_ids: [victim.user_id] },
       { type: "realm_user", op: "update", person: { user_id: victim.user_id, role: 300 } },
+      { type: "user_group", op: "remove_members", group_id: groups["role:members"], user_ids: [victim.user_id] },
+      { type: "user_group", op: "add_members", group_id: groups["role:moderators"], user_ids: [victim.user_id] },
+      { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [victim.user_id] },
     ]);
-    expect(got[0].users).toEqual(everyone(org));
+    expect(got[1].users).toEqual(everyone(org));
     const state = await registerState(t, org.member.as, { fetch_event_types: ["realm_user_groups"] });
     expect(state.realm_user_groups.find((g: any) => g.id === groups["role:moderators"]).members).toContain(victim.user_id);
     await t.ok(await patchUser(org.admin, victim.user_id, { role: 400 }));

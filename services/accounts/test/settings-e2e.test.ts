@@ -199,9 +199,11 @@ describe("every realm_user update form, seen by another user", () => {
 
   it("role (with the system groups) and billing role (set by an operator)", async () => {
     const role = await verifyAction(viewer(), async () => ok(await as(org.users.admin).patch(`/users/${subject().user_id}`, { role: 300 })));
-    expect(typesOf(role)).toEqual(["user_group/remove_members", "user_group/add_members", "realm_user/update"]);
+    // Zulip's order: the role, then out of role:members, into role:moderators, out of role:fullmembers.
+    expect(typesOf(role)).toEqual(["realm_user/update", "user_group/remove_members", "user_group/add_members", "user_group/remove_members"]);
     expect(persons(role)).toEqual([{ user_id: subject().user_id, role: 300 }]);
     const back = await verifyAction(viewer(), async () => ok(await as(org.users.admin).patch(`/users/${subject().user_id}`, { role: 400 })));
+    expect(typesOf(back)).toEqual(["realm_user/update", "user_group/remove_members", "user_group/add_members", "user_group/add_members"]);
     expect(persons(back)).toEqual([{ user_id: subject().user_id, role: 400 }]);
     // The billing role is an operator's change (the admin CLI's internal route), as in Zulip.
     const accounts = new InternalClient(stack.urls.accounts, stack.vars.INTERNAL_TOKEN);

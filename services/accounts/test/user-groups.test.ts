@@ -36,7 +36,11 @@ describe("system groups", () => {
     expect(byName["role:everyone"]).toMatchObject({ members: [org.guest.user_id], direct_subgroup_ids: [sys["role:members"]] });
     expect(byName["role:internet"].direct_subgroup_ids).toEqual([sys["role:everyone"]]);
     expect(byName["role:nobody"]).toMatchObject({ members: [], direct_subgroup_ids: [] });
-    expect(byName["role:fullmembers"].members).toEqual([org.member.user_id, org.member2.user_id, org.bot.user_id].sort((a, b) => a - b));
+    // Members sit directly in role:members, and in role:fullmembers too (no waiting period here).
+    const members = [org.member.user_id, org.member2.user_id, org.bot.user_id].sort((a, b) => a - b);
+    expect(byName["role:fullmembers"].members).toEqual(members);
+    expect(byName["role:members"].members).toEqual(members);
+    expect(byName["role:internet"].members).toEqual([]);
   });
 
   it("recursive members of role:moderators include owners and admins", async () => {

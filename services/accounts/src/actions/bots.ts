@@ -5,7 +5,7 @@ import { ROLE, VALID_ROLES } from "../lib/format";
 import { checkFullName } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
 import { getProfileUser, setBotOwner, type ProfileUser } from "../store/profile";
-import { getRealm } from "../store/realms";
+import { getRealm, lockRealm } from "../store/realms";
 import { getUserByEmail } from "../store/users";
 import { changeFullNameInTx, changeRoleInTx, deactivateBotInTx, notifyRealmUserUpdate } from "./profile";
 import { createUserInTx } from "./users";
@@ -82,6 +82,9 @@ export async function doUpdateBot(
 ): Promise<{ bot: ProfileUser; ownerEmail: string | null }> {
   if (p.role !== undefined && !VALID_ROLES.includes(p.role)) throw badRequest("Invalid role");
   return withTx(deps.pool, async (tx) => {
+    // As for users: the realm lock first, so a role change and the full-member promotion (which
+    // takes it) do not cross, and the lock order matches PATCH /users/{id}.
+    if (p.role !== undefined) await lockRealm(tx, who.realmId);
     const bot = await accessBot(tx, who, botId);
     if (p.fullName !== undefined) {
       const name = checkFullName(p.fullName);
@@ -93,7 +96,7 @@ export async function doUpdateBot(
         throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
       }
       if (who.role > ROLE.administrator) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
-      await changeRoleInTx(tx, bot, p.role);
+      await changeRoleInTx(tx, bot, p.role, deps.clock.now());
     }
     if (p.botOwnerId !== undefined && p.botOwnerId !== bot.botOwnerId) {
       const owner = await getProfileUser(tx, who.realmId, p.botOwnerId);

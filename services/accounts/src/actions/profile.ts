@@ -7,12 +7,10 @@ import { avatarSummary, ROLE, userSummary, VALID_ROLES } from "../lib/format";
 import { emailVisibilityOf } from "../queries/profile";
 import { checkFullName } from "../lib/validate";
 import { getRealm, lockRealm } from "../store/realms";
-import { addMembers, removeMembers, systemGroupIds } from "../store/user-groups";
 import { deleteAllTokens } from "../store/push-tokens";
 import { activeBotsOwnedBy, activeUserIds, countActiveOwners, setUserActive, type UserRow } from "../store/users";
 import {
   deleteAvatarImage,
-  directRoleGroup,
   getProfileUser,
   setAvatar,
   setBillingAdmin,
@@ -22,7 +20,7 @@ import {
   type ProfileUser,
 } from "../store/profile";
 import { revokeInvitesGeneratedByUserInTx } from "./invites-changed";
-import { systemGroupForRole } from "./users";
+import { moveSystemGroupsInTx } from "./system-groups";
 import { applyProfileDataInTx } from "./custom-profile-fields";
 
 type Person = RealmUserUpdatePersonEvent["person"];
@@ -93,35 +91,15 @@ export async function changeFullNameInTx(tx: Queryable, user: ProfileUser, rawNa
 }
 
 /**
- * Changes a role: the user moves to the new role's system group (user_group events, since group
- * membership is client state too), then `realm_user` update with `role`.
+ * Changes a role, in Zulip's order: `realm_user` update with `role`, then the move between the
+ * system groups (user_group events: membership is client state too, deactivated users' included).
  */
-export async function changeRoleInTx(tx: Queryable, user: ProfileUser, role: number): Promise<void> {
+export async function changeRoleInTx(tx: Queryable, user: ProfileUser, role: number, now: Date): Promise<void> {
   if (role === user.role) return;
   await setRole(tx, user.realmId, user.id, role);
-  const realm = await getRealm(tx, user.realmId);
-  const groups = await systemGroupIds(tx, user.realmId);
-  const target = groups[systemGroupForRole(role, realm?.waitingPeriodThreshold ?? 0)];
-  const current = await directRoleGroup(tx, user.realmId, user.id);
-  if (target && current?.id !== target) {
-    // Member lists show deactivated users too, so their moves are announced like anyone's.
-    if (current) {
-      await removeMembers(tx, user.realmId, current.id, [user.id]);
-      await notifyGroupMembers(tx, user.realmId, current.id, "remove_members", [user.id]);
-    }
-    await addMembers(tx, user.realmId, target, [user.id]);
-    await notifyGroupMembers(tx, user.realmId, target, "add_members", [user.id]);
-  }
   await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, role });
-}
-
-async function notifyGroupMembers(tx: Queryable, realmId: number, groupId: number, op: "add_members" | "remove_members", userIds: number[]) {
-  const users = await activeUserIds(tx, realmId);
-  await emitEvent(tx, {
-    type: "accounts.user_group.members_changed",
-    realmId,
-    payload: { group_id: groupId, op, user_ids: userIds, client: { event: { type: "user_group", op, group_id: groupId, user_ids: userIds }, users } },
-  });
+  const realm = await getRealm(tx, user.realmId);
+  if (realm) await moveSystemGroupsInTx(tx, realm, user.id, user.role, role, now);
 }
 
 export interface UpdateUserInput {
@@ -151,7 +129,7 @@ export async function doUpdateUserByAdmin(deps: AccountsDeps, who: Identity, use
       }
     }
     if (p.fullName !== undefined) await changeFullNameInTx(tx, user, p.fullName);
-    if (p.role !== undefined) await changeRoleInTx(tx, user, p.role);
+    if (p.role !== undefined) await changeRoleInTx(tx, user, p.role, deps.clock.now());
     if (p.profileData !== undefined) {
       if (user.isBot) throw badRequest("Bots cannot have custom profile fields");
       await applyProfileDataInTx(tx, user, p.profileData);

@@ -8,18 +8,22 @@ import { insertRealm, realmStringIdTaken, setNotificationBot } from "../store/re
 import { addSubgroups, insertGroup, setCanMentionGroup } from "../store/user-groups";
 import { createUserInTx } from "./users";
 
+/** Zulip's descriptions of its system groups (zerver/models/groups.py), which clients show. */
 const SYSTEM_GROUP_DESCRIPTIONS: Record<string, string> = {
-  "role:owners": "Organization owners",
-  "role:administrators": "Organization administrators (owners included)",
-  "role:moderators": "Moderators (administrators included)",
-  "role:fullmembers": "Members past the waiting period (moderators included)",
-  "role:members": "All members, guests excluded",
-  "role:everyone": "All users, guests included",
-  "role:internet": "Anyone on the Internet",
+  "role:owners": "Owners of this organization",
+  "role:administrators": "Administrators of this organization, including owners",
+  "role:moderators": "Moderators of this organization, including administrators",
+  "role:fullmembers": "Members of this organization, not including new accounts and guests",
+  "role:members": "Members of this organization, not including guests",
+  "role:everyone": "Everyone in this organization, including guests",
+  "role:internet": "Everyone on the Internet",
   "role:nobody": "Nobody",
 };
 
-/** Each role group contains the next more privileged one, so membership is inherited upward. */
+/**
+ * Each role group contains the next more privileged one as its only subgroup, as Zulip nests them
+ * (role:nobody stands alone), so membership is inherited upward.
+ */
 const SYSTEM_NESTING: Array<[string, string]> = [
   ["role:administrators", "role:owners"],
   ["role:moderators", "role:administrators"],

@@ -128,16 +128,6 @@ async function notifyGroup(tx: Queryable, realmId: number, type: string, payload
   await emitEvent(tx, { type, realmId, payload: { ...payload, client: { event, users } } });
 }
 
-/** Sends add_members for a user's new system group (called when a user is created). */
-export async function notifyMembersAdded(tx: Queryable, realmId: number, groupId: number, userIds: number[]) {
-  await notifyGroup(tx, realmId, "accounts.user_group.members_changed", { group_id: groupId, op: "add_members", user_ids: userIds }, {
-    type: "user_group",
-    op: "add_members",
-    group_id: groupId,
-    user_ids: userIds,
-  });
-}
-
 export async function doCreateUserGroup(
   deps: AccountsDeps,
   who: Identity,
@@ -234,7 +224,8 @@ export async function doUpdateGroupMembers(deps: AccountsDeps, who: Identity, gr
   });
 }
 
-async function notifyMembers(tx: Queryable, realmId: number, groupId: number, op: "add_members" | "remove_members", userIds: number[]) {
+/** user_group add_members / remove_members to everyone active in the organization (nothing for no users). */
+export async function notifyMembers(tx: Queryable, realmId: number, groupId: number, op: "add_members" | "remove_members", userIds: number[]) {
   if (!userIds.length) return;
   await notifyGroup(tx, realmId, "accounts.user_group.members_changed", { group_id: groupId, op, user_ids: userIds }, { type: "user_group", op, group_id: groupId, user_ids: userIds });
 }

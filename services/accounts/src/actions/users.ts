@@ -6,8 +6,7 @@ import { avatarSummary, ROLE, userObject, userSummary, VALID_ROLES } from "../li
 import { checkFullName, isValidEmail } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
 import { getRealm, lockRealm } from "../store/realms";
-import { addMembers, systemGroupIds } from "../store/user-groups";
-import { notifyMembersAdded } from "./user-groups";
+import { addToSystemGroupsInTx } from "./system-groups";
 import { deactivateInTx } from "./profile";
 import {
   activeBotsOwnedBy,
@@ -41,23 +40,6 @@ export interface CreateUserInput {
 
 /** Bot types: 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded. */
 const BOT_TYPES = [1, 2, 3, 4];
-
-/** The system role group a new user joins directly (the others contain it as a subgroup). */
-export function systemGroupForRole(role: number, waitingPeriodDays: number): string {
-  switch (role) {
-    case ROLE.owner:
-      return "role:owners";
-    case ROLE.administrator:
-      return "role:administrators";
-    case ROLE.moderator:
-      return "role:moderators";
-    case ROLE.guest:
-      return "role:everyone";
-    default:
-      // With no waiting period every member is a full member from the start.
-      return waitingPeriodDays === 0 ? "role:fullmembers" : "role:members";
-  }
-}
 
 /**
  * Creates a user inside the caller's transaction: row, API key, system group membership, and the
@@ -130,15 +112,8 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
       },
     });
   }
-  if (!input.isSystemBot) {
-    // After realm_user/add, so clients know the user before seeing them join a group.
-    const groups = await systemGroupIds(tx, user.realmId);
-    const group = groups[systemGroupForRole(user.role, realm.waitingPeriodThreshold)];
-    if (group) {
-      await addMembers(tx, user.realmId, group, [user.id]);
-      await notifyMembersAdded(tx, user.realmId, group, [user.id]);
-    }
-  }
+  // After realm_user/add, so clients know the user before seeing them join a group.
+  if (!input.isSystemBot) await addToSystemGroupsInTx(tx, realm, user, deps.clock.now());
   return { user, apiKey };
 }
 

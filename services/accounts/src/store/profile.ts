@@ -64,18 +64,6 @@ export async function listBotIds(db: Queryable, realmId: number, ownerId: number
   return rows.map((r) => Number(r.id));
 }
 
-/** The system role group a user belongs to directly, if any (role groups are nested, so there is one). */
-export async function directRoleGroup(db: Queryable, realmId: number, userId: number): Promise<{ id: number; name: string } | null> {
-  const { rows } = await db.query(
-    `SELECT g.id, g.name FROM user_group_members m JOIN user_groups g ON g.id = m.group_id
-      WHERE m.realm_id = $1 AND m.user_id = $2 AND g.is_system_group
-        AND g.name IN ('role:owners', 'role:administrators', 'role:moderators', 'role:fullmembers', 'role:members', 'role:everyone')
-      ORDER BY g.id LIMIT 1`,
-    [realmId, userId],
-  );
-  return rows[0] ? { id: Number(rows[0].id), name: rows[0].name } : null;
-}
-
 /** A users row with the columns this issue added (avatar, billing role). */
 export type ProfileUser = UserRow & { avatarSource: "G" | "U"; avatarToken: string | null; isBillingAdmin: boolean };
 

@@ -88,6 +88,12 @@ export async function setNotificationBot(db: Queryable, realmId: number, botId: 
   await db.query("UPDATE realms SET notification_bot_id = $2 WHERE id = $1", [realmId, botId]);
 }
 
+/** Organizations not deactivated whose new members wait before they are full members. */
+export async function realmIdsWithWaitingPeriod(db: Queryable): Promise<number[]> {
+  const { rows } = await db.query("SELECT id FROM realms WHERE NOT deactivated AND waiting_period_threshold > 0 ORDER BY id");
+  return rows.map((r) => Number(r.id));
+}
+
 /** The only realm, when there is exactly one (server_settings reports it, as a single-org host would). */
 export async function getSoleRealm(db: Queryable): Promise<RealmRow | null> {
   const { rows } = await db.query("SELECT * FROM realms WHERE NOT deactivated ORDER BY id LIMIT 2");

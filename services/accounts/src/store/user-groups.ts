@@ -130,6 +130,21 @@ export async function directMemberIds(db: Queryable, realmId: number, groupId: n
   return rows.map((r) => r.user_id);
 }
 
+/** Direct members of a group, deactivated ones included, with what full membership depends on (only `userIds`, when given). */
+export async function directMembersWithJoinDates(
+  db: Queryable,
+  realmId: number,
+  groupId: number,
+  userIds: number[] | null,
+): Promise<Array<{ id: number; role: number; dateJoined: Date }>> {
+  const { rows } = await db.query(
+    `SELECT u.id, u.role, u.date_joined FROM user_group_members m JOIN users u ON u.id = m.user_id
+      WHERE m.realm_id = $1 AND m.group_id = $2 AND ($3::bigint[] IS NULL OR m.user_id = ANY($3::bigint[])) ORDER BY u.id`,
+    [realmId, groupId, userIds],
+  );
+  return rows.map((r) => ({ id: Number(r.id), role: r.role, dateJoined: r.date_joined }));
+}
+
 export async function addSubgroups(db: Queryable, realmId: number, groupId: number, subgroupIds: number[]): Promise<void> {
   if (!subgroupIds.length) return;
   await db.query(
