@@ -301,6 +301,31 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     expect(typesOf(events)).toEqual(["message"]);
   });
 
+  it("unread messages across channels, topics and conversations keep Zulip's order", async () => {
+    const pub = org.channels.public.stream_id;
+    const priv = org.channels.private.stream_id;
+    const alpha: number[] = [];
+    await verifyAction(member(), async () => {
+      await send(other(), { type: "stream", to: pub, topic: "Zulu", content: "z" });
+      await send(org.users.admin, { type: "stream", to: priv, topic: "order", content: "p" });
+      alpha.push(await send(other(), { type: "stream", to: pub, topic: "alpha", content: "a" }));
+      await send(org.users.admin, { type: "direct", to: [member().user_id], content: "dm" });
+      alpha.push(await send(other(), { type: "stream", to: pub, topic: "ALPHA", content: "A" }));
+      await send(other(), { type: "direct", to: [member().user_id], content: "dm" });
+    });
+    const state = await register(member());
+    await as(member()).delete("/events", { queue_id: state.queue_id });
+    const { streams, pms } = state.unread_msgs;
+    const keys = streams.map((s: any) => [s.stream_id, s.topic.toLowerCase()]);
+    expect(keys).toEqual([...keys].sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0)));
+    expect(streams.filter((s: any) => s.stream_id === pub && s.topic.toLowerCase() === "alpha")).toEqual([
+      { stream_id: pub, topic: "alpha", unread_message_ids: alpha },
+    ]);
+    const others = pms.map((p: any) => p.other_user_id);
+    expect(others).toEqual([...others].sort((a, b) => a - b));
+    for (const bucket of [...streams, ...pms]) expect(bucket.unread_message_ids).toEqual([...bucket.unread_message_ids].sort((a, b) => a - b));
+  });
+
   it("message flags: read, unread, starred", async () => {
     const id = await sendBefore(other(), { type: "stream", to: org.channels.public.stream_id, topic: "flags", content: "flag me" });
     const dm = await sendBefore(other(), { type: "direct", to: [member().user_id], content: "flag me too" });

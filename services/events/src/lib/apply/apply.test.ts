@@ -123,6 +123,103 @@ describe("applyEvents", () => {
   });
 });
 
+describe("unread_msgs kept as a fresh register shows it", () => {
+  const inChannel = (id: number, streamId: number, topic: string, flags: string[] = []) => ({
+    id: 100 + id,
+    type: "message",
+    flags,
+    message: { id, type: "stream", stream_id: streamId, subject: topic, display_recipient: "x", sender_id: 6 },
+  });
+  const withChannels = () => ({
+    ...baseState(),
+    subscriptions: [{ stream_id: 7, name: "Denmark", is_muted: false }, { stream_id: 3, name: "Austria", is_muted: false }],
+  });
+
+  it("sorts buckets by (stream_id, lower-cased topic) and other user id, grouping topics case-insensitively", () => {
+    const state = withChannels();
+    applyEvents(state, [inChannel(11, 7, "zebra"), dm(12, 9), inChannel(13, 3, "Lunch"), dm(14, 6), inChannel(15, 7, "Apple"), inChannel(16, 3, "lunch")], ctx);
+    expect(state.unread_msgs).toEqual({
+      count: 6,
+      pms: [
+        { other_user_id: 6, sender_id: 6, unread_message_ids: [14] },
+        { other_user_id: 9, sender_id: 9, unread_message_ids: [12] },
+      ],
+      streams: [
+        { stream_id: 3, topic: "Lunch", unread_message_ids: [13, 16] },
+        { stream_id: 7, topic: "Apple", unread_message_ids: [15] },
+        { stream_id: 7, topic: "zebra", unread_message_ids: [11] },
+      ],
+      huddles: [],
+      mentions: [],
+      old_unreads_missing: false,
+    });
+  });
+
+  it("lists a new message's wildcard mention only outside muted topics, as register does", () => {
+    const state = withChannels();
+    state.user_topics = [{ stream_id: 7, topic_name: "Noise", visibility_policy: 1, last_updated: 1 }];
+    applyEvents(state, [inChannel(11, 7, "noise", ["stream_wildcard_mentioned", "wildcard_mentioned"]), inChannel(12, 7, "noise", ["mentioned"]), inChannel(13, 3, "x", ["topic_wildcard_mentioned"])], ctx);
+    expect(state.unread_msgs).toMatchObject({ count: 1, mentions: [12, 13] });
+  });
+
+  it("keeps register's mentions through muting changes, and leaves out channels the user left", () => {
+    const state = withChannels();
+    state.unread_msgs = { count: 2, pms: [], streams: [{ stream_id: 3, topic: "a", unread_message_ids: [10] }, { stream_id: 7, topic: "t", unread_message_ids: [11] }], huddles: [], mentions: [11], old_unreads_missing: false } as any;
+    expect(applyEvent(state, { id: 1, type: "subscription", op: "update", stream_id: 7, property: "is_muted", value: true }, ctx)).toBe(true);
+    expect(state.unread_msgs).toMatchObject({ count: 1, mentions: [11] });
+    expect(applyEvent(state, { id: 2, type: "subscription", op: "remove", subscriptions: [{ stream_id: 3, name: "Austria" }] }, ctx)).toBe(true);
+    expect(state.unread_msgs).toEqual({ count: 0, pms: [], streams: [{ stream_id: 7, topic: "t", unread_message_ids: [11] }], huddles: [], mentions: [11], old_unreads_missing: false });
+  });
+
+  it("moves unread messages with update_message, re-sorting, and forgets those moved into a channel the user left", () => {
+    const state = { ...withChannels(), unsubscribed: [{ stream_id: 5, name: "Left", is_muted: false }] };
+    applyEvents(state, [inChannel(11, 7, "old"), inChannel(12, 7, "old"), inChannel(13, 7, "keep")], ctx);
+    const move = { id: 1, type: "update_message", user_id: 6, message_id: 11, message_ids: [11, 12], flags: ["mentioned"], edit_timestamp: 1, rendering_only: false, stream_id: 7, orig_subject: "old" };
+    expect(applyEvent(state, { ...move, new_stream_id: 3, subject: "New" }, ctx)).toBe(true);
+    expect(state.unread_msgs).toMatchObject({
+      streams: [
+        { stream_id: 3, topic: "New", unread_message_ids: [11, 12] },
+        { stream_id: 7, topic: "keep", unread_message_ids: [13] },
+      ],
+      mentions: [11],
+    });
+    // Seen twice (in the fetched state and in the queue): the same result.
+    const again = structuredClone(state);
+    expect(applyEvent(again, { ...move, stream_id: 3, new_stream_id: 3, subject: "New" }, ctx)).toBe(true);
+    expect(again).toEqual(state);
+    expect(applyEvent(state, { ...move, message_ids: [12], message_id: 12, stream_id: 3, new_stream_id: 5, flags: [] }, ctx)).toBe(true);
+    expect(state.unread_msgs.streams.map((s: any) => s.unread_message_ids)).toEqual([[11], [13]]);
+    expect(state.unread_msgs.count).toBe(2);
+    // A content edit without a move changes only whether the message mentions the user.
+    expect(applyEvent(state, { id: 2, type: "update_message", user_id: 6, message_id: 13, message_ids: [13], flags: ["mentioned"], edit_timestamp: 2, rendering_only: false, content: "@me" }, ctx)).toBe(true);
+    expect(state.unread_msgs.mentions).toEqual([11, 13]);
+  });
+
+  it("takes a message marked unread as its details place it: listed in mentions or not, counted unless muted", () => {
+    const state = withChannels();
+    state.user_topics = [{ stream_id: 7, topic_name: "hush", visibility_policy: 1, last_updated: 1 }];
+    const details = { "11": { type: "stream", stream_id: 7, topic: "hush", unmuted_stream_msg: false, mentioned: true }, "12": { type: "stream", stream_id: 7, topic: "hush", unmuted_stream_msg: false } };
+    expect(applyEvent(state, { id: 1, type: "update_message_flags", op: "remove", operation: "remove", flag: "read", messages: [11, 12], all: false, message_details: details }, ctx)).toBe(true);
+    expect(state.unread_msgs).toMatchObject({ count: 0, mentions: [11] });
+    expect(applyEvent(state, { id: 2, type: "user_topic", stream_id: 7, topic_name: "hush", last_updated: 2, visibility_policy: 0 }, ctx)).toBe(true);
+    expect(state.unread_msgs).toMatchObject({ count: 2, mentions: [11] });
+  });
+
+  it("keeps the newest 50,000, and cannot shrink a list register had to cut", () => {
+    const state = baseState();
+    const ids = Array.from({ length: 50000 }, (_, i) => i + 1);
+    state.unread_msgs = { count: 50000, pms: [{ other_user_id: 6, sender_id: 6, unread_message_ids: ids }], streams: [], huddles: [], mentions: [], old_unreads_missing: false } as any;
+    state.max_message_id = 50000;
+    expect(applyEvent(state, dm(50001, 6), ctx)).toBe(true);
+    expect(state.unread_msgs).toMatchObject({ count: 50000, old_unreads_missing: true });
+    expect((state.unread_msgs.pms[0] as any).unread_message_ids[0]).toBe(2);
+    const read = { id: 1, type: "update_message_flags", op: "add", operation: "add", flag: "read", messages: [7], all: false };
+    expect(applyEvent(state, read, ctx)).toBe(false);
+    expect(applyEvent(state, { ...read, messages: [], all: true }, ctx)).toBe(true);
+    expect(state.unread_msgs).toMatchObject({ count: 0, pms: [], old_unreads_missing: false });
+  });
+});
+
 describe("realm_user avatar updates with client_gravatar", () => {
   const gravatar = "https://secure.gravatar.com/avatar/0123456789abcdef0123456789abcdef?d=identicon&version=3";
   const avatarEvent = (userId: number) => ({

@@ -9,7 +9,7 @@ function sortSubscriptionLists(state: State): void {
 
 /** Muting changes which unread messages count; rebuild (false when the state cannot tell). */
 function recountUnread(state: State): boolean {
-  return !state.unread_msgs || rebuildUnread(state, flattenUnread(state.unread_msgs));
+  return !state.unread_msgs || rebuildUnread(state, flattenUnread(state));
 }
 
 function subscription(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
@@ -34,7 +34,7 @@ function subscription(state: State, event: AppliedEvent, ctx: ApplyContext): boo
       // The unread messages of a channel one left leave unread_msgs (messaging's register does the same).
       if (state.unread_msgs) {
         sortSubscriptionLists(state);
-        return rebuildUnread(state, flattenUnread(state.unread_msgs).filter((i) => i.kind !== "stream" || !ids.has(i.streamId)));
+        return rebuildUnread(state, flattenUnread(state).filter((i) => i.kind !== "stream" || !ids.has(i.streamId)));
       }
       break;
     }

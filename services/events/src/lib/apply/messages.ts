@@ -1,5 +1,6 @@
+import { aggregateUnread } from "@chat/contracts";
 import { fetched, sortedUnique, type Applier, type State } from "./types";
-import { flattenUnread, rebuildUnread, unreadItemFromDetails, unreadItemOf } from "./unread";
+import { editUnread, mentionOf, unreadItemFromDetails, unreadItemOf } from "./unread";
 
 function touchRecentConversation(state: State, message: any, userId: number): void {
   if (!Array.isArray(state.recent_private_conversations) || message.type !== "private") return;
@@ -18,15 +19,7 @@ export const messageAppliers: Record<string, Applier> = {
     const message = event.message;
     const flags: string[] = event.flags ?? [];
     if (typeof state.max_message_id === "number") state.max_message_id = Math.max(state.max_message_id, message.id);
-    if (state.unread_msgs && !flags.includes("read")) {
-      const items = flattenUnread(state.unread_msgs);
-      if (!items.some((i) => i.id === message.id)) {
-        const item = unreadItemOf(state, message, flags, ctx.userId);
-        if (!item) return false;
-        items.push(item);
-        if (!rebuildUnread(state, items)) return false;
-      }
-    }
+    if (!flags.includes("read") && !editUnread(state, (items) => [...items, unreadItemOf(message, flags, ctx.userId)])) return false;
     if (Array.isArray(state.starred_messages) && flags.includes("starred")) {
       state.starred_messages = sortedUnique([...state.starred_messages, message.id]);
     }
@@ -43,18 +36,21 @@ export const messageAppliers: Record<string, Applier> = {
       for (const id of ids) add ? set.add(id) : set.delete(id);
       state.starred_messages = sortedUnique(set);
     }
-    if (event.flag === "read" && state.unread_msgs) {
-      let items = flattenUnread(state.unread_msgs);
-      if (add) {
-        items = event.all ? [] : items.filter((i) => !ids.includes(i.id));
-      } else {
+    if (event.flag === "read" && add && event.all) {
+      // Everything read: nothing older is missing either.
+      if (state.unread_msgs) state.unread_msgs = aggregateUnread([], false);
+    } else if (event.flag === "read") {
+      const applied = editUnread(state, (items) => {
+        if (add) return items.filter((i) => !ids.includes(i.id));
+        const added = [];
         for (const id of ids) {
           const details = event.message_details?.[String(id)];
-          if (!details) return false;
-          if (!items.some((i) => i.id === id)) items.push(unreadItemFromDetails(id, details, ctx.userId));
+          // No details: a message register does not show (in a channel the user left).
+          if (details && !items.some((i) => i.id === id)) added.push(unreadItemFromDetails(id, details, ctx.userId));
         }
-      }
-      if (!rebuildUnread(state, items)) return false;
+        return [...items, ...added];
+      });
+      if (!applied) return false;
     }
     return true;
   },
@@ -64,12 +60,24 @@ export const messageAppliers: Record<string, Applier> = {
     // The newest message gone: the new maximum (or a conversation's) needs the database.
     if (typeof state.max_message_id === "number" && ids.includes(state.max_message_id)) return false;
     if (Array.isArray(state.recent_private_conversations) && state.recent_private_conversations.some((c: any) => ids.includes(c.max_message_id))) return false;
-    if (state.unread_msgs) {
-      const items = flattenUnread(state.unread_msgs);
-      const left = items.filter((i) => !ids.includes(i.id));
-      if (left.length !== items.length && !rebuildUnread(state, left)) return false;
-    }
+    if (!editUnread(state, (items) => items.filter((i) => !ids.includes(i.id)))) return false;
     if (Array.isArray(state.starred_messages)) state.starred_messages = state.starred_messages.filter((id: number) => !ids.includes(id));
     return true;
+  },
+
+  /**
+   * Moves between topics and channels change the conversation of unread messages (Zulip's
+   * apply_event for update_message); an edit's flags say how the edited message mentions the user.
+   * Nothing else of register's state holds messages.
+   */
+  update_message(state, event) {
+    const ids: number[] = event.message_ids ?? [event.message_id];
+    const topic: string | undefined = event.subject;
+    const streamId: number | undefined = event.new_stream_id;
+    return editUnread(state, (items) => items.map((i) => {
+      if (!ids.includes(i.id)) return i;
+      const moved = i.kind === "stream" ? { ...i, streamId: streamId ?? i.streamId, topic: topic ?? i.topic } : i;
+      return i.id === event.message_id && Array.isArray(event.flags) ? { ...moved, mention: mentionOf(event.flags) } : moved;
+    }));
   },
 };
