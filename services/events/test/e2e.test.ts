@@ -349,6 +349,23 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     expect(typesOf(await verifyAction(member(), () => as(member()).delete(`/drafts/${draftId}`)))).toEqual(["drafts/remove"]);
   });
 
+  it("turning drafts synchronization off empties register's drafts without drafts events", async () => {
+    const r = await as(member()).post("/drafts", { drafts: [{ type: "", to: [], topic: "", content: "kept only locally" }] });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const sync = (on: boolean) => async () => {
+      const res = await as(member()).patch("/settings", { enable_drafts_synchronization: on });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    };
+    expect(typesOf(await verifyAction(member(), sync(false)))).toEqual(["user_settings/update"]);
+    const refused = await as(member()).post("/drafts", { drafts: [{ type: "", to: [], topic: "", content: "x" }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg: "User has disabled synchronizing drafts." });
+    expect(typesOf(await verifyAction(member(), sync(true)))).toEqual(["user_settings/update"]);
+    const state = await register(member(), { fetch_event_types: ["drafts"] });
+    await as(member()).delete("/events", { queue_id: state.queue_id });
+    expect(state.drafts).toEqual([]);
+  });
+
   it("subscription settings, unsubscribing and subscribing again", async () => {
     const streamId = org.channels.public.stream_id;
     const set = (property: string, value: unknown) => () =>

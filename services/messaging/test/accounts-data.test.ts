@@ -166,6 +166,23 @@ describe("drafts synchronization (enable_drafts_synchronization)", () => {
     await setUserSetting(m.deps.pool, org.member.realm_id, org.member.user_id, "enable_drafts_synchronization", true);
   });
 
+  it("register shows no drafts once synchronization is off, even before messaging has dropped them", async () => {
+    const drafts = async () => (await m.ok(await m.call("POST", "/internal/register_state/messaging", org.member, { fetch_event_types: JSON.stringify(["drafts"]) }))).drafts;
+    await m.ok(await m.call("POST", "/drafts", org.member, { drafts: JSON.stringify([{ type: "", to: [], topic: "", content: "synced" }]) }));
+    expect((await drafts()).map((d: any) => d.content)).toContain("synced");
+    await setSettings(org.member, { enable_drafts_synchronization: false });
+    expect(await drafts()).toEqual([]);
+    // The change on its way: accounts says off, messaging still holds a draft and thinks it on.
+    await setUserSetting(m.deps.pool, org.member.realm_id, org.member.user_id, "enable_drafts_synchronization", true);
+    await m.deps.pool.query(
+      "INSERT INTO drafts (realm_id, user_id, type, content, last_edit_time) VALUES ($1, $2, '', 'not yet dropped', now())",
+      [org.member.realm_id, org.member.user_id],
+    );
+    expect(await drafts()).toEqual([]);
+    await setSettings(org.member, { enable_drafts_synchronization: true });
+    expect((await drafts()).map((d: any) => d.content)).toEqual(["not yet dropped"]);
+  });
+
   it("a new user who starts with the organization's default off is refused at once (read through)", async () => {
     const fresh = await m.createOrg();
     await m.ok(await accounts("PATCH", "/realm/user_settings_defaults", fresh.admin, { enable_drafts_synchronization: false }));

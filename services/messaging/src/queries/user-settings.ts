@@ -33,12 +33,11 @@ export async function getUserSettings(
 }
 
 /**
- * Every drafts endpoint refuses users who turned drafts synchronization off. Accounts' own value
- * decides, not the replica: a client that has just switched it is answered by what it set (the
- * replica learns it a moment later, and drops the drafts then). The replica stands in while
- * accounts cannot be asked.
+ * Whether the user keeps drafts on the server. Accounts' own value decides, not the replica: a
+ * client that has just switched it is answered by what it set (the replica learns it a moment
+ * later, and drops the drafts then). The replica stands in while accounts cannot be asked.
  */
-export async function checkDraftsSynchronization(deps: AppDeps, who: Identity): Promise<void> {
+export async function getDraftsSynchronization(deps: AppDeps, who: Identity): Promise<boolean> {
   let settings: UserSettingsView;
   try {
     const [own] = await deps.accounts.getUserSettings(who.realmId, [who.userId]);
@@ -46,5 +45,10 @@ export async function checkDraftsSynchronization(deps: AppDeps, who: Identity): 
   } catch {
     settings = (await getUserSettings(deps, who.realmId, [who.userId])).get(who.userId)!;
   }
-  if (!settings.enableDraftsSynchronization) throw badRequest("User has disabled synchronizing drafts.");
+  return settings.enableDraftsSynchronization;
+}
+
+/** Every drafts endpoint refuses users who turned drafts synchronization off (Zulip's draft_endpoint). */
+export async function checkDraftsSynchronization(deps: AppDeps, who: Identity): Promise<void> {
+  if (!(await getDraftsSynchronization(deps, who))) throw badRequest("User has disabled synchronizing drafts.");
 }

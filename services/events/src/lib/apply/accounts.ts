@@ -126,6 +126,8 @@ function userStatus(state: State, event: AppliedEvent, ctx: ApplyContext): boole
 
 function setting(state: State, property: string, value: unknown): void {
   if (state.user_settings && property in state.user_settings) state.user_settings[property] = value;
+  // Turning drafts synchronization off deletes the server's drafts without drafts events (Zulip).
+  if (property === "enable_drafts_synchronization" && value === false && Array.isArray(state.drafts)) state.drafts = [];
   // Legacy clients have the settings at the top level.
   if (property in state) state[property] = value;
 }
