@@ -102,4 +102,17 @@ describe("GET /users/{id}/status", () => {
     expectError(await t.call("GET", `/users/${other.member.user_id}/status`, { as: org.member.as }), 400, "BAD_REQUEST", "No such user");
     expect(await get(org.guest.user_id)).toEqual({});
   });
+
+  // Zulip reads the user with access_user_by_id's defaults: bots and deactivated users are refused.
+  it("a bot is 'No such user'; a deactivated user 'User is deactivated'", async () => {
+    expectError(await t.call("GET", `/users/${org.bot.user_id}/status`, { as: org.member.as }), 400, "BAD_REQUEST", "No such user");
+    const { rows } = await t.pool.query("SELECT notification_bot_id FROM realms WHERE id = $1", [org.realmId]);
+    expectError(await t.call("GET", `/users/${rows[0].notification_bot_id}/status`, { as: org.member.as }), 400, "BAD_REQUEST", "No such user");
+    const gone = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "gone@x.test", full_name: "Gone Away" } }));
+    await t.ok(await set(t.identity({ ...gone, realm_id: org.realmId, role: 400 }), { status_text: "Moving on" }));
+    await t.ok(await t.call("DELETE", `/users/${gone.user_id}`, { as: org.admin.as }));
+    expectError(await t.call("GET", `/users/${gone.user_id}/status`, { as: org.member.as }), 400, "BAD_REQUEST", "User is deactivated");
+    await t.ok(await t.call("POST", `/users/${gone.user_id}/reactivate`, { as: org.admin.as }));
+    expect(await get(gone.user_id)).toEqual({ status_text: "Moving on" });
+  });
 });

@@ -1,7 +1,7 @@
 import type { Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { getStatus, listStatuses, type UserStatusRow } from "../store/user-status";
-import { accessUserById } from "./users";
+import { accessUserForRead } from "./users";
 
 /** The sparse form clients read: only non-default fields. */
 export function formatStatus(s: UserStatusRow): Record<string, unknown> {
@@ -12,8 +12,9 @@ export function formatStatus(s: UserStatusRow): Record<string, unknown> {
   return out;
 }
 
+/** GET /users/{id}/status: Zulip reads the user with access_user_by_id's defaults (no bots, no deactivated users). */
 export async function getUserStatus(deps: AccountsDeps, who: Identity, userId: number) {
-  await accessUserById(deps, who.realmId, userId);
+  await accessUserForRead(deps, who.realmId, userId);
   const s = await getStatus(deps.pool, who.realmId, userId);
   return s ? formatStatus(s) : {};
 }

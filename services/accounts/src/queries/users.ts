@@ -17,6 +17,23 @@ export async function accessUserById(deps: AccountsDeps, realmId: number, userId
   return user;
 }
 
+/**
+ * Zulip's access_user_by_id for reading (for_admin false): another organization's user is "No
+ * such user", and so is a bot unless `allowBots`; a deactivated user is "User is deactivated"
+ * unless `allowDeactivated`.
+ */
+export async function accessUserForRead(
+  deps: AccountsDeps,
+  realmId: number,
+  userId: number,
+  opts: { allowBots?: boolean; allowDeactivated?: boolean } = {},
+): Promise<UserRow> {
+  const user = await accessUserById(deps, realmId, userId);
+  if (user.isBot && !opts.allowBots) throw badRequest("No such user");
+  if (!user.isActive && !opts.allowDeactivated) throw badRequest("User is deactivated");
+  return user;
+}
+
 export async function getOwnUser(deps: AccountsDeps, who: Identity) {
   const [u, maxMessageId] = await Promise.all([accessUserById(deps, who.realmId, who.userId), newestMessageId(deps, who)]);
   const obj = userObject(u, { clientGravatar: false });
