@@ -10,6 +10,11 @@ export const messagingConfigShape = {
    * to RabbitMQ); this bounds their age should an announcement be lost.
    */
   REALM_CACHE_MS: z.coerce.number().int().min(0).default(5000),
+  /**
+   * The public URL clients reach (the gateway), as accounts has it: the base of the message links
+   * in the notices of moved messages.
+   */
+  EXTERNAL_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.gateway}`),
 };
 
 export type MessagingConfig = ReturnType<typeof loadMessagingConfig>;

@@ -15,7 +15,7 @@ export interface SentMessageInfo {
 }
 
 /**
- * Extension points that run inside the sending / deleting transaction, so work done there
+ * Extension points that run inside the sending / editing / deleting transaction, so work done there
  * (claiming uploads, releasing them) commits or rolls back with the message.
  */
 export interface MessageHooks {
@@ -26,6 +26,8 @@ export interface MessageHooks {
    */
   sendNeedsHook?(realmId: number, content: string): boolean;
   onMessagesDeleted?(tx: Queryable, realmId: number, messageIds: number[]): Promise<void>;
+  /** After a content edit (`message` holds the new content): the links follow the content. */
+  onMessageEdited?(tx: Queryable, message: SentMessageInfo): Promise<void>;
 }
 
 export interface AppDeps {

@@ -9,6 +9,24 @@ export const DisplayRecipientUser = z.strictObject({
   is_mirror_dummy: z.boolean(),
 });
 
+/**
+ * One edit of a message as Zulip stores it (`edit_history` of a message object, newest first):
+ * who and when, and the fields that edit changed. `prev_rendered_content_version` is still
+ * there at feature level 267 (Zulip dropped it at 284).
+ */
+export const EditHistoryEntry = z.strictObject({
+  user_id: z.number().int().nullable(),
+  timestamp: z.number().int(),
+  prev_content: z.string().optional(),
+  prev_rendered_content: z.string().optional(),
+  prev_rendered_content_version: z.number().int().optional(),
+  prev_topic: z.string().optional(),
+  topic: z.string().optional(),
+  prev_stream: z.number().int().optional(),
+  stream: z.number().int().optional(),
+});
+export type EditHistoryEntry = z.infer<typeof EditHistoryEntry>;
+
 /** Zulip's message object (GET /messages, message events); `flags` only where a user's view is given. */
 export const MessageObject = z.strictObject({
   id: z.number().int(),
@@ -32,6 +50,8 @@ export const MessageObject = z.strictObject({
   avatar_url: z.string().nullable(),
   flags: z.array(z.string()).optional(),
   last_edit_timestamp: z.number().int().optional(),
+  /** Present once the message was edited (the organization shows edit history). */
+  edit_history: z.array(EditHistoryEntry).optional(),
   match_content: z.string().optional(),
   match_subject: z.string().optional(),
 });
@@ -137,6 +157,54 @@ export const DeleteMessage = route({
   auth: "user",
   params: { message_id: p.int().path() },
   response: empty,
+});
+
+export const PropagateMode = z.enum(["change_one", "change_later", "change_all"]);
+
+/**
+ * PATCH /messages/{message_id}: a content edit, a topic edit or a move to another channel, for
+ * the one message or (propagate_mode) the later ones or all of its topic. Zulip 9.0's view.
+ */
+export const UpdateMessage = route({
+  method: "PATCH",
+  path: "/messages/{message_id}",
+  service: "messaging",
+  auth: "user",
+  params: {
+    message_id: p.int().path(),
+    content: p.str(),
+    topic: p.str().alias("subject"),
+    stream_id: p.int(),
+    propagate_mode: p.str(PropagateMode).default("change_one"),
+    send_notification_to_old_thread: p.bool().default(false),
+    send_notification_to_new_thread: p.bool().default(true),
+  },
+  response: empty,
+});
+
+/** One state of a message in GET /messages/{id}/history: its content and topic after that edit. */
+export const MessageHistorySnapshot = z.strictObject({
+  user_id: z.number().int().nullable(),
+  timestamp: z.number().int(),
+  topic: z.string(),
+  content: z.string(),
+  rendered_content: z.string(),
+  prev_topic: z.string().optional(),
+  prev_content: z.string().optional(),
+  prev_rendered_content: z.string().optional(),
+  content_html_diff: z.string().optional(),
+  prev_stream: z.number().int().optional(),
+  stream: z.number().int().optional(),
+});
+
+/** GET /messages/{message_id}/history: the original message first, then each edit. */
+export const GetMessageHistory = route({
+  method: "GET",
+  path: "/messages/{message_id}/history",
+  service: "messaging",
+  auth: "user",
+  params: { message_id: p.int().path() },
+  response: success({ message_history: z.array(MessageHistorySnapshot) }),
 });
 
 export const RenderMessage = route({

@@ -10,6 +10,7 @@ import {
   deleteFileDeletion,
   deleteIfUnlinked,
   deleteMessageRefs,
+  deleteMessageRefsTo,
   insertAttachment,
   insertFileDeletions,
   insertMessageRefs,
@@ -18,6 +19,7 @@ import {
   selectByIds,
   selectByPathIdsForShare,
   selectFileDeletions,
+  selectMessageAttachments,
   selectSenderIsGuest,
   sumRealmUploadSize,
   type AttachmentRow,
@@ -164,8 +166,8 @@ function claimablePathIds(realmId: number, content: string): string[] {
   return linkedPathIds(content).filter((p) => p.startsWith(`${realmId}/`));
 }
 
-export async function claimAttachments(tx: Queryable, message: SentMessageInfo): Promise<number[]> {
-  const pathIds = claimablePathIds(message.realmId, message.content);
+export async function claimAttachments(tx: Queryable, message: SentMessageInfo, alreadyLinked: Set<string> = new Set()): Promise<number[]> {
+  const pathIds = claimablePathIds(message.realmId, message.content).filter((p) => !alreadyLinked.has(p));
   if (pathIds.length === 0) return [];
   const found = await selectByPathIdsForShare(tx, message.realmId, pathIds);
   const claimable: AttachmentRow[] = [];
@@ -181,6 +183,18 @@ export async function claimAttachments(tx: Queryable, message: SentMessageInfo):
   await insertMessageRefs(tx, message.realmId, message.id, message.dateSent, claimable.map((r) => r.id));
   await notifyUpdated(tx, claimable);
   return claimable.map((r) => r.id);
+}
+
+/**
+ * In the editing transaction: the message claims the uploads its new content links (as a send
+ * does) and drops its links to those the content no longer names. Those uploads stay, as in
+ * Zulip: the message's edit history may still show them.
+ */
+export async function reclaimAttachments(tx: Queryable, message: SentMessageInfo): Promise<void> {
+  const named = new Set(claimablePathIds(message.realmId, message.content));
+  const linked = await selectMessageAttachments(tx, message.realmId, message.id);
+  await deleteMessageRefsTo(tx, message.realmId, message.id, linked.filter((a) => !named.has(a.pathId)).map((a) => a.id));
+  await claimAttachments(tx, message, new Set(linked.map((a) => a.pathId)));
 }
 
 /**
@@ -283,6 +297,9 @@ export function attachmentHooks(reaper: FileReaper): Required<MessageHooks> {
     },
     sendNeedsHook(realmId, content) {
       return claimablePathIds(realmId, content).length > 0;
+    },
+    async onMessageEdited(tx, message) {
+      await reclaimAttachments(tx, message);
     },
     async onMessagesDeleted(tx, realmId, messageIds) {
       const deleted = await releaseAttachments(tx, realmId, messageIds);

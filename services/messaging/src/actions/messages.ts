@@ -33,6 +33,13 @@ export interface SendRequest {
   queueId?: string;
   localId?: string;
   readBySender?: boolean;
+  /**
+   * The realm's notification bot posting a notice (moved messages, resolved topics): it may post
+   * in any channel, as Zulip's system bots do. Never set from a client's request.
+   */
+  asNotificationBot?: boolean;
+  /** Only these recipients get the message unread; it starts read for the others (Zulip's limit_unread_user_ids). */
+  unreadOnlyFor?: Set<number>;
 }
 
 export interface SendResult {
@@ -112,7 +119,9 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   const readBySender = req.readBySender ?? READ_BY_SENDER_CLIENTS.has(who.client.toLowerCase());
   const entries = plan.recipientIds.map((userId) => ({
     userId,
-    flags: recipientFlags(userId, plan, rendered, groupMentioned, topicParticipants, sender.id, readBySender),
+    flags:
+      recipientFlags(userId, plan, rendered, groupMentioned, topicParticipants, sender.id, readBySender) |
+      (req.unreadOnlyFor && !req.unreadOnlyFor.has(userId) ? FLAG_BITS.read : 0),
   }));
   // Recipients whose alert words the message contains get has_alert_word (issue 10).
   await markAlertWords(deps.pool, who.realmId, content, entries, context?.alertWords ?? direct?.alertWords);
@@ -254,6 +263,7 @@ function messageRow(who: Identity, sender: UserRow, plan: Plan, recipientId: num
     sendingClient: who.client,
     dateSent: now,
     lastEditTime: null,
+    editHistory: null,
   };
 }
 
@@ -281,7 +291,8 @@ async function planStreamMessage(
   // A channel the sender may not see looks missing, except that a bot sees the private
   // channels its owner is subscribed to (it may post there, as in Zulip).
   const ownerSubscribed = sender.isBot && sender.botOwnerId !== null && subs.some((s) => s.userId === sender.botOwnerId);
-  const accessed = found && (canSeeStream(viewer, found.stream, found.sub) || ownerSubscribed) ? found : null;
+  const systemBot = req.asNotificationBot === true && sender.id === realm.notification_bot_id;
+  const accessed = found && (canSeeStream(viewer, found.stream, found.sub) || ownerSubscribed || systemBot) ? found : null;
   if (!accessed) throw streamDoesNotExist(typeof indicator === "number" ? { id: indicator } : { name: indicator });
   const topic = normalizeTopic(req.topic);
   await checkCanPost(deps, who, sender, realm, accessed, now, ownerSubscribed);
@@ -296,7 +307,8 @@ async function planStreamMessage(
   };
 }
 
-async function checkCanPost(
+/** Zulip's access_stream_for_send_message once the channel was found (a send, a typing notification). */
+export async function checkCanPost(
   deps: AppDeps,
   who: Identity,
   sender: UserRow,

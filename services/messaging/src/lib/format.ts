@@ -129,6 +129,8 @@ export function messageObject(m: MessageRow, ctx: MessageContext): MessageObject
   if (m.streamId !== null) out.stream_id = m.streamId;
   if (ctx.flags !== undefined) out.flags = flagsToList(ctx.flags);
   if (m.lastEditTime) out.last_edit_timestamp = unix(m.lastEditTime);
+  // The organization always allows viewing edit history here (register's realm_allow_edit_history).
+  if (m.editHistory) out.edit_history = m.editHistory;
   return out;
 }
 

@@ -91,6 +91,11 @@ function narrowSlug(id: number, name: string): string {
   return `${id}-${hashEncode(name.replace(/ /g, "-"))}`;
 }
 
+/** The narrow of a channel's topic, as `#**channel>topic**` links it (`#narrow/channel/9-general/topic/lunch`). */
+export function topicNarrow(stream: { id: number; name: string }, topic: string): string {
+  return `#narrow/channel/${narrowSlug(stream.id, stream.name)}/topic/${hashEncode(topic)}`;
+}
+
 /** `@**Full Name**`, `@**Name|id**`, `@_**Name**`, wildcards, `@*group*`, `@_*group*`. */
 function mentionRule(state: StateInline, silent: boolean): boolean {
   const src = state.src.slice(state.pos);

@@ -1,10 +1,22 @@
-import { DeleteMessage, GetMessage, GetMessages, InternalCheckMessage, InternalSendMessage, RenderMessage, SendMessage } from "@chat/contracts";
+import {
+  DeleteMessage,
+  GetMessage,
+  GetMessageHistory,
+  GetMessages,
+  InternalCheckMessage,
+  InternalSendMessage,
+  RenderMessage,
+  SendMessage,
+  UpdateMessage,
+} from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
 import { doDeleteMessage } from "../actions/message-delete";
+import { doUpdateMessage } from "../actions/message-edit";
 import { checkMessage, doInternalSend, doSendMessage, type SendRequest } from "../actions/messages";
 import { renderMessageContent } from "../lib/markdown";
 import { buildMentionDirectory } from "../queries/mentions";
+import { getMessageHistory } from "../queries/message-history";
 import { getMessageById, getMessages } from "../queries/messages";
 import { viewerOf } from "../queries/streams";
 
@@ -41,6 +53,21 @@ export const messageRoutes: RoutePlugin = (app, deps) => {
   );
 
   registerRoute(app, GetMessage, ({ params, identity }) => getMessageById(deps, identity, params.message_id, params.apply_markdown));
+
+  registerRoute(app, UpdateMessage, async ({ params, identity }) => {
+    await doUpdateMessage(deps, identity, {
+      messageId: params.message_id,
+      content: params.content,
+      topic: params.topic,
+      streamId: params.stream_id,
+      propagateMode: params.propagate_mode as "change_one" | "change_later" | "change_all",
+      notifyOldThread: params.send_notification_to_old_thread,
+      notifyNewThread: params.send_notification_to_new_thread,
+    });
+    return {};
+  });
+
+  registerRoute(app, GetMessageHistory, ({ params, identity }) => getMessageHistory(deps, identity, params.message_id));
 
   registerRoute(app, DeleteMessage, async ({ params, identity }) => {
     await doDeleteMessage(deps, identity, params.message_id);

@@ -98,6 +98,25 @@ export async function insertMessageRefs(db: Queryable, realmId: number, messageI
   );
 }
 
+/** The uploads one message links: attachment id and path id. */
+export async function selectMessageAttachments(db: Queryable, realmId: number, messageId: number): Promise<Array<{ id: number; pathId: string }>> {
+  const { rows } = await db.query(
+    `SELECT a.id, a.path_id FROM attachment_messages am JOIN attachments a ON a.id = am.attachment_id
+      WHERE am.realm_id = $1 AND am.message_id = $2 ORDER BY a.id`,
+    [realmId, messageId],
+  );
+  return rows.map((r) => ({ id: Number(r.id), pathId: r.path_id }));
+}
+
+/** Drops one message's links to these attachments. */
+export async function deleteMessageRefsTo(db: Queryable, realmId: number, messageId: number, attachmentIds: number[]): Promise<void> {
+  if (attachmentIds.length === 0) return;
+  await db.query(
+    "DELETE FROM attachment_messages WHERE realm_id = $1 AND message_id = $2 AND attachment_id = ANY($3::bigint[])",
+    [realmId, messageId, attachmentIds],
+  );
+}
+
 /** Drops the links of deleted messages; returns the attachments they pointed to. */
 export async function deleteMessageRefs(db: Queryable, realmId: number, messageIds: number[]): Promise<number[]> {
   const { rows } = await db.query(

@@ -1,4 +1,4 @@
-import type { DomainEnvelope } from "@chat/contracts";
+import type { DomainEnvelope, EditHistoryEntry } from "@chat/contracts";
 import { outboxRowsWritten, type Queryable } from "@chat/platform";
 
 export interface MessageRow {
@@ -13,10 +13,12 @@ export interface MessageRow {
   sendingClient: string;
   dateSent: Date;
   lastEditTime: Date | null;
+  /** Zulip's edit_history: newest edit first; null before the first edit. */
+  editHistory: EditHistoryEntry[] | null;
 }
 
 export const MESSAGE_COLUMNS = `m.id, m.realm_id, m.sender_id, m.recipient_id, m.stream_id, m.topic, m.content, m.rendered_content,
-  m.sending_client, m.date_sent, m.last_edit_time`;
+  m.sending_client, m.date_sent, m.last_edit_time, m.edit_history`;
 
 export function toMessage(r: any): MessageRow {
   return {
@@ -31,6 +33,7 @@ export function toMessage(r: any): MessageRow {
     sendingClient: r.sending_client,
     dateSent: r.date_sent,
     lastEditTime: r.last_edit_time,
+    editHistory: r.edit_history ?? null,
   };
 }
 
@@ -161,4 +164,90 @@ export async function selectTopicParticipants(db: Queryable, realmId: number, st
 export async function selectMaxMessageId(db: Queryable, realmId: number, userId: number): Promise<number> {
   const { rows } = await db.query("SELECT max(message_id) AS id FROM usermessages WHERE realm_id = $1 AND user_id = $2", [realmId, userId]);
   return rows[0].id === null ? -1 : Number(rows[0].id);
+}
+
+/** Locks one message against concurrent edits and deletion until the transaction ends; false when it is gone. */
+export async function lockMessageForEdit(db: Queryable, realmId: number, id: number): Promise<boolean> {
+  const { rows } = await db.query("SELECT id FROM messages WHERE realm_id = $1 AND id = $2 FOR UPDATE", [realmId, id]);
+  return rows.length > 0;
+}
+
+/**
+ * A channel topic's messages (the topic compared case-insensitively, as Zulip does), oldest
+ * first, only those after `afterId` when given, locked against concurrent edits and deletion.
+ */
+export async function lockTopicMessages(
+  db: Queryable,
+  realmId: number,
+  streamId: number,
+  topic: string,
+  afterId?: number,
+): Promise<Array<{ id: number; dateSent: Date }>> {
+  const { rows } = await db.query(
+    `SELECT id, date_sent FROM messages WHERE realm_id = $1 AND stream_id = $2 AND lower(topic) = lower($3) AND id > $4
+      ORDER BY id FOR UPDATE`,
+    [realmId, streamId, topic, afterId ?? 0],
+  );
+  return rows.map((r) => ({ id: Number(r.id), dateSent: r.date_sent }));
+}
+
+/** Ids of a channel topic's messages (case-insensitively), oldest first, but for `excludeIds`. */
+export async function selectTopicMessageIds(db: Queryable, realmId: number, streamId: number, topic: string, excludeIds: number[] = []): Promise<number[]> {
+  const { rows } = await db.query(
+    `SELECT id FROM messages WHERE realm_id = $1 AND stream_id = $2 AND lower(topic) = lower($3) AND NOT (id = ANY($4::bigint[]))
+      ORDER BY id`,
+    [realmId, streamId, topic, excludeIds],
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+export interface EditedContent {
+  content: string;
+  renderedContent: string;
+  hasLink: boolean;
+  hasImage: boolean;
+  hasAttachment: boolean;
+}
+
+/** A content edit: the new Markdown and rendering (and the search index over them). */
+export async function updateMessageContent(db: Queryable, realmId: number, id: number, c: EditedContent): Promise<void> {
+  await db.query(
+    `UPDATE messages SET content = $3, rendered_content = $4, has_link = $5, has_image = $6, has_attachment = $7,
+       search_tsv = setweight(to_tsvector('english', topic), 'A') || to_tsvector('english', $3)
+     WHERE realm_id = $1 AND id = $2`,
+    [realmId, id, c.content, c.renderedContent, c.hasLink, c.hasImage, c.hasAttachment],
+  );
+}
+
+/** Moves messages to another topic and/or channel (its recipient); the search index follows the topic. */
+export async function moveMessageRows(
+  db: Queryable,
+  realmId: number,
+  ids: number[],
+  to: { topic: string; streamId: number; recipientId: number },
+): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(
+    `UPDATE messages SET topic = $3, stream_id = $4, recipient_id = $5,
+       search_tsv = setweight(to_tsvector('english', $3), 'A') || to_tsvector('english', content)
+     WHERE realm_id = $1 AND id = ANY($2::bigint[])`,
+    [realmId, ids, to.topic, to.streamId, to.recipientId],
+  );
+}
+
+/** Records an edit on messages: their last edit time, and the entry at the head of their edit history. */
+export async function recordMessageEdit(db: Queryable, realmId: number, ids: number[], at: Date, entry: EditHistoryEntry): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(
+    `UPDATE messages SET last_edit_time = $3, edit_history = jsonb_build_array($4::jsonb) || coalesce(edit_history, '[]'::jsonb)
+      WHERE realm_id = $1 AND id = ANY($2::bigint[])`,
+    [realmId, ids, at, JSON.stringify(entry)],
+  );
+}
+
+/** Who sent these messages (each sender once). */
+export async function selectSenderIds(db: Queryable, realmId: number, ids: number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query("SELECT DISTINCT sender_id FROM messages WHERE realm_id = $1 AND id = ANY($2::bigint[]) ORDER BY sender_id", [realmId, ids]);
+  return rows.map((r) => Number(r.sender_id));
 }

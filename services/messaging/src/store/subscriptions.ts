@@ -119,3 +119,13 @@ export async function updateSubscriptionProperty(
   if (!column) throw new Error(`unknown subscription column for ${property}`);
   await db.query(`UPDATE subscriptions SET ${column} = $4 WHERE realm_id = $1 AND user_id = $2 AND stream_id = $3`, [realmId, userId, streamId, value]);
 }
+
+/** A channel's active subscriptions with the subscriber's role and whether their account is active. */
+export async function selectSubscribersWithRoles(db: Queryable, realmId: number, streamId: number): Promise<Array<{ userId: number; role: number; isActive: boolean }>> {
+  const { rows } = await db.query(
+    `SELECT s.user_id, u.role, u.is_active FROM subscriptions s JOIN users u ON u.user_id = s.user_id
+      WHERE s.realm_id = $1 AND s.stream_id = $2 AND s.active ORDER BY s.user_id`,
+    [realmId, streamId],
+  );
+  return rows.map((r) => ({ userId: Number(r.user_id), role: r.role as number, isActive: r.is_active as boolean }));
+}

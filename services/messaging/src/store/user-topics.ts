@@ -57,3 +57,12 @@ export async function setUserTopic(db: Queryable, realmId: number, userId: numbe
     [realmId, userId, streamId, topic, policy, at],
   );
 }
+
+/** Every user's visibility policy for one topic (compared case-insensitively). */
+export async function selectTopicPolicies(db: Queryable, realmId: number, streamId: number, topic: string): Promise<Array<{ userId: number; policy: number }>> {
+  const { rows } = await db.query(
+    "SELECT user_id, visibility_policy FROM user_topics WHERE realm_id = $1 AND stream_id = $2 AND lower(topic_name) = lower($3) ORDER BY user_id",
+    [realmId, streamId, topic],
+  );
+  return rows.map((r) => ({ userId: Number(r.user_id), policy: r.visibility_policy as number }));
+}

@@ -117,3 +117,42 @@ export async function selectRecentDirectConversations(db: Queryable, realmId: nu
   );
   return rows.map((r) => ({ key: r.user_ids_key, maxId: Number(r.max_id) }));
 }
+
+/** Every user's row for one message (user id and flag bits), locked for the caller's changes. */
+export async function selectMessageRowsForUpdate(db: Queryable, realmId: number, messageId: number): Promise<Array<{ userId: number; flags: number }>> {
+  const { rows } = await db.query(
+    "SELECT user_id, flags FROM usermessages WHERE realm_id = $1 AND message_id = $2 ORDER BY user_id FOR UPDATE",
+    [realmId, messageId],
+  );
+  return rows.map((r) => ({ userId: Number(r.user_id), flags: r.flags as number }));
+}
+
+/** Sets the flag bits of several users' rows for one message. */
+export async function updateMessageFlags(db: Queryable, realmId: number, messageId: number, changes: Array<{ userId: number; flags: number }>): Promise<void> {
+  if (changes.length === 0) return;
+  await db.query(
+    `UPDATE usermessages um SET flags = x.f FROM unnest($3::bigint[], $4::int[]) AS x(u, f)
+      WHERE um.realm_id = $1 AND um.message_id = $2 AND um.user_id = x.u`,
+    [realmId, messageId, changes.map((c) => c.userId), changes.map((c) => c.flags)],
+  );
+}
+
+/** Removes these users' rows for these messages. */
+export async function deleteUsersMessageRows(db: Queryable, realmId: number, userIds: number[], messageIds: number[]): Promise<void> {
+  if (userIds.length === 0 || messageIds.length === 0) return;
+  await db.query(
+    "DELETE FROM usermessages WHERE realm_id = $1 AND user_id = ANY($2::bigint[]) AND message_id = ANY($3::bigint[])",
+    [realmId, userIds, messageIds],
+  );
+}
+
+/** Gives these users a row with `flags` for each of these messages, where they have none. */
+export async function insertUsersMessageRows(db: Queryable, realmId: number, userIds: number[], messageIds: number[], flags: number): Promise<void> {
+  if (userIds.length === 0 || messageIds.length === 0) return;
+  await db.query(
+    `INSERT INTO usermessages (realm_id, user_id, message_id, flags)
+     SELECT $1, u, m, $4 FROM unnest($2::bigint[]) AS u CROSS JOIN unnest($3::bigint[]) AS m
+     ON CONFLICT (user_id, message_id) DO NOTHING`,
+    [realmId, userIds, messageIds, flags],
+  );
+}
