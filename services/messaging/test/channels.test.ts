@@ -63,3 +63,47 @@ describe("GET /users/{user_id}/subscriptions/{stream_id}", () => {
     expectError(await status(org.member, gone.user_id, general), 400, "BAD_REQUEST", "User is deactivated");
   });
 });
+
+describe("DELETE /streams/{stream_id}", () => {
+  it("administrators only; a missing, hidden or other organization's channel is `Invalid channel ID`", async () => {
+    expectError(await m.call("DELETE", `/streams/${general}`, org.moderator), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    expectError(await m.call("DELETE", `/streams/${theirs}`, org.admin), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await m.call("DELETE", "/streams/999999", org.admin), 400, "BAD_REQUEST", "Invalid channel ID");
+    expect(await m.clientEvents()).toEqual([]);
+  });
+
+  it("ends the channel: a stream delete to everyone who could see it, its name free again, its unread read", async () => {
+    const doomed = await m.createStream(org.owner, "doomed", [org.owner, org.member2, org.guest]);
+    const msg = await m.send(org.owner, { type: "stream", to: "doomed", topic: "t", content: "last words" });
+    await m.outbox();
+    expect(await m.ok(await m.call("DELETE", `/streams/${doomed}`, org.admin))).toEqual({ result: "success", msg: "" });
+    const events = await m.clientEvents();
+    expect(events.map((e) => e.type)).toEqual(["messaging.stream.deleted"]);
+    expect(events[0].event).toMatchObject({ type: "stream", op: "delete", streams: [{ stream_id: doomed, name: "doomed", invite_only: false }] });
+    // Non-guests see a public channel; the guest was subscribed.
+    for (const u of [org.owner, org.admin, org.member, org.member2, org.guest]) expect(events[0].users).toContain(u.user_id);
+
+    expect((await m.ok(await m.call("GET", "/streams", org.admin, { include_all_active: true }))).streams.map((s: any) => s.stream_id)).not.toContain(doomed);
+    expect((await m.ok(await m.call("GET", "/users/me/subscriptions", org.member2))).subscriptions.map((s: any) => s.stream_id)).not.toContain(doomed);
+    expectError(await m.call("GET", `/streams/${doomed}`, org.admin), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await m.call("GET", "/get_stream_id", org.owner, { stream: "doomed" }), 400, "BAD_REQUEST", "Invalid channel name 'doomed'");
+    expectError(await m.call("DELETE", `/streams/${doomed}`, org.admin), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await m.call("POST", "/messages", org.owner, { type: "stream", to: doomed, topic: "t", content: "anyone?" }), 400, "STREAM_DOES_NOT_EXIST");
+    const unread = await m.deps.pool.query("SELECT user_id FROM usermessages WHERE message_id = $1 AND (flags & 1) = 0", [msg]);
+    expect(unread.rows).toEqual([]);
+
+    // The name can be used again, by a new channel.
+    const reborn = await m.createStream(org.owner, "doomed", [org.owner]);
+    expect(reborn).not.toBe(doomed);
+    await m.ok(await m.call("POST", "/messages", org.owner, { type: "stream", to: "doomed", topic: "t", content: "hello again" }));
+  });
+
+  it("a private channel's delete goes to its subscribers and the administrators only", async () => {
+    const quiet = await m.createStream(org.member, "quiet", [org.member], { invite_only: true });
+    await m.outbox();
+    await m.ok(await m.call("DELETE", `/streams/${quiet}`, org.owner));
+    const [deleted] = await m.clientEvents();
+    expect(deleted.event.streams[0]).toMatchObject({ name: "quiet", invite_only: true });
+    expect([...deleted.users].sort((a: number, b: number) => a - b)).toEqual([org.owner, org.admin, org.member].map((u) => u.user_id).sort((a, b) => a - b));
+  });
+});

@@ -67,6 +67,11 @@ export const MessagingStreamHidden = defineEvent(
   "messaging.stream.hidden",
   z.object({ stream_id: z.number().int(), user_id: z.number().int(), client: noticeOf(StreamDeleteClientEvent) }),
 );
+/** A channel was deleted: a stream delete (with its name before) to everyone who could see it. */
+export const MessagingStreamDeleted = defineEvent(
+  "messaging.stream.deleted",
+  z.object({ stream_id: z.number().int(), client: noticeOf(StreamDeleteClientEvent) }),
+);
 export const MessagingStreamUpdated = defineEvent(
   "messaging.stream.updated",
   z.object({ stream_id: z.number().int(), client: noticeOf(StreamUpdateClientEvent) }),

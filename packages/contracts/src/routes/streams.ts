@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { p } from "../params";
-import { route, success } from "../route";
+import { empty, route, success } from "../route";
 
 /** A channel as every user who can see it gets it (GET /streams, register `streams`, stream events). */
 export const StreamObject = z.strictObject({
@@ -78,4 +78,14 @@ export const GetStreamMembers = route({
   auth: "user",
   params: { stream_id: p.int().path() },
   response: success({ subscribers: z.array(z.number().int()) }),
+});
+
+/** Deletes (deactivates) a channel; administrators only. */
+export const DeleteStream = route({
+  method: "DELETE",
+  path: "/streams/{stream_id}",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().path() },
+  response: empty,
 });

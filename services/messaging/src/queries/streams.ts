@@ -25,6 +25,7 @@ export const viewerOf = (who: Identity): Viewer => ({ userId: who.userId, realmI
 
 /** Whether the viewer may know the channel exists (Zulip's metadata access). */
 export function canSeeStream(viewer: Viewer, stream: StreamRow, sub: SubscriptionRow | null | undefined): boolean {
+  if (stream.deactivated) return false;
   if (sub?.active) return true;
   if (stream.isWebPublic) return true;
   if (!stream.inviteOnly) return !isGuestRole(viewer.role);
@@ -33,6 +34,7 @@ export function canSeeStream(viewer: Viewer, stream: StreamRow, sub: Subscriptio
 
 /** Whether the viewer may read the channel's whole history (not only what they received). */
 export function canAccessHistory(viewer: Viewer, stream: StreamRow, sub: SubscriptionRow | null | undefined): boolean {
+  if (stream.deactivated) return false;
   if (stream.isWebPublic) return true;
   if (!stream.inviteOnly && !isGuestRole(viewer.role)) return true;
   return Boolean(sub?.active) && stream.historyPublicToSubscribers;
@@ -40,6 +42,7 @@ export function canAccessHistory(viewer: Viewer, stream: StreamRow, sub: Subscri
 
 /** Who may see a channel's subscriber list: anyone who can see a public channel; members of a private one (and admins). */
 export function canSeeSubscribers(viewer: Viewer, stream: StreamRow, sub: SubscriptionRow | null | undefined): boolean {
+  if (stream.deactivated) return false;
   if (sub?.active) return true;
   if (!stream.inviteOnly) return !isGuestRole(viewer.role) || stream.isWebPublic;
   return isAdminRole(viewer.role);

@@ -1,6 +1,7 @@
-import { GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics } from "@chat/contracts";
+import { DeleteStream, GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
+import { doDeactivateStream } from "../actions/streams";
 import { getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, viewerOf } from "../queries/streams";
 
 export const streamRoutes: RoutePlugin = (app, deps) => {
@@ -22,4 +23,9 @@ export const streamRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, GetStreamId, async ({ params, identity }) => ({ stream_id: await getStreamId(deps, viewerOf(identity), params.stream) }));
 
   registerRoute(app, GetStreamTopics, async ({ params, identity }) => ({ topics: await getStreamTopics(deps, viewerOf(identity), params.stream_id) }));
+
+  registerRoute(app, DeleteStream, async ({ params, identity }) => {
+    await doDeactivateStream(deps, identity, params.stream_id);
+    return {};
+  });
 };

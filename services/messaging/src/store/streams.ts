@@ -16,11 +16,13 @@ export interface StreamRow {
   canRemoveSubscribersGroup: number;
   firstMessageId: number | null;
   recipientId: number;
+  /** Deleted (DELETE /streams/{id}): renamed, without subscribers, visible to nobody. */
+  deactivated: boolean;
 }
 
 export const STREAM_COLUMNS = `s.id, s.realm_id, s.name, s.description, s.rendered_description, s.invite_only, s.is_web_public,
   s.history_public_to_subscribers, s.stream_post_policy, s.message_retention_days, s.date_created, s.creator_id,
-  s.can_remove_subscribers_group, s.first_message_id, r.id AS recipient_id`;
+  s.can_remove_subscribers_group, s.first_message_id, s.deactivated, r.id AS recipient_id`;
 export const STREAM_FROM = "streams s JOIN recipients r ON r.stream_id = s.id";
 
 export function toStream(r: any): StreamRow {
@@ -40,6 +42,7 @@ export function toStream(r: any): StreamRow {
     canRemoveSubscribersGroup: Number(r.can_remove_subscribers_group),
     firstMessageId: r.first_message_id === null ? null : Number(r.first_message_id),
     recipientId: Number(r.recipient_id),
+    deactivated: r.deactivated === true,
   };
 }
 
@@ -65,9 +68,25 @@ export async function selectStreamsByNames(db: Queryable, realmId: number, lower
   return rows.map(toStream);
 }
 
+/** The organization's channels, deleted ones left out. */
 export async function selectRealmStreams(db: Queryable, realmId: number): Promise<StreamRow[]> {
-  const { rows } = await db.query(`SELECT ${STREAM_COLUMNS} FROM ${STREAM_FROM} WHERE s.realm_id = $1 ORDER BY s.id`, [realmId]);
+  const { rows } = await db.query(`SELECT ${STREAM_COLUMNS} FROM ${STREAM_FROM} WHERE s.realm_id = $1 AND NOT s.deactivated ORDER BY s.id`, [realmId]);
   return rows.map(toStream);
+}
+
+/** A channel by id, locked for update. */
+export async function selectStreamForUpdate(db: Queryable, realmId: number, id: number): Promise<StreamRow | null> {
+  const { rows } = await db.query(`SELECT ${STREAM_COLUMNS} FROM ${STREAM_FROM} WHERE s.realm_id = $1 AND s.id = $2 FOR UPDATE OF s`, [realmId, id]);
+  return rows[0] ? toStream(rows[0]) : null;
+}
+
+/** Marks a channel deleted under its new name and ends its subscriptions, in one statement. */
+export async function deactivateStream(db: Queryable, realmId: number, id: number, newName: string): Promise<void> {
+  await db.query(
+    `WITH s AS (UPDATE streams SET deactivated = true, name = $3 WHERE realm_id = $1 AND id = $2 AND NOT deactivated RETURNING id)
+     UPDATE subscriptions SET active = false WHERE realm_id = $1 AND stream_id IN (SELECT id FROM s) AND active`,
+    [realmId, id, newName],
+  );
 }
 
 export interface NewStream {
@@ -146,4 +165,16 @@ export async function selectReceivedTopics(db: Queryable, realmId: number, userI
     [realmId, userId, streamId],
   );
   return rows.map((r) => ({ name: r.topic, maxId: Number(r.max_id) })).sort((a, b) => b.maxId - a.maxId);
+}
+
+/**
+ * Marks every unread message of a channel read for everyone (a deleted channel's unread would
+ * otherwise count for ever). Kept here rather than with usermessages: only deletion uses it.
+ */
+export async function markStreamMessagesReadForEveryone(db: Queryable, realmId: number, streamId: number): Promise<void> {
+  await db.query(
+    `UPDATE usermessages um SET flags = um.flags | 1 FROM messages m
+      WHERE um.realm_id = $1 AND (um.flags & 1) = 0 AND m.id = um.message_id AND m.realm_id = $1 AND m.stream_id = $2`,
+    [realmId, streamId],
+  );
 }
