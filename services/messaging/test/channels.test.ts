@@ -89,6 +89,9 @@ describe("DELETE /streams/{stream_id}", () => {
     expectError(await m.call("GET", "/get_stream_id", org.owner, { stream: "doomed" }), 400, "BAD_REQUEST", "Invalid channel name 'doomed'");
     expectError(await m.call("DELETE", `/streams/${doomed}`, org.admin), 400, "BAD_REQUEST", "Invalid channel ID");
     expectError(await m.call("POST", "/messages", org.owner, { type: "stream", to: doomed, topic: "t", content: "anyone?" }), 400, "STREAM_DOES_NOT_EXIST");
+    // An invitation naming it no longer subscribes anyone to it.
+    const joiner = await org.extra(7);
+    expect((await m.ok(await m.call("POST", "/internal/subscriptions/new_user", null, { realm_id: org.realmId, user_id: joiner.user_id, stream_ids: [doomed] }))).stream_ids).toEqual([]);
     const unread = await m.deps.pool.query("SELECT user_id FROM usermessages WHERE message_id = $1 AND (flags & 1) = 0", [msg]);
     expect(unread.rows).toEqual([]);
 

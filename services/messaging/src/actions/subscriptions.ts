@@ -131,7 +131,7 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
 export async function doSubscribeNewUser(deps: AppDeps, realmId: number, userId: number, streamIds: number[]): Promise<number[]> {
   const user = await getUser(deps, realmId, userId);
   if (!user || !user.isActive) throw badRequest("No such user");
-  const streams = (await selectStreamsByIds(deps.pool, realmId, [...new Set(streamIds)])).sort((a, b) => a.id - b.id);
+  const streams = (await selectStreamsByIds(deps.pool, realmId, [...new Set(streamIds)])).filter((s) => !s.deactivated).sort((a, b) => a.id - b.id);
   if (streams.length === 0) return [];
   await withTx(deps.pool, async (tx) => {
     const out = await subscribeUsers(tx, deps, realmId, [user], streams);
