@@ -8,6 +8,9 @@ export const REPLICATED_SETTINGS = [
   "automatically_follow_topics_policy",
   "automatically_unmute_topics_in_muted_streams_policy",
   "automatically_follow_topics_where_mentioned",
+  "send_private_typing_notifications",
+  "send_stream_typing_notifications",
+  "receives_typing_notifications",
 ] as const;
 
 export interface UserSettingsView {
@@ -17,6 +20,11 @@ export interface UserSettingsView {
   /** One of AUTO_POLICY. */
   unmuteTopicsInMutedStreamsPolicy: number;
   followTopicsWhereMentioned: boolean;
+  /** POST /typing refuses a user who turned typing notifications off (direct / channel). */
+  sendPrivateTypingNotifications: boolean;
+  sendStreamTypingNotifications: boolean;
+  /** Typing events reach only users who receive them. */
+  receivesTypingNotifications: boolean;
 }
 
 export const DEFAULT_USER_SETTINGS: UserSettingsView = {
@@ -24,6 +32,9 @@ export const DEFAULT_USER_SETTINGS: UserSettingsView = {
   followTopicsPolicy: 3,
   unmuteTopicsInMutedStreamsPolicy: 2,
   followTopicsWhereMentioned: true,
+  sendPrivateTypingNotifications: true,
+  sendStreamTypingNotifications: true,
+  receivesTypingNotifications: true,
 };
 
 export function isReplicatedSetting(name: string): boolean {
@@ -49,5 +60,8 @@ export function settingsView(stored: Record<string, unknown> = {}): UserSettings
     followTopicsPolicy: int(stored.automatically_follow_topics_policy, DEFAULT_USER_SETTINGS.followTopicsPolicy),
     unmuteTopicsInMutedStreamsPolicy: int(stored.automatically_unmute_topics_in_muted_streams_policy, DEFAULT_USER_SETTINGS.unmuteTopicsInMutedStreamsPolicy),
     followTopicsWhereMentioned: bool(stored.automatically_follow_topics_where_mentioned, DEFAULT_USER_SETTINGS.followTopicsWhereMentioned),
+    sendPrivateTypingNotifications: bool(stored.send_private_typing_notifications, DEFAULT_USER_SETTINGS.sendPrivateTypingNotifications),
+    sendStreamTypingNotifications: bool(stored.send_stream_typing_notifications, DEFAULT_USER_SETTINGS.sendStreamTypingNotifications),
+    receivesTypingNotifications: bool(stored.receives_typing_notifications, DEFAULT_USER_SETTINGS.receivesTypingNotifications),
   };
 }
