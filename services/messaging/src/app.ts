@@ -9,6 +9,7 @@ import { messageRoutes } from "./routes/messages";
 import { registerStateRoutes } from "./routes/register-state";
 import { streamRoutes } from "./routes/streams";
 import { subscriptionRoutes } from "./routes/subscriptions";
+import { typingRoutes } from "./routes/typing";
 import { userTopicRoutes } from "./routes/user-topics";
 
 /** One plugin per resource. Extensions (attachments) add theirs to this list. */
@@ -19,6 +20,7 @@ export const ROUTE_PLUGINS: RoutePlugin[] = [
   subscriptionRoutes,
   draftRoutes,
   userTopicRoutes,
+  typingRoutes,
   registerStateRoutes,
 ];
 

@@ -1,0 +1,102 @@
+import { MessagingTypingStarted, MessagingTypingStopped, type TypingClientEvent } from "@chat/contracts";
+import { badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
+import type { AppDeps } from "../deps";
+import { accessStreamById, viewerOf } from "../queries/streams";
+import { getUser, getUsersByIds } from "../queries/users";
+import { getUserSettings } from "../queries/user-settings";
+import { selectSubscriberIds } from "../store/subscriptions";
+import type { UserRow } from "../store/users";
+import { checkCanPost } from "./messages";
+
+/**
+ * Zulip sends no channel typing notifications in channels with more subscribers than this
+ * (`MAX_STREAM_SIZE_FOR_TYPING_NOTIFICATIONS`, zproject/default_settings.py), for performance.
+ */
+export const MAX_CHANNEL_SIZE_FOR_TYPING_NOTIFICATIONS = 100;
+
+export interface TypingRequest {
+  type: "direct" | "private" | "stream" | "channel";
+  op: "start" | "stop";
+  to?: number[];
+  streamId?: number;
+  topic?: string;
+}
+
+/** POST /typing (Zulip's send_notification_backend): checks, then the typing event for whoever would receive the message. */
+export async function doSendTypingNotification(deps: AppDeps, who: Identity, req: TypingRequest): Promise<void> {
+  if (req.type === "stream" || req.type === "channel") await doSendChannelTyping(deps, who, req);
+  else await doSendDirectTyping(deps, who, req);
+}
+
+const typingUser = (u: UserRow) => ({ user_id: u.id, email: u.email });
+
+/**
+ * The recipients are the ids given plus the sender; an id that is no user of the organization
+ * refuses the whole request. Deactivated users stay among the event's recipients (the
+ * conversation is theirs too) but are not told, and neither are users who turned receiving
+ * typing notifications off (Zulip's check_send_typing_notification).
+ */
+async function doSendDirectTyping(deps: AppDeps, who: Identity, req: TypingRequest): Promise<void> {
+  if (req.to === undefined) throw badRequest("Missing 'to' argument");
+  if (req.to.length === 0) throw badRequest("Empty 'to' list");
+  const own = (await getUserSettings(deps, who.realmId, [who.userId])).get(who.userId)!;
+  if (!own.sendPrivateTypingNotifications) throw badRequest("User has disabled typing notifications for direct messages");
+  const ids = [...new Set([...req.to, who.userId])];
+  const users = await getUsersByIds(deps, who.realmId, ids);
+  const missing = ids.find((id) => !users.has(id));
+  if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
+  const recipients = ids.map((id) => users.get(id)!);
+  const event: TypingClientEvent = {
+    type: "typing",
+    op: req.op,
+    message_type: "direct",
+    sender: typingUser(users.get(who.userId)!),
+    recipients: recipients.map(typingUser),
+  };
+  const active = recipients.filter((u) => u.isActive).map((u) => u.id);
+  await notifyTyping(deps, who, event, await receivingTyping(deps, who.realmId, active));
+}
+
+/**
+ * Channel typing needs what a send there needs (the channel visible to the sender, its posting
+ * policy); the event goes to the channel's active subscribers who receive typing notifications,
+ * the sender among them, and to nobody in a channel of more than 100 subscribers (Zulip's
+ * do_send_stream_typing_notification).
+ */
+async function doSendChannelTyping(deps: AppDeps, who: Identity, req: TypingRequest): Promise<void> {
+  if (req.streamId === undefined) throw badRequest("Missing channel ID");
+  if (req.topic === undefined) throw badRequest("Missing topic");
+  const own = (await getUserSettings(deps, who.realmId, [who.userId])).get(who.userId)!;
+  if (!own.sendStreamTypingNotifications) throw badRequest("User has disabled typing notifications for channel messages");
+  const accessed = await accessStreamById(deps.pool, viewerOf(who), req.streamId);
+  const sender = await getUser(deps, who.realmId, who.userId);
+  if (!sender) throw badRequest("Account is deactivated");
+  const subscribers = (await selectSubscriberIds(deps.pool, who.realmId, [accessed.stream.id])).get(accessed.stream.id) ?? [];
+  const ownerSubscribed = sender.isBot && sender.botOwnerId !== null && subscribers.includes(sender.botOwnerId);
+  await checkCanPost(deps, who, sender, await deps.accounts.getRealm(who.realmId), accessed, deps.clock.now(), ownerSubscribed);
+  if (subscribers.length > MAX_CHANNEL_SIZE_FOR_TYPING_NOTIFICATIONS) return;
+  const event: TypingClientEvent = {
+    type: "typing",
+    op: req.op,
+    message_type: "stream",
+    sender: typingUser(sender),
+    stream_id: accessed.stream.id,
+    // Zulip strips the topic parameter's whitespace and uses it as given otherwise.
+    topic: req.topic.trim(),
+  };
+  await notifyTyping(deps, who, event, await receivingTyping(deps, who.realmId, subscribers));
+}
+
+/** Those of `userIds` who receive typing notifications (their receives_typing_notifications). */
+async function receivingTyping(deps: AppDeps, realmId: number, userIds: number[]): Promise<number[]> {
+  const settings = await getUserSettings(deps, realmId, userIds);
+  return userIds.filter((id) => settings.get(id)!.receivesTypingNotifications);
+}
+
+/** Nothing is stored: the outbox row alone, so the event keeps its place among the realm's events. */
+async function notifyTyping(deps: AppDeps, who: Identity, event: TypingClientEvent, users: number[]): Promise<void> {
+  if (users.length === 0) return;
+  const [type, schema] = event.op === "start" ? ["messaging.typing.started", MessagingTypingStarted] : ["messaging.typing.stopped", MessagingTypingStopped];
+  const payload = schema.parse({ sender_id: who.userId, client: { event, users } });
+  await withTx(deps.pool, (tx) => emitEvent(tx, { type, realmId: who.realmId, payload }));
+}
