@@ -184,6 +184,24 @@ describe("topic edits", () => {
     expect(notice.event.markdown_content).toBe(`This topic was moved here from #**general>lunch** by ${mention(org.member)}.`);
   });
 
+  it("unread messages stay unread in their new topic (register's unread_msgs)", async () => {
+    const id = await m.send(org.owner, { type: "stream", to: "general", topic: "unread here", content: "news" });
+    await m.ok(await edit(org.owner, id, { topic: "unread there", send_notification_to_new_thread: false }));
+    const state = await m.ok(await m.call("POST", "/internal/register_state/messaging", org.member2, { fetch_event_types: JSON.stringify(["message", "update_message_flags"]) }));
+    const buckets = state.unread_msgs.streams.filter((s: any) => s.unread_message_ids.includes(id));
+    expect(buckets.map((s: any) => [s.stream_id, s.topic])).toEqual([[general, "unread there"]]);
+  });
+
+  it("two topic-wide moves of one topic at once both go through, one after the other", async () => {
+    const a = await m.send(org.member, { type: "stream", to: "general", topic: "race", content: "1" });
+    const b = await m.send(org.member, { type: "stream", to: "general", topic: "race", content: "2" });
+    const quiet = { propagate_mode: "change_all", send_notification_to_new_thread: false };
+    const results = await Promise.all([edit(org.member, a, { topic: "race A", ...quiet }), edit(org.member, b, { topic: "race B", ...quiet })]);
+    for (const r of results) await m.ok(r);
+    const topics = [(await getOne(org.member, a)).subject, (await getOne(org.member, b)).subject];
+    expect(topics[0]).toBe(topics[1]);
+  });
+
   it("change_later moves this and later messages; notices in both topics count them", async () => {
     const a = await m.send(org.member, { type: "stream", to: "general", topic: "split", content: "1" });
     const b = await m.send(org.member, { type: "stream", to: "general", topic: "split", content: "2" });

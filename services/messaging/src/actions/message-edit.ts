@@ -22,7 +22,15 @@ import { accessMessages } from "../queries/message-access";
 import { buildMentionDirectory } from "../queries/mentions";
 import { canAccessHistory, findStream, viewerOf } from "../queries/streams";
 import { getUser } from "../queries/users";
-import { lockMessageForEdit, lockTopicMessages, recordMessageEdit, selectTopicParticipants, updateMessageContent, type MessageRow } from "../store/messages";
+import {
+  lockMessageForEdit,
+  lockTopicMessages,
+  recordMessageEdit,
+  selectMessagesByIds,
+  selectTopicParticipants,
+  updateMessageContent,
+  type MessageRow,
+} from "../store/messages";
 import { selectStreamById, type StreamRow } from "../store/streams";
 import { selectSubscriberIds } from "../store/subscriptions";
 import { selectMessageRowsForUpdate, updateMessageFlags } from "../store/usermessages";
@@ -61,7 +69,13 @@ const unix = (d: Date) => Math.floor(d.getTime() / 1000);
  */
 export async function doUpdateMessage(deps: AppDeps, who: Identity, req: EditRequest): Promise<void> {
   const { realm, notices } = await withTx(deps.pool, async (tx) => {
-    // Locked before it is read, so that concurrent edits of one message apply one after the other.
+    // Locked before it is read, so that concurrent edits of one message apply one after the other;
+    // a topic-wide move locks the topic's messages first, in id order, as every other such move
+    // does (locking the edited one first could deadlock two moves of one topic).
+    if (req.propagateMode !== "change_one") {
+      const peek = (await selectMessagesByIds(tx, who.realmId, [req.messageId]))[0];
+      if (peek?.streamId != null) await lockTopicMessages(tx, who.realmId, peek.streamId, peek.topic);
+    }
     if (!(await lockMessageForEdit(tx, who.realmId, req.messageId))) throw badRequest("Invalid message(s)");
     const message = (await accessMessages(tx, viewerOf(who), [req.messageId])).get(req.messageId)?.row;
     if (!message) throw badRequest("Invalid message(s)");
