@@ -110,3 +110,66 @@ describe("DELETE /streams/{stream_id}", () => {
     expect([...deleted.users].sort((a: number, b: number) => a - b)).toEqual([org.owner, org.admin, org.member].map((u) => u.user_id).sort((a, b) => a - b));
   });
 });
+
+describe("default channels", () => {
+  const defaults = async (who: Org["member"]) =>
+    ((await m.ok(await m.call("GET", "/streams", who, { include_default: true }))).streams as any[]).filter((s) => s.is_default).map((s) => s.name);
+
+  it("POST and DELETE /default_streams: administrators, public channels; a default_streams event with the whole list to non-guests", async () => {
+    const lobby = await m.createStream(org.owner, "welcome", [org.owner]);
+    await m.outbox();
+    expect(await m.ok(await m.call("POST", "/default_streams", org.admin, { stream_id: lobby }))).toEqual({ result: "success", msg: "" });
+    const [event] = await m.clientEvents();
+    expect(event.type).toBe("messaging.default_streams.updated");
+    expect(event.event).toEqual({ type: "default_streams", default_streams: [expect.objectContaining({ stream_id: lobby, name: "welcome", invite_only: false })] });
+    expect(event.users).toContain(org.member.user_id);
+    expect(event.users).not.toContain(org.guest.user_id);
+    expect(await defaults(org.member)).toEqual(["welcome"]);
+    // Adding it again changes nothing and says nothing.
+    await m.ok(await m.call("POST", "/default_streams", org.admin, { stream_id: lobby }));
+    expect(await m.clientEvents()).toEqual([]);
+
+    await m.ok(await m.call("DELETE", "/default_streams", org.owner, { stream_id: lobby }));
+    expect((await m.clientEvents()).map((e) => e.event)).toEqual([{ type: "default_streams", default_streams: [] }]);
+    expect(await defaults(org.member)).toEqual([]);
+    await m.ok(await m.call("DELETE", "/default_streams", org.owner, { stream_id: lobby }));
+    expect(await m.clientEvents()).toEqual([]);
+  });
+
+  it("refuses non-administrators, private and unknown channels", async () => {
+    expectError(await m.call("POST", "/default_streams", org.moderator, { stream_id: general }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    expectError(await m.call("DELETE", "/default_streams", org.member, { stream_id: general }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    // An administrator not in a private channel cannot reach it here; one who is, is told why not.
+    expectError(await m.call("POST", "/default_streams", org.admin, { stream_id: hush }), 400, "BAD_REQUEST", "Invalid channel ID");
+    const inner = await m.createStream(org.admin, "inner", [org.admin], { invite_only: true });
+    await m.outbox();
+    expectError(await m.call("POST", "/default_streams", org.admin, { stream_id: inner }), 400, "BAD_REQUEST", "Private channels cannot be made default.");
+    expectError(await m.call("POST", "/default_streams", org.admin, { stream_id: theirs }), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await m.call("POST", "/default_streams", org.admin, {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'stream_id' argument");
+    expect(await m.clientEvents()).toEqual([]);
+  });
+
+  it("is_default_stream on channel creation: administrators only, never private", async () => {
+    const sub = (who: Org["member"], params: Record<string, unknown>) => m.call("POST", "/users/me/subscriptions", who, params);
+    expectError(await sub(org.member, { subscriptions: JSON.stringify([{ name: "made-default" }]), is_default_stream: true }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await sub(org.admin, { subscriptions: JSON.stringify([{ name: "made-default" }]), is_default_stream: true, invite_only: true }), 400, "BAD_REQUEST", "A default channel cannot be private.");
+    await m.ok(await sub(org.admin, { subscriptions: JSON.stringify([{ name: "made-default" }, { name: "general" }]), is_default_stream: true }));
+    // Only the channel it created becomes a default one; the event comes after the channel's creation.
+    const types = (await m.clientEvents()).map((e) => e.type);
+    expect(types.indexOf("messaging.stream.created")).toBeLessThan(types.indexOf("messaging.default_streams.updated"));
+    expect(await defaults(org.member)).toEqual(["made-default"]);
+  });
+
+  it("a new user joins them with include_default; deleting a default channel removes it from the list", async () => {
+    const joiner = await org.extra(8);
+    const res = await m.ok(await m.call("POST", "/internal/subscriptions/new_user", null, { realm_id: org.realmId, user_id: joiner.user_id, stream_ids: [], include_default: true }));
+    const id = (await m.ok(await m.call("GET", "/get_stream_id", org.admin, { stream: "made-default" }))).stream_id;
+    expect(res.stream_ids).toEqual([id]);
+    await m.outbox();
+    await m.ok(await m.call("DELETE", `/streams/${id}`, org.admin));
+    const events = await m.clientEvents();
+    expect(events.map((e) => e.event.type)).toEqual(["default_streams", "stream"]);
+    expect(events[0].event.default_streams).toEqual([]);
+    expect(await defaults(org.member)).toEqual([]);
+  });
+});

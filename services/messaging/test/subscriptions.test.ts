@@ -52,14 +52,13 @@ describe("POST /users/me/subscriptions", () => {
     await m.setRealmSetting(org.realmId, "invite_to_stream_policy", 1);
   });
 
-  it("an empty principals list subscribes the caller; is_default_stream is reported as ignored", async () => {
-    const res = await m.ok(await subscribe(other.member2, { subscriptions: JSON.stringify([{ name: "empty-principals" }]), principals: "[]", is_default_stream: "true" }));
+  it("an empty principals list subscribes the caller", async () => {
+    const res = await m.ok(await subscribe(other.member2, { subscriptions: JSON.stringify([{ name: "empty-principals" }]), principals: "[]" }));
     expect(res).toEqual({
       result: "success",
       msg: "",
       subscribed: { [other.member2.user_id]: ["empty-principals"] },
       already_subscribed: {},
-      ignored_parameters_unsupported: ["is_default_stream"],
     });
     const removed = await m.ok(await unsubscribe(other.member2, { subscriptions: JSON.stringify(["empty-principals"]), principals: "[]" }));
     expect(removed).toMatchObject({ removed: ["empty-principals"], not_removed: [] });

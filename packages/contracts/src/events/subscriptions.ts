@@ -54,6 +54,15 @@ export const SubscriptionPeerClientEvent = z.strictObject({
   user_ids: z.array(z.number().int()),
 });
 
+/**
+ * The organization's default channels changed: the whole list, in name order, as Zulip sent it
+ * before feature level 330 (channel objects, not ids); to every active non-guest user.
+ */
+export const DefaultStreamsClientEvent = z.strictObject({
+  type: z.literal("default_streams"),
+  default_streams: z.array(StreamObject.omit({ is_default: true, subscribers: true })),
+});
+
 export const MessagingStreamCreated = defineEvent(
   "messaging.stream.created",
   z.object({ stream_id: z.number().int(), client: noticeOf(StreamCreateClientEvent) }),
@@ -95,4 +104,8 @@ export const MessagingSubscriptionPeerAdded = defineEvent(
 export const MessagingSubscriptionPeerRemoved = defineEvent(
   "messaging.subscription.peer_removed",
   z.object({ client: noticeOf(SubscriptionPeerClientEvent) }),
+);
+export const MessagingDefaultStreamsUpdated = defineEvent(
+  "messaging.default_streams.updated",
+  z.object({ client: noticeOf(DefaultStreamsClientEvent) }),
 );

@@ -89,3 +89,22 @@ export const DeleteStream = route({
   params: { stream_id: p.int().path() },
   response: empty,
 });
+
+/** Makes a channel one of the organization's default channels (new users join them); administrators only. */
+export const AddDefaultStream = route({
+  method: "POST",
+  path: "/default_streams",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().required() },
+  response: empty,
+});
+
+export const RemoveDefaultStream = route({
+  method: "DELETE",
+  path: "/default_streams",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().required() },
+  response: empty,
+});

@@ -61,8 +61,7 @@ export const Subscribe = route({
     announce: p.bool().default(false),
     invite_only: p.bool().default(false),
     is_web_public: p.bool().default(false),
-    // `is_default_stream` is left out: this server has no default channels yet, so a client that
-    // sends it finds it in `ignored_parameters_unsupported` rather than silently dropped.
+    is_default_stream: p.bool().default(false),
     history_public_to_subscribers: p.bool(),
     stream_post_policy: p.int(z.number().int().min(1).max(4)).default(1),
     message_retention_days: p.json(z.union([z.literal("realm_default"), z.literal("unlimited"), z.number().int()])).default("realm_default"),
@@ -119,7 +118,7 @@ export const UpdateSubscriptionProperties = route({
  * Subscribes a user who just accepted an invitation to the invitation's channels that still
  * exist, as Zulip does at sign-up: nobody acts, the inviter's right to those channels was
  * checked when inviting. Idempotent (accounts' consumer may retry). Returns the channel ids the
- * user is now subscribed to among those asked.
+ * user is now subscribed to among those asked (and the default ones, with `include_default`).
  */
 export const InternalSubscribeNewUser = route({
   method: "POST",
@@ -130,6 +129,8 @@ export const InternalSubscribeNewUser = route({
     realm_id: p.int().required(),
     user_id: p.int().required(),
     stream_ids: p.json(z.array(z.number().int())).required(),
+    /** Also the organization's default channels (invitations' include_realm_default_subscriptions, new accounts). */
+    include_default: p.bool().default(false),
   },
   response: success({ stream_ids: z.array(z.number().int()) }),
 });

@@ -1,18 +1,14 @@
 import { createHash } from "node:crypto";
 import { MAX_STREAM_NAME_LENGTH, MessagingStreamDeleted } from "@chat/contracts";
-import { ApiError, badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
+import { badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { streamObject } from "../lib/format";
-import { isAdminRole } from "../lib/permissions";
+import { checkAdministrator } from "../lib/permissions";
 import { streamWatchers } from "../queries/audiences";
+import { removeDefaultStream } from "./default-streams";
 import { findVisibleStreamById, trafficFor, viewerOf } from "../queries/streams";
 import { deactivateStream, markStreamMessagesReadForEveryone, selectStreamForUpdate } from "../store/streams";
 import { selectSubscriberIds } from "../store/subscriptions";
-
-/** Zulip's administrator check for changing or deleting a channel (require_realm_admin). */
-export function checkStreamAdministrator(who: Identity): void {
-  if (!isAdminRole(who.role)) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
-}
 
 /**
  * The name a deleted channel takes, as Zulip 9 renames it: 7 hex digits of the SHA-512 of its
@@ -27,10 +23,10 @@ export function deactivatedStreamName(id: number, name: string): string {
  * DELETE /streams/{stream_id} (Zulip's do_deactivate_stream): every subscription ends, what was
  * unread there becomes read, and everyone who could see the channel gets a stream delete with its
  * name and privacy as they were. Clients drop the subscription on that event; no subscription
- * remove is sent.
+ * remove is sent. A default channel stops being one first.
  */
 export async function doDeactivateStream(deps: AppDeps, who: Identity, streamId: number): Promise<void> {
-  checkStreamAdministrator(who);
+  checkAdministrator(who.role);
   const found = await findVisibleStreamById(deps.pool, viewerOf(who), streamId);
   if (!found) throw badRequest("Invalid channel ID");
   const traffic = (await trafficFor(deps, who.realmId, [found.stream])).get(found.stream.id) ?? null;
@@ -41,6 +37,7 @@ export async function doDeactivateStream(deps: AppDeps, who: Identity, streamId:
     const users = await streamWatchers(deps, stream, subscribers);
     await markStreamMessagesReadForEveryone(tx, who.realmId, stream.id);
     await deactivateStream(tx, who.realmId, stream.id, deactivatedStreamName(stream.id, stream.name));
+    await removeDefaultStream(tx, deps, who.realmId, stream.id);
     const event = { type: "stream", op: "delete", streams: [streamObject(stream, traffic)] };
     await emitEvent(tx, {
       type: "messaging.stream.deleted",

@@ -28,6 +28,8 @@ import {
 } from "../store/subscriptions";
 import type { UserRow } from "../store/users";
 import { markChannelsRead } from "../store/usermessages";
+import { selectDefaultStreamIds } from "../store/default-streams";
+import { addDefaultStream } from "./default-streams";
 
 export interface SubscribeRequest {
   /** `color` (PATCH /users/me/subscriptions) is the new subscriptions' color instead of a picked one. */
@@ -36,6 +38,8 @@ export interface SubscribeRequest {
   authorizationErrorsFatal: boolean;
   inviteOnly: boolean;
   isWebPublic: boolean;
+  /** New channels become default channels (administrators only). */
+  isDefaultStream?: boolean;
   historyPublicToSubscribers?: boolean;
   streamPostPolicy: number;
   messageRetentionDays: "realm_default" | "unlimited" | number;
@@ -94,6 +98,10 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
   if (unauthorized.length > 0 && req.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${unauthorized[0]}).`);
   const toCreate = [...wanted.entries()].filter(([lower]) => !existing.some((s) => s.name.toLowerCase() === lower)).map(([, v]) => v);
   if (toCreate.length > 0) checkCanCreate(req, caller, realm, now);
+  if (toCreate.length > 0 && req.isDefaultStream) {
+    if (!isAdminRole(caller.role)) throw badRequest("Insufficient permission");
+    if (req.inviteOnly && !req.isWebPublic) throw badRequest("A default channel cannot be private.");
+  }
   if (toCreate.length > 0 && req.canRemoveSubscribersGroup !== undefined) await checkGroup(deps, realm, req.canRemoveSubscribersGroup);
   const settings = toCreate.length > 0 ? newStreamSettings(req, caller, realm) : null;
 
@@ -115,6 +123,7 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
     const streams = [...authorized, ...created].sort((a, b) => a.id - b.id);
     const out = await subscribeUsers(tx, deps, who.realmId, targets, streams, colors);
     await notifyCreated(tx, deps, created, out.added);
+    if (req.isDefaultStream) for (const s of created) await addDefaultStream(tx, deps, who.realmId, s.id);
     await notifyRevealed(tx, who.realmId, authorized, out.added, targets);
     await notifyAdded(tx, deps, who.realmId, streams, out.added);
     return out;
@@ -125,13 +134,16 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
 }
 
 /**
- * Internal: a user who just accepted an invitation joins its channels that still exist (no acting
- * user, as in Zulip: the inviter's access was checked when inviting). Subscribing twice is a no-op.
+ * Internal: a user who just accepted an invitation joins its channels that still exist, and with
+ * `includeDefault` the organization's default channels (no acting user, as in Zulip: the
+ * inviter's access was checked when inviting). Subscribing twice is a no-op.
  */
-export async function doSubscribeNewUser(deps: AppDeps, realmId: number, userId: number, streamIds: number[]): Promise<number[]> {
+export async function doSubscribeNewUser(deps: AppDeps, realmId: number, userId: number, streamIds: number[], includeDefault = false): Promise<number[]> {
   const user = await getUser(deps, realmId, userId);
   if (!user || !user.isActive) throw badRequest("No such user");
-  const streams = (await selectStreamsByIds(deps.pool, realmId, [...new Set(streamIds)])).filter((s) => !s.deactivated).sort((a, b) => a.id - b.id);
+  const ids = new Set(streamIds);
+  if (includeDefault) for (const id of await selectDefaultStreamIds(deps.pool, realmId)) ids.add(id);
+  const streams = (await selectStreamsByIds(deps.pool, realmId, [...ids])).filter((s) => !s.deactivated).sort((a, b) => a.id - b.id);
   if (streams.length === 0) return [];
   await withTx(deps.pool, async (tx) => {
     const out = await subscribeUsers(tx, deps, realmId, [user], streams);

@@ -1,4 +1,4 @@
-import { ROLES } from "@chat/platform";
+import { ApiError, ROLES } from "@chat/platform";
 
 /** Who is acting: enough to apply Zulip's role-based rules. */
 export interface Actor {
@@ -10,6 +10,11 @@ export interface Actor {
 export const isAdminRole = (role: number) => role <= ROLES.administrator;
 export const isModeratorRole = (role: number) => role <= ROLES.moderator;
 export const isGuestRole = (role: number) => role === ROLES.guest;
+
+/** Zulip's require_realm_admin (changing or deleting a channel, default channels). */
+export function checkAdministrator(role: number): void {
+  if (!isAdminRole(role)) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+}
 
 /** Zulip's "full member": not a guest, and either moderator+ or past the waiting period. */
 export function isFullMember(actor: Actor, waitingPeriodDays: number, now: Date): boolean {

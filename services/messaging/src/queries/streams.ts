@@ -13,6 +13,7 @@ import {
   type StreamRow,
 } from "../store/streams";
 import { selectSubscriberIds, selectSubscription, selectUserSubscriptions, type SubscriptionRow } from "../store/subscriptions";
+import { selectDefaultStreamIds } from "../store/default-streams";
 import { getUser } from "./users";
 
 export interface Viewer {
@@ -148,7 +149,10 @@ export async function getStreams(deps: AppDeps, viewer: Viewer, opts: StreamList
     return false;
   });
   const objects = (await toStreamObjects(deps, viewer.realmId, chosen)).sort(byStreamName);
-  if (opts.includeDefault) for (const o of objects) o.is_default = false;
+  if (opts.includeDefault) {
+    const defaults = await selectDefaultStreamIds(deps.pool, viewer.realmId);
+    for (const o of objects) o.is_default = defaults.has(o.stream_id);
+  }
   return objects;
 }
 

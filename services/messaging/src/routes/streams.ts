@@ -1,6 +1,7 @@
-import { DeleteStream, GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics } from "@chat/contracts";
+import { AddDefaultStream, DeleteStream, GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics, RemoveDefaultStream } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
+import { doAddDefaultStream, doRemoveDefaultStream } from "../actions/default-streams";
 import { doDeactivateStream } from "../actions/streams";
 import { getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, viewerOf } from "../queries/streams";
 
@@ -26,6 +27,16 @@ export const streamRoutes: RoutePlugin = (app, deps) => {
 
   registerRoute(app, DeleteStream, async ({ params, identity }) => {
     await doDeactivateStream(deps, identity, params.stream_id);
+    return {};
+  });
+
+  registerRoute(app, AddDefaultStream, async ({ params, identity }) => {
+    await doAddDefaultStream(deps, identity, params.stream_id);
+    return {};
+  });
+
+  registerRoute(app, RemoveDefaultStream, async ({ params, identity }) => {
+    await doRemoveDefaultStream(deps, identity, params.stream_id);
     return {};
   });
 };

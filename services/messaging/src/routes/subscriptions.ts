@@ -32,6 +32,7 @@ export const subscriptionRoutes: RoutePlugin = (app, deps) => {
       authorizationErrorsFatal: params.authorization_errors_fatal,
       inviteOnly: params.invite_only,
       isWebPublic: params.is_web_public,
+      isDefaultStream: params.is_default_stream,
       historyPublicToSubscribers: params.history_public_to_subscribers,
       streamPostPolicy: params.stream_post_policy,
       messageRetentionDays: params.message_retention_days,
@@ -44,7 +45,7 @@ export const subscriptionRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, UpdateSubscriptions, ({ params, identity }) => doUpdateSubscriptions(deps, identity, params.add, params.delete));
 
   registerRoute(app, InternalSubscribeNewUser, async ({ params }) => ({
-    stream_ids: await doSubscribeNewUser(deps, params.realm_id, params.user_id, params.stream_ids),
+    stream_ids: await doSubscribeNewUser(deps, params.realm_id, params.user_id, params.stream_ids, params.include_default),
   }));
 
   registerRoute(app, UpdateSubscriptionProperties, async ({ params, identity }) => {
