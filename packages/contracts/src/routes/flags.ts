@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { p } from "../params";
-import { route, success } from "../route";
+import { empty, route, success } from "../route";
 import { NarrowTerm } from "./messages";
 
 /** Spec 2.2's flags, in the order Zulip lists them on a message. */
@@ -59,4 +59,38 @@ export const UpdateMessageFlagsForNarrow = route({
     found_oldest: z.boolean(),
     found_newest: z.boolean(),
   }),
+});
+
+/**
+ * The user's unread messages become read: Zulip's older endpoints, deprecated there in favour of
+ * flags/narrow but still called by clients. Zulip marks in batches and may stop early; the
+ * answer's `complete` says whether everything was marked.
+ */
+export const MarkAllAsRead = route({
+  method: "POST",
+  path: "/mark_all_as_read",
+  service: "messaging",
+  auth: "user",
+  params: {},
+  response: success({ complete: z.boolean() }),
+});
+
+/** The user's unread messages in one channel become read. */
+export const MarkStreamAsRead = route({
+  method: "POST",
+  path: "/mark_stream_as_read",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().required() },
+  response: empty,
+});
+
+/** The user's unread messages in one topic of a channel become read. */
+export const MarkTopicAsRead = route({
+  method: "POST",
+  path: "/mark_topic_as_read",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().required(), topic_name: p.str().required() },
+  response: empty,
 });

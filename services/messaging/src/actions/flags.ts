@@ -47,15 +47,37 @@ export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, message
     }
     changed.sort((a, b) => a - b);
     if (changed.length > 0) {
-      const event: Record<string, unknown> = { type: "update_message_flags", op, operation: op, flag, messages: changed, all: false };
-      if (flag === "read" && !add) event.message_details = await unreadDetails(tx, who, changed.map((id) => accessed.get(id)!.row), subs, owned);
-      await emitEvent(tx, {
-        type: "messaging.message_flags.updated",
-        realmId: who.realmId,
-        payload: MessagingMessageFlagsUpdated.parse({ user_id: who.userId, client: { event, users: [who.userId] } }),
-      });
+      const details = flag === "read" && !add ? await unreadDetails(tx, who, changed.map((id) => accessed.get(id)!.row), subs, owned) : undefined;
+      await notifyMessageFlagsUpdated(tx, who, { op, flag, messages: changed, all: false, details });
     }
     return changed;
+  });
+}
+
+export interface FlagsChange {
+  op: string;
+  flag: string;
+  /** Ascending. */
+  messages: number[];
+  /** Every message of the user (mark all as read): `messages` is then empty, as in Zulip. */
+  all: boolean;
+  /** Zulip's message_details, for messages marked unread. */
+  details?: Record<string, Record<string, unknown>>;
+}
+
+/**
+ * The update_message_flags event, to the user's own queues only: every change of a user's flags
+ * (POST /messages/flags and the mark-as-read endpoints) announces itself here.
+ */
+export async function notifyMessageFlagsUpdated(tx: Queryable, who: Identity, change: FlagsChange): Promise<void> {
+  const { op, flag, messages, all, details } = change;
+  // `operation` is the older name of `op`, still sent by Zulip.
+  const event: Record<string, unknown> = { type: "update_message_flags", op, operation: op, flag, messages, all };
+  if (details) event.message_details = details;
+  await emitEvent(tx, {
+    type: "messaging.message_flags.updated",
+    realmId: who.realmId,
+    payload: MessagingMessageFlagsUpdated.parse({ user_id: who.userId, client: { event, users: [who.userId] } }),
   });
 }
 

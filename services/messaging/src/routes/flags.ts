@@ -1,7 +1,8 @@
-import { UpdateMessageFlags, UpdateMessageFlagsForNarrow } from "@chat/contracts";
+import { MarkAllAsRead, MarkStreamAsRead, MarkTopicAsRead, UpdateMessageFlags, UpdateMessageFlagsForNarrow } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
 import { doUpdateMessageFlags, doUpdateMessageFlagsForNarrow } from "../actions/flags";
+import { doMarkAsRead, doMarkStreamAsRead } from "../actions/mark-read";
 
 export const flagRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, UpdateMessageFlags, async ({ params, identity }) => ({
@@ -19,4 +20,20 @@ export const flagRoutes: RoutePlugin = (app, deps) => {
       flag: params.flag,
     }),
   );
+
+  // Done in one statement, so always complete (Zulip may stop a batched run early).
+  registerRoute(app, MarkAllAsRead, async ({ identity }) => {
+    await doMarkAsRead(deps, identity, {});
+    return { complete: true };
+  });
+
+  registerRoute(app, MarkStreamAsRead, async ({ params, identity }) => {
+    await doMarkStreamAsRead(deps, identity, params.stream_id);
+    return {};
+  });
+
+  registerRoute(app, MarkTopicAsRead, async ({ params, identity }) => {
+    await doMarkStreamAsRead(deps, identity, params.stream_id, params.topic_name);
+    return {};
+  });
 };

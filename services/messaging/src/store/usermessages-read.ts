@@ -1,0 +1,41 @@
+import type { Queryable } from "@chat/platform";
+import { FLAG_BITS } from "../lib/flags";
+
+/** Which of a user's messages: all, one channel's, or one topic's of a channel (case-insensitive). */
+export type ReadScope = { streamId?: number; topic?: string };
+
+/**
+ * Sets the read bit on the user's unread rows in scope; returns the ids that changed, ascending.
+ * One statement, so that the rows are locked as they are changed.
+ */
+export async function markUnreadRowsRead(db: Queryable, realmId: number, userId: number, scope: ReadScope): Promise<number[]> {
+  const params: unknown[] = [realmId, userId, FLAG_BITS.read];
+  let join = "";
+  if (scope.streamId !== undefined) {
+    params.push(scope.streamId);
+    join = ` AND EXISTS (SELECT 1 FROM messages m WHERE m.id = um.message_id AND m.realm_id = $1 AND m.stream_id = $${params.length}`;
+    if (scope.topic !== undefined) {
+      params.push(scope.topic);
+      join += ` AND lower(m.topic) = lower($${params.length})`;
+    }
+    join += ")";
+  }
+  const { rows } = await db.query(
+    `UPDATE usermessages um SET flags = um.flags | $3
+      WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & $3) = 0${join}
+      RETURNING um.message_id`,
+    params,
+  );
+  return rows.map((r) => Number(r.message_id)).sort((a, b) => a - b);
+}
+
+/** Whether the user has any message (read or not) in the topic of the channel, case-insensitively. */
+export async function hasRowsInTopic(db: Queryable, realmId: number, userId: number, streamId: number, topic: string): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM usermessages um JOIN messages m ON m.id = um.message_id
+      WHERE um.realm_id = $1 AND um.user_id = $2 AND m.realm_id = $1 AND m.stream_id = $3 AND lower(m.topic) = lower($4)
+      LIMIT 1`,
+    [realmId, userId, streamId, topic],
+  );
+  return rows.length > 0;
+}
