@@ -5,6 +5,7 @@ import type { AppDeps, MessageHooks, RoutePlugin } from "./deps";
 import { AccountsClient } from "./lib/accounts-client";
 import { draftRoutes } from "./routes/drafts";
 import { flagRoutes } from "./routes/flags";
+import { messageQueryRoutes } from "./routes/message-queries";
 import { messageRoutes } from "./routes/messages";
 import { registerStateRoutes } from "./routes/register-state";
 import { streamRoutes } from "./routes/streams";
@@ -15,6 +16,7 @@ import { userTopicRoutes } from "./routes/user-topics";
 /** One plugin per resource. Extensions (attachments) add theirs to this list. */
 export const ROUTE_PLUGINS: RoutePlugin[] = [
   messageRoutes,
+  messageQueryRoutes,
   flagRoutes,
   streamRoutes,
   subscriptionRoutes,

@@ -2,6 +2,7 @@ import type { RouteDef } from "../route";
 import * as drafts from "./drafts";
 import * as events from "./events";
 import * as flags from "./flags";
+import * as messageQueries from "./message-queries";
 import * as messages from "./messages";
 import * as streams from "./streams";
 import * as subscriptions from "./subscriptions";
@@ -26,6 +27,7 @@ import * as typing from "./typing";
 export * from "./drafts";
 export * from "./events";
 export * from "./flags";
+export * from "./message-queries";
 export * from "./messages";
 export * from "./streams";
 export * from "./subscriptions";
@@ -54,7 +56,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, users, invites, push, linkifiers, userStatus, userGroups, events, scheduledMessages, attachments, drafts, flags, messages, streams, subscriptions, userTopics, settings, alertWords, profile, bots, customProfileFields, typing].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, users, invites, push, linkifiers, userStatus, userGroups, events, scheduledMessages, attachments, drafts, flags, messageQueries, messages, streams, subscriptions, userTopics, settings, alertWords, profile, bots, customProfileFields, typing].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));

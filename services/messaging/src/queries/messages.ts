@@ -84,7 +84,7 @@ async function messageRange(deps: AppDeps, viewer: Viewer, terms: ResolvedTerm[]
   if (req.numBefore + req.numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   if (!req.includeAnchor && req.numBefore > 0 && req.numAfter > 0) throw badRequest("The anchor can only be excluded at an end of the range");
 
-  const base = baseQuery(viewer, terms, highlight);
+  const base = baseQuery(viewer, terms, { highlight });
   let anchor: number;
   if (anchorSpec.kind === "id") anchor = anchorSpec.id;
   else if (anchorSpec.kind === "oldest") anchor = 0;
@@ -127,22 +127,36 @@ function runQuery(deps: AppDeps, base: BaseQuery, text: string, values: unknown[
   return base.customPlan ? deps.pool.query({ text, values }) : deps.pool.query(text, values);
 }
 
+/** The topic HTML-escaped as Zulip's match_subject has it (Python's html.escape: quotes too). */
+const ESCAPED_TOPIC_SQL = `replace(replace(replace(replace(replace(m.topic, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), '"', '&quot;'), '''', '&#x27;')`;
+
+interface BaseQueryOptions {
+  /** Search highlights (`match_content`, `match_subject`) for a search narrow. Default true. */
+  highlight?: boolean;
+  /** The match fields also without a search: the content and the escaped topic as they are. */
+  alwaysMatchFields?: boolean;
+  /** Only messages the viewer received (has a row for), whatever the narrow. */
+  receivedOnly?: boolean;
+}
+
 /**
  * A narrow to one channel whose history the viewer may read, or to all public channels, searches
  * all their messages; any other narrow searches only what the viewer received (Zulip's
  * ok_to_include_history).
  */
-function baseQuery(viewer: Viewer, terms: ResolvedTerm[], highlight = true): BaseQuery {
+function baseQuery(viewer: Viewer, terms: ResolvedTerm[], opts: BaseQueryOptions = {}): BaseQuery {
   const params: unknown[] = [viewer.userId, viewer.realmId];
-  const history = terms.some((t) => (t.kind === "stream" || t.kind === "streams") && !t.negated && t.history) && !needsOwnRows(terms);
+  const history = !opts.receivedOnly && terms.some((t) => (t.kind === "stream" || t.kind === "streams") && !t.negated && t.history) && !needsOwnRows(terms);
   const conds = narrowConditions(terms, viewer.userId, params);
   const search = terms.find((t) => t.kind === "search" && !t.negated) as { text: string } | undefined;
   let select = `${MESSAGE_COLUMNS}, ${FLAGS_SQL} AS um_flags`;
-  if (search && highlight) {
+  if (search && (opts.highlight ?? true)) {
     params.push(search.text);
     const q = `websearch_to_tsquery('english', $${params.length})`;
     select += `, ts_headline('english', m.rendered_content, ${q}, 'HighlightAll=true, StartSel="<span class=""highlight"">", StopSel=</span>') AS match_content`;
-    select += `, ts_headline('english', replace(replace(replace(m.topic, '&', '&amp;'), '<', '&lt;'), '>', '&gt;'), ${q}, 'HighlightAll=true, StartSel="<span class=""highlight"">", StopSel=</span>') AS match_subject`;
+    select += `, ts_headline('english', ${ESCAPED_TOPIC_SQL}, ${q}, 'HighlightAll=true, StartSel="<span class=""highlight"">", StopSel=</span>') AS match_subject`;
+  } else if (opts.alwaysMatchFields) {
+    select += `, m.rendered_content AS match_content, ${ESCAPED_TOPIC_SQL} AS match_subject`;
   }
   const where = conds.length ? ` AND ${conds.join(" AND ")}` : "";
   // The viewer's row of each message, looked up per message: as a plain LEFT JOIN, a page after
@@ -163,14 +177,32 @@ async function runRange(deps: AppDeps, base: BaseQuery, side: "before" | "after"
       ? `SELECT ${base.select} ${base.from} AND m.id <= $${n - 1} ORDER BY m.id DESC LIMIT $${n}`
       : `SELECT ${base.select} ${base.from} AND m.id >= $${n - 1} ORDER BY m.id ASC LIMIT $${n}`;
   const { rows } = await runQuery(deps, base, sql, params);
-  return rows.map((r) => {
-    const extra: Partial<MessageObject> = {};
-    if (r.match_content !== undefined) {
-      extra.match_content = r.match_content;
-      extra.match_subject = r.match_subject;
-    }
-    return { ...toMessage(r), umFlags: r.um_flags as number, extra };
-  });
+  return rows.map(toRangeRow);
+}
+
+function toRangeRow(r: Record<string, any>): MessageRange["rows"][number] {
+  const extra: Partial<MessageObject> = {};
+  if (r.match_content !== undefined) {
+    extra.match_content = r.match_content;
+    extra.match_subject = r.match_subject;
+  }
+  return { ...toMessage(r), umFlags: r.um_flags as number, extra };
+}
+
+/**
+ * Which of `ids` match the narrow, among the messages the viewer received (Zulip's
+ * messages_in_narrow reads the viewer's own rows only, even where channel history is readable),
+ * in id order, each with `match_content`/`match_subject` as GET /messages has them for a search,
+ * and as the content and escaped topic otherwise.
+ */
+export async function selectReceivedInNarrow(deps: AppDeps, who: Identity, ids: number[], narrow: NarrowTerm[]): Promise<MessageRange["rows"]> {
+  const viewer = viewerOf(who);
+  const terms = await resolveNarrow(deps, viewer, narrow);
+  if (ids.length === 0) return [];
+  const base = baseQuery(viewer, terms, { receivedOnly: true, alwaysMatchFields: true });
+  const params = [...base.params, [...new Set(ids)]];
+  const { rows } = await runQuery(deps, base, `SELECT ${base.select} ${base.from} AND m.id = ANY($${params.length}::bigint[]) ORDER BY m.id`, params);
+  return rows.map(toRangeRow);
 }
 
 async function getByIds(deps: AppDeps, viewer: Viewer, req: GetMessagesRequest, terms: ResolvedTerm[]): Promise<GetMessagesResult> {
