@@ -31,6 +31,12 @@ export const DELIBERATE_DIFFERENCES: Record<string, string> = {
     "our spec 4.12: an empty success; `group_id` came to Zulip later (notes section 11, #7)",
   "POST /users/me/subscriptions param can_remove_subscribers_group: type integer, Zulip has integer|object":
     "our spec 2.5: an integer group id; Zulip took the object form at feature level 320",
+  ...Object.fromEntries(
+    ["new", "old"].map((key) => [
+      `PATCH /streams/{stream_id} param can_remove_subscribers_group.${key}: type integer, Zulip has integer|object`,
+      "our spec 2.5: a channel's can_remove_subscribers_group is a group id; anonymous groups (the object form) came at feature level 320",
+    ]),
+  ),
   "POST /register param queue_lifespan_secs: not among Zulip's parameters":
     "Zulip's register view accepts it though its YAML does not document it (notes section 5)",
   ...Object.fromEntries(

@@ -25,6 +25,11 @@ export const StreamUpdateClientEvent = z.strictObject({
   name: z.string(),
   property: z.string(),
   value: z.union([z.string(), z.number(), z.boolean(), z.null()]),
+  /** Only with property `description`. */
+  rendered_description: z.string().optional(),
+  /** Only with property `invite_only`: the channel's whole privacy after the change. */
+  history_public_to_subscribers: z.boolean().optional(),
+  is_web_public: z.boolean().optional(),
 });
 
 export const SubscriptionAddClientEvent = z.strictObject({
@@ -108,4 +113,14 @@ export const MessagingSubscriptionPeerRemoved = defineEvent(
 export const MessagingDefaultStreamsUpdated = defineEvent(
   "messaging.default_streams.updated",
   z.object({ client: noticeOf(DefaultStreamsClientEvent) }),
+);
+/** Users who could not see a channel before a change of its privacy and can now: a stream create. */
+export const MessagingStreamAccessGained = defineEvent(
+  "messaging.stream.access_gained",
+  z.object({ stream_id: z.number().int(), client: noticeOf(StreamCreateClientEvent) }),
+);
+/** Users who could see a channel before a change of its privacy and cannot now: a stream delete. */
+export const MessagingStreamAccessLost = defineEvent(
+  "messaging.stream.access_lost",
+  z.object({ stream_id: z.number().int(), client: noticeOf(StreamDeleteClientEvent) }),
 );

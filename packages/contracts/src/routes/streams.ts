@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { p } from "../params";
+import { maxChars, p } from "../params";
+import { MAX_STREAM_DESCRIPTION_LENGTH } from "../version";
 import { empty, route, success } from "../route";
 
 /** A channel as every user who can see it gets it (GET /streams, register `streams`, stream events). */
@@ -106,5 +107,30 @@ export const RemoveDefaultStream = route({
   service: "messaging",
   auth: "user",
   params: { stream_id: p.int().required() },
+  response: empty,
+});
+
+/** A group-setting change: the new group id, and optionally the one the client expects now. */
+const GroupSettingChange = z.union([z.number().int(), z.strictObject({ new: z.number().int(), old: z.number().int().optional() })]);
+
+/** Changes a channel's name, description or settings; administrators only. */
+export const UpdateStream = route({
+  method: "PATCH",
+  path: "/streams/{stream_id}",
+  service: "messaging",
+  auth: "user",
+  params: {
+    stream_id: p.int().path(),
+    description: p.str(maxChars(MAX_STREAM_DESCRIPTION_LENGTH)),
+    new_name: p.str(),
+    is_private: p.bool(),
+    is_announcement_only: p.bool(),
+    is_web_public: p.bool(),
+    history_public_to_subscribers: p.bool(),
+    is_default_stream: p.bool(),
+    stream_post_policy: p.int(z.number().int().min(1).max(4)),
+    message_retention_days: p.json(z.union([z.literal("realm_default"), z.literal("unlimited"), z.number().int()])),
+    can_remove_subscribers_group: p.json(GroupSettingChange).alias("can_remove_subscribers_group_id"),
+  },
   response: empty,
 });

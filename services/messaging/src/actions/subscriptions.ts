@@ -160,22 +160,29 @@ function checkCanCreate(req: SubscribeRequest, caller: UserRow, realm: InternalR
 }
 
 /** A channel's permission group must be one of the organization's groups (not `role:internet`). */
-async function checkGroup(deps: AppDeps, realm: InternalRealm, groupId: number): Promise<void> {
+export async function checkGroup(deps: AppDeps, realm: InternalRealm, groupId: number): Promise<void> {
   if (realm.system_groups["role:internet"] === groupId) throw badRequest("Invalid user group");
   if (Object.values(realm.system_groups).includes(groupId)) return;
   const groups = await deps.accounts.getUserGroups(realm.id);
   if (!groups.some((g) => g.id === groupId)) throw badRequest("Invalid user group");
 }
 
+/** Zulip's OrganizationOwnerRequiredError, as accounts raises it. */
+export function checkOwner(role: number): void {
+  if (role > 100) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
+}
+
+/** A channel's message_retention_days as stored: null (the organization's), -1 (forever) or days. */
+export function retentionDays(value: "realm_default" | "unlimited" | number): number | null {
+  if (value === "realm_default") return null;
+  if (value === "unlimited") return -1;
+  if (value < 1) throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'message_retention_days': ${value}`);
+  return value;
+}
+
 function newStreamSettings(req: SubscribeRequest, caller: UserRow, realm: InternalRealm) {
-  let retention: number | null = null;
-  if (req.messageRetentionDays !== "realm_default") {
-    // Zulip's OrganizationOwnerRequiredError, as accounts raises it.
-    if (caller.role > 100) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
-    if (req.messageRetentionDays === "unlimited") retention = -1;
-    else if (req.messageRetentionDays < 1) throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'message_retention_days': ${req.messageRetentionDays}`);
-    else retention = req.messageRetentionDays;
-  }
+  if (req.messageRetentionDays !== "realm_default") checkOwner(caller.role);
+  const retention = retentionDays(req.messageRetentionDays);
   const group = req.canRemoveSubscribersGroup ?? realm.system_groups["role:administrators"];
   const inviteOnly = req.inviteOnly && !req.isWebPublic;
   return {

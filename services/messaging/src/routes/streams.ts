@@ -1,7 +1,8 @@
-import { AddDefaultStream, DeleteStream, GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics, RemoveDefaultStream } from "@chat/contracts";
+import { AddDefaultStream, DeleteStream, GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics, RemoveDefaultStream, UpdateStream } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
 import { doAddDefaultStream, doRemoveDefaultStream } from "../actions/default-streams";
+import { doUpdateStream } from "../actions/stream-settings";
 import { doDeactivateStream } from "../actions/streams";
 import { getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, viewerOf } from "../queries/streams";
 
@@ -37,6 +38,22 @@ export const streamRoutes: RoutePlugin = (app, deps) => {
 
   registerRoute(app, RemoveDefaultStream, async ({ params, identity }) => {
     await doRemoveDefaultStream(deps, identity, params.stream_id);
+    return {};
+  });
+
+  registerRoute(app, UpdateStream, async ({ params, identity }) => {
+    await doUpdateStream(deps, identity, params.stream_id, {
+      description: params.description,
+      newName: params.new_name,
+      isPrivate: params.is_private,
+      isAnnouncementOnly: params.is_announcement_only,
+      isWebPublic: params.is_web_public,
+      historyPublicToSubscribers: params.history_public_to_subscribers,
+      isDefaultStream: params.is_default_stream,
+      streamPostPolicy: params.stream_post_policy,
+      messageRetentionDays: params.message_retention_days,
+      canRemoveSubscribersGroup: params.can_remove_subscribers_group,
+    });
     return {};
   });
 };

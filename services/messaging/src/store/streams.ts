@@ -80,6 +80,45 @@ export async function selectStreamForUpdate(db: Queryable, realmId: number, id: 
   return rows[0] ? toStream(rows[0]) : null;
 }
 
+/** The columns PATCH /streams/{id} may change. */
+export interface StreamChanges {
+  name?: string;
+  description?: string;
+  renderedDescription?: string;
+  inviteOnly?: boolean;
+  isWebPublic?: boolean;
+  historyPublicToSubscribers?: boolean;
+  streamPostPolicy?: number;
+  messageRetentionDays?: number | null;
+  canRemoveSubscribersGroup?: number;
+}
+
+const CHANGE_COLUMNS: Record<keyof StreamChanges, string> = {
+  name: "name",
+  description: "description",
+  renderedDescription: "rendered_description",
+  inviteOnly: "invite_only",
+  isWebPublic: "is_web_public",
+  historyPublicToSubscribers: "history_public_to_subscribers",
+  streamPostPolicy: "stream_post_policy",
+  messageRetentionDays: "message_retention_days",
+  canRemoveSubscribersGroup: "can_remove_subscribers_group",
+};
+
+/** Writes the given columns of a channel; false when the new name is taken (unique index). */
+export async function updateStream(db: Queryable, realmId: number, id: number, changes: StreamChanges): Promise<boolean> {
+  const keys = (Object.keys(changes) as Array<keyof StreamChanges>).filter((k) => changes[k] !== undefined);
+  if (keys.length === 0) return true;
+  const sets = keys.map((k, i) => `${CHANGE_COLUMNS[k]} = $${i + 3}`).join(", ");
+  try {
+    await db.query(`UPDATE streams SET ${sets} WHERE realm_id = $1 AND id = $2`, [realmId, id, ...keys.map((k) => changes[k])]);
+  } catch (err) {
+    if ((err as { code?: string }).code === "23505") return false;
+    throw err;
+  }
+  return true;
+}
+
 /** Marks a channel deleted under its new name and ends its subscriptions, in one statement. */
 export async function deactivateStream(db: Queryable, realmId: number, id: number, newName: string): Promise<void> {
   await db.query(
