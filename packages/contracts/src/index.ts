@@ -15,6 +15,7 @@ export * from "./events/attachments";
 export * from "./events/scheduled-messages";
 export * from "./events/settings";
 export * from "./events/alert-words";
+export * from "./events/muted-users";
 export * from "./events/profile";
 export * from "./events/custom-profile-fields";
 export * from "./events/retention";

@@ -11,6 +11,7 @@ import { userGroupRoutes } from "./routes/user-groups";
 import { userStatusRoutes } from "./routes/user-status";
 import { userRoutes } from "./routes/users";
 import { alertWordRoutes } from "./routes/alert-words";
+import { mutedUserRoutes } from "./routes/muted-users";
 import { botRoutes } from "./routes/bots";
 import { customProfileFieldRoutes } from "./routes/custom-profile-fields";
 import { profileRoutes } from "./routes/profile";
@@ -28,6 +29,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   inviteRoutes,
   settingsRoutes,
   alertWordRoutes,
+  mutedUserRoutes,
   profileRoutes,
   botRoutes,
   customProfileFieldRoutes,

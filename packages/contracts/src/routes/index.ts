@@ -19,6 +19,7 @@ import * as userStatus from "./user-status";
 import * as userGroups from "./user-groups";
 import * as settings from "./settings";
 import * as alertWords from "./alert-words";
+import * as mutedUsers from "./muted-users";
 import * as profile from "./profile";
 import * as bots from "./bots";
 import * as customProfileFields from "./custom-profile-fields";
@@ -44,6 +45,7 @@ export * from "./user-status";
 export * from "./user-groups";
 export * from "./settings";
 export * from "./alert-words";
+export * from "./muted-users";
 export * from "./profile";
 export * from "./bots";
 export * from "./custom-profile-fields";
@@ -56,7 +58,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, users, invites, push, linkifiers, userStatus, userGroups, events, scheduledMessages, attachments, drafts, flags, messageQueries, messages, streams, subscriptions, userTopics, settings, alertWords, profile, bots, customProfileFields, typing].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, users, invites, push, linkifiers, userStatus, userGroups, events, scheduledMessages, attachments, drafts, flags, messageQueries, messages, streams, subscriptions, userTopics, settings, alertWords, mutedUsers, profile, bots, customProfileFields, typing].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));

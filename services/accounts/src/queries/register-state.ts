@@ -9,6 +9,7 @@ import { systemGroupIds } from "../store/user-groups";
 import { getUser, type UserRow } from "../store/users";
 import { AUTHENTICATION_METHODS } from "./server";
 import { registerStateExtras } from "./register-state-extras";
+import { getMutedUsers } from "./muted-users";
 import { avatarUrl } from "../lib/avatar";
 import { settingsRegisterState } from "./settings";
 import { userListJson, userListsOf } from "./user-list";
@@ -51,6 +52,7 @@ export async function getRegisterState(deps: AccountsDeps, who: Identity, p: Reg
     // user_settings (+ legacy flattened keys), realm_user_settings_defaults, alert_words, custom_profile_fields.
     settingsRegisterState({ db: deps.pool, me, wants, capabilities: p.client_capabilities }),
     registerStateExtras(ctx),
+    wants("muted_users") ? getMutedUsers(deps.pool, who.realmId, who.userId).then((muted_users) => ({ muted_users })) : {},
   ]);
   return stateJson(Object.assign({}, ...parts) as Record<string, unknown>);
 }
