@@ -202,4 +202,10 @@ export const accountAppliers: Record<string, Applier> = {
     if (Array.isArray(state.alert_words)) state.alert_words = event.alert_words;
     return true;
   },
+
+  muted_users(state, event, ctx) {
+    if (!fetched(ctx, "muted_users")) return false;
+    if (Array.isArray(state.muted_users)) state.muted_users = event.muted_users;
+    return true;
+  },
 };
