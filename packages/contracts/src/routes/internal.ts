@@ -172,6 +172,11 @@ export const RealmSettings = z.object({
   private_message_policy: z.number().int(),
   /** Max invitations per day for this organization. */
   max_invites_per_day: z.number().int(),
+  /**
+   * Whether users may see who read a message (GET /messages/{id}/read_receipts). Absent from
+   * accounts that do not keep the setting yet: read receipts are off then, as register reports.
+   */
+  enable_read_receipts: z.boolean().optional(),
 });
 export type RealmSettings = z.infer<typeof RealmSettings>;
 

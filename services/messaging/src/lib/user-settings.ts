@@ -11,6 +11,7 @@ export const REPLICATED_SETTINGS = [
   "send_private_typing_notifications",
   "send_stream_typing_notifications",
   "receives_typing_notifications",
+  "send_read_receipts",
 ] as const;
 
 export interface UserSettingsView {
@@ -25,6 +26,8 @@ export interface UserSettingsView {
   sendStreamTypingNotifications: boolean;
   /** Typing events reach only users who receive them. */
   receivesTypingNotifications: boolean;
+  /** Whether others may see that the user read a message (read receipts). */
+  sendReadReceipts: boolean;
 }
 
 export const DEFAULT_USER_SETTINGS: UserSettingsView = {
@@ -35,6 +38,7 @@ export const DEFAULT_USER_SETTINGS: UserSettingsView = {
   sendPrivateTypingNotifications: true,
   sendStreamTypingNotifications: true,
   receivesTypingNotifications: true,
+  sendReadReceipts: true,
 };
 
 export function isReplicatedSetting(name: string): boolean {
@@ -63,5 +67,6 @@ export function settingsView(stored: Record<string, unknown> = {}): UserSettings
     sendPrivateTypingNotifications: bool(stored.send_private_typing_notifications, DEFAULT_USER_SETTINGS.sendPrivateTypingNotifications),
     sendStreamTypingNotifications: bool(stored.send_stream_typing_notifications, DEFAULT_USER_SETTINGS.sendStreamTypingNotifications),
     receivesTypingNotifications: bool(stored.receives_typing_notifications, DEFAULT_USER_SETTINGS.receivesTypingNotifications),
+    sendReadReceipts: bool(stored.send_read_receipts, DEFAULT_USER_SETTINGS.sendReadReceipts),
   };
 }
