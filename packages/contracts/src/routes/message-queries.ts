@@ -20,3 +20,13 @@ export const GetMessagesMatchNarrow = route({
     messages: z.record(z.string(), z.strictObject({ match_content: z.string(), match_subject: z.string() })),
   }),
 });
+
+/** Who has read a message, as far as their privacy settings tell (Zulip's feature level 137). */
+export const GetReadReceipts = route({
+  method: "GET",
+  path: "/messages/{message_id}/read_receipts",
+  service: "messaging",
+  auth: "user",
+  params: { message_id: p.int().path() },
+  response: success({ user_ids: z.array(z.number().int()) }),
+});

@@ -39,3 +39,12 @@ export async function hasRowsInTopic(db: Queryable, realmId: number, userId: num
   );
   return rows.length > 0;
 }
+
+/** Users other than `exceptUserId` whose row for the message has the read bit, ascending. */
+export async function selectReaderIds(db: Queryable, realmId: number, messageId: number, exceptUserId: number): Promise<number[]> {
+  const { rows } = await db.query(
+    "SELECT user_id FROM usermessages WHERE realm_id = $1 AND message_id = $2 AND user_id <> $3 AND (flags & $4) <> 0 ORDER BY user_id",
+    [realmId, messageId, exceptUserId, FLAG_BITS.read],
+  );
+  return rows.map((r) => Number(r.user_id));
+}
