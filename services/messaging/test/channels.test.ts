@@ -173,3 +173,41 @@ describe("default channels", () => {
     expect(await defaults(org.member)).toEqual([]);
   });
 });
+
+describe("POST /streams/{stream_id}/delete_topic", () => {
+  it("deletes the topic's messages (any case of its name), newest first, with a delete_message event carrying message_ids", async () => {
+    const a = await m.send(org.owner, { type: "stream", to: "general", topic: "Doomed topic", content: "one" });
+    const b = await m.send(org.member, { type: "stream", to: "general", topic: "doomed TOPIC", content: "two" });
+    const keep = await m.send(org.member, { type: "stream", to: "general", topic: "kept", content: "three" });
+    await m.outbox();
+    expect(await m.ok(await m.call("POST", `/streams/${general}/delete_topic`, org.admin, { topic_name: "doomed topic" }))).toEqual({ result: "success", msg: "", complete: true });
+    const events = await m.clientEvents();
+    const deleted = events.find((e) => e.type === "messaging.topic.messages_deleted")!;
+    expect(deleted.event).toEqual({ type: "delete_message", message_type: "stream", message_ids: [b, a], stream_id: general, topic: "doomed TOPIC" });
+    expect(deleted.users).toEqual(expect.arrayContaining([org.owner.user_id, org.member.user_id]));
+    const left = await m.ok(await m.call("GET", "/messages", org.owner, { anchor: "newest", num_before: 100, num_after: 0, narrow: JSON.stringify([{ operator: "channel", operand: general }]) }));
+    expect(left.messages.map((x: { id: number }) => x.id)).toContain(keep);
+    expect(left.messages.map((x: { id: number }) => x.id)).not.toContain(a);
+    // Nothing left: still complete.
+    expect((await m.ok(await m.call("POST", `/streams/${general}/delete_topic`, org.admin, { topic_name: "doomed topic" }))).complete).toBe(true);
+  });
+
+  it("administrators only, in a channel they can access", async () => {
+    expectError(await m.call("POST", `/streams/${general}/delete_topic`, org.moderator, { topic_name: "kept" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    expectError(await m.call("POST", `/streams/${hush}/delete_topic`, org.admin, { topic_name: "kept" }), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await m.call("POST", `/streams/${theirs}/delete_topic`, org.admin, { topic_name: "kept" }), 400, "BAD_REQUEST", "Invalid channel ID");
+    expectError(await m.call("POST", `/streams/${general}/delete_topic`, org.admin, {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'topic_name' argument");
+  });
+
+  it("with protected history, only the messages the administrator received", async () => {
+    const vault = await m.createStream(org.member, "vault", [org.member], { invite_only: true });
+    const before = await m.send(org.member, { type: "stream", to: "vault", topic: "t", content: "before the admin came" });
+    await m.ok(await m.call("POST", "/users/me/subscriptions", org.member, { subscriptions: JSON.stringify([{ name: "vault" }]), principals: JSON.stringify([org.admin.user_id]) }));
+    const after = await m.send(org.member, { type: "stream", to: "vault", topic: "t", content: "after" });
+    await m.outbox();
+    await m.ok(await m.call("POST", `/streams/${vault}/delete_topic`, org.admin, { topic_name: "t" }));
+    const [deleted] = (await m.clientEvents()).filter((e) => e.type === "messaging.topic.messages_deleted");
+    expect(deleted.event.message_ids).toEqual([after]);
+    expect((await m.ok(await m.call("GET", `/messages/${before}`, org.member))).message.id).toBe(before);
+  });
+});

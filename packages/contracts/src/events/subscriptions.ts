@@ -3,6 +3,7 @@ import { StreamObject } from "../routes/streams";
 import { SubscriptionObject } from "../routes/subscriptions";
 import { defineEvent } from "./index";
 import { noticeOf } from "./messages";
+import { ExpiredMessagesDeleteEvent } from "./retention";
 
 export const StreamCreateClientEvent = z.strictObject({
   type: z.literal("stream"),
@@ -123,4 +124,9 @@ export const MessagingStreamAccessGained = defineEvent(
 export const MessagingStreamAccessLost = defineEvent(
   "messaging.stream.access_lost",
   z.object({ stream_id: z.number().int(), client: noticeOf(StreamDeleteClientEvent) }),
+);
+/** One batch of a topic deleted by POST /streams/{id}/delete_topic: a delete_message with `message_ids`. */
+export const MessagingTopicMessagesDeleted = defineEvent(
+  "messaging.topic.messages_deleted",
+  z.object({ message_ids: z.array(z.number().int()), client: noticeOf(ExpiredMessagesDeleteEvent) }),
 );

@@ -134,3 +134,16 @@ export const UpdateStream = route({
   },
   response: empty,
 });
+
+/**
+ * Deletes a topic's messages, newest first, in batches; `complete` is false when the request ran
+ * out of time first (the client repeats it). Administrators only.
+ */
+export const DeleteTopic = route({
+  method: "POST",
+  path: "/streams/{stream_id}/delete_topic",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().path(), topic_name: p.str().required() },
+  response: success({ complete: z.boolean() }),
+});

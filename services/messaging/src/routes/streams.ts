@@ -1,9 +1,10 @@
-import { AddDefaultStream, DeleteStream, GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics, RemoveDefaultStream, UpdateStream } from "@chat/contracts";
+import { AddDefaultStream, DeleteStream, DeleteTopic, GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics, RemoveDefaultStream, UpdateStream } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
 import { doAddDefaultStream, doRemoveDefaultStream } from "../actions/default-streams";
 import { doUpdateStream } from "../actions/stream-settings";
 import { doDeactivateStream } from "../actions/streams";
+import { doDeleteTopic } from "../actions/topics";
 import { getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, viewerOf } from "../queries/streams";
 
 export const streamRoutes: RoutePlugin = (app, deps) => {
@@ -56,4 +57,6 @@ export const streamRoutes: RoutePlugin = (app, deps) => {
     });
     return {};
   });
+
+  registerRoute(app, DeleteTopic, async ({ params, identity }) => ({ complete: await doDeleteTopic(deps, identity, params.stream_id, params.topic_name) }));
 };
