@@ -5,6 +5,7 @@ import { buildApp, createDeps, ROUTE_PLUGINS } from "./app";
 import { loadMessagingConfig, type MessagingConfig } from "./config";
 import { consumeAccountsEvents } from "./consumers/accounts";
 import { consumeAlertWords } from "./consumers/alert-words";
+import { consumeMutedUsers } from "./consumers/muted-users";
 import { listenForRealmChanges } from "./consumers/realm-cache";
 import { startHighlighting } from "./lib/highlight-thread";
 import { consumeUserSettings } from "./consumers/user-settings";
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
   relay.start();
   await consumeAccountsEvents(amqp, deps);
   await consumeAlertWords(amqp, deps);
+  await consumeMutedUsers(amqp, deps);
   await consumeUserSettings(amqp, deps);
   await listenForRealmChanges(amqp, deps);
   const retention = startRetentionJob(deps, loadRetentionConfig());

@@ -11,6 +11,7 @@ import { normalizeBody, normalizeTopic } from "../lib/normalize";
 import { isGuestRole, passesWildcardPolicy, postPolicyRefusal, WILDCARD_MENTION_THRESHOLD } from "../lib/permissions";
 import { buildMentionDirectory } from "../queries/mentions";
 import { markAlertWords } from "../queries/alert-words";
+import { markReadForMuters } from "../queries/muted-users";
 import { canSeeStream, findStream, viewerOf, type AccessedStream } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
 import { getUserSettings } from "../queries/user-settings";
@@ -125,6 +126,7 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   }));
   // Recipients whose alert words the message contains get has_alert_word (issue 10).
   await markAlertWords(deps.pool, who.realmId, content, entries, context?.alertWords ?? direct?.alertWords);
+  await markReadForMuters(deps.pool, who.realmId, sender.id, entries, context?.mutedBy ?? direct?.mutedBy);
   const links = plan.accessed ? topicLinks(plan.topic, dir.linkifiers) : [];
   return { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now, topicLinks: links };
 }
@@ -142,7 +144,7 @@ async function readDirectSendContext(deps: AppDeps, who: Identity, req: SendRequ
   }
   if (recipients.length === 0 || recipients.length > 100 || typeof recipients[0] !== "number") return null;
   const ids = [who.userId, ...(recipients as number[])];
-  const found = await selectDirectSendContext(deps.pool, who.realmId, ids);
+  const found = await selectDirectSendContext(deps.pool, who.realmId, who.userId, ids);
   return ids.every((id) => found.users.has(id)) ? found : null;
 }
 

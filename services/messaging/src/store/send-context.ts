@@ -7,9 +7,10 @@ import type { StoredUserSettings } from "./user-settings";
 /**
  * Everything a channel send reads before it writes, in one round trip: the sender, the channel
  * (by id or name) and the sender's subscription to it, the channel's active subscribers, their
- * alert words, the sender's settings and the topic as it is now. Each part is what the separate
- * reads (selectUsersByIds, selectStreamByName, selectSubscription, selectStreamSubscriptions,
- * selectAlertWords, selectUserSettings) return; a part the replica lacks is absent, and the
+ * alert words, those of them who muted the sender, the sender's settings and the topic as it is
+ * now. Each part is what the separate reads (selectUsersByIds, selectStreamByName,
+ * selectSubscription, selectStreamSubscriptions, selectAlertWords, selectMutingUsers,
+ * selectUserSettings) return; a part the replica lacks is absent, and the
  * caller falls back to the read-through queries for it.
  */
 export interface StreamSendContext {
@@ -20,6 +21,8 @@ export interface StreamSendContext {
   subscribers: Array<{ userId: number; isMuted: boolean }>;
   /** Non-empty alert word lists of the subscribers and the sender. */
   alertWords: Map<number, string[]>;
+  /** Subscribers who muted the sender. */
+  mutedBy: Set<number>;
   senderSettings: StoredUserSettings | undefined;
   /** The topic before this send; null when no topic was given to look at. */
   topic: { existed: boolean; policies: Map<number, number> } | null;
@@ -66,6 +69,8 @@ const sql = (streamMatch: string) => `
     (SELECT coalesce(json_agg(json_build_array(user_id, is_muted)), '[]') FROM subs) AS subscribers,
     (SELECT coalesce(json_agg(json_build_array(a.user_id, a.words)), '[]') FROM alert_words a
       WHERE a.realm_id = $1 AND cardinality(a.words) > 0 AND (a.user_id = $2 OR a.user_id IN (SELECT user_id FROM subs))) AS alert_words,
+    (SELECT coalesce(json_agg(mu.user_id), '[]') FROM muted_users mu
+      WHERE mu.realm_id = $1 AND mu.muted_user_ids @> ARRAY[$2::bigint] AND mu.user_id IN (SELECT user_id FROM subs)) AS muted_by,
     (SELECT settings FROM user_settings WHERE realm_id = $1 AND user_id = $2) AS sender_settings,
     EXISTS (SELECT 1 FROM messages WHERE realm_id = $1 AND stream_id = st.st_id AND lower(topic) = lower($4)) AS topic_existed,
     (SELECT coalesce(json_agg(json_build_array(user_id, visibility_policy)), '[]') FROM user_topics
@@ -96,6 +101,7 @@ export async function selectStreamSendContext(
     senderSub: r.sub_user_id === null ? null : toSub(unprefixed(r, "sub_")),
     subscribers: (r.subscribers as Array<[number, boolean]>).map(([userId, isMuted]) => ({ userId: Number(userId), isMuted })),
     alertWords: new Map((r.alert_words as Array<[number, string[]]>).map(([u, words]) => [Number(u), words])),
+    mutedBy: new Set((r.muted_by as number[]).map(Number)),
     senderSettings: r.sender_settings ?? undefined,
     topic:
       found && topic !== null
@@ -107,11 +113,13 @@ export async function selectStreamSendContext(
 /**
  * A direct message's reads in one round trip: the named users and the sender (as
  * selectUsersByIds returns them; ids the replica lacks are absent), their non-empty alert word
- * lists, and the conversation's recipient id when it exists (null before its first message).
+ * lists, those of them who muted the sender, and the conversation's recipient id when it exists
+ * (null before its first message).
  */
 export interface DirectSendContext {
   users: Map<number, UserRow>;
   alertWords: Map<number, string[]>;
+  mutedBy: Set<number>;
   recipientId: number | null;
 }
 
@@ -122,11 +130,13 @@ const DIRECT = `
   SELECT (SELECT coalesce(json_agg(json_build_array(${columnsOf(USER_COLUMNS, "named").map(([expr]) => expr).join(", ")})), '[]') FROM named) AS users,
     (SELECT coalesce(json_agg(json_build_array(a.user_id, a.words)), '[]') FROM alert_words a
       WHERE a.realm_id = $1 AND cardinality(a.words) > 0 AND a.user_id IN (SELECT user_id FROM named)) AS alert_words,
+    (SELECT coalesce(json_agg(mu.user_id), '[]') FROM muted_users mu
+      WHERE mu.realm_id = $1 AND mu.muted_user_ids @> ARRAY[$4::bigint] AND mu.user_id IN (SELECT user_id FROM named)) AS muted_by,
     (SELECT id FROM recipients WHERE realm_id = $1 AND user_ids_key = $3) AS recipient_id`;
 
-export async function selectDirectSendContext(db: Queryable, realmId: number, userIds: number[]): Promise<DirectSendContext> {
+export async function selectDirectSendContext(db: Queryable, realmId: number, senderId: number, userIds: number[]): Promise<DirectSendContext> {
   const ids = [...new Set(userIds)].sort((a, b) => a - b);
-  const { rows } = await db.query(DIRECT, [realmId, ids, ids.join(",")]);
+  const { rows } = await db.query(DIRECT, [realmId, ids, ids.join(","), senderId]);
   const r = rows[0];
   const names = columnsOf(USER_COLUMNS, "named").map(([, name]) => name);
   const users = new Map<number, UserRow>();
@@ -137,6 +147,7 @@ export async function selectDirectSendContext(db: Queryable, realmId: number, us
   return {
     users,
     alertWords: new Map((r.alert_words as Array<[number, string[]]>).map(([u, words]) => [Number(u), words])),
+    mutedBy: new Set((r.muted_by as number[]).map(Number)),
     recipientId: r.recipient_id === null ? null : Number(r.recipient_id),
   };
 }
