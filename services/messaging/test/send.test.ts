@@ -227,6 +227,11 @@ describe("POST /messages direct", () => {
     expectError(await dm("[]"), 400, "BAD_REQUEST", "Message must have recipients");
     expectError(await dm(JSON.stringify([org.member2.user_id, org.admin.email])), 400, "BAD_REQUEST", "Recipient lists may contain emails or user IDs, but not both.");
     expectError(await dm("5"), 400, "BAD_REQUEST", "Invalid data type for recipients");
+    // Thousands of recipients are looked up in accounts in parts (one GET would be refused).
+    const many = Array.from({ length: 3000 }, (_, i) => 1_000_000 + i);
+    expectError(await dm(JSON.stringify(many)), 400, "BAD_REQUEST", "Invalid user ID 1000000");
+    const manyEmails = Array.from({ length: 600 }, (_, i) => `someone-with-a-long-address-${i}@nowhere.test`);
+    expectError(await dm(JSON.stringify(manyEmails)), 400, "BAD_REQUEST", `Invalid email '${manyEmails[0]}'`);
     const gone = await org.extra(90);
     await m.deactivate(gone);
     expectError(await dm(JSON.stringify([gone.user_id])), 400, "BAD_REQUEST", `'${gone.email}' is no longer using Zulip.`);

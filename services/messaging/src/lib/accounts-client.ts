@@ -16,6 +16,28 @@ import { ApiError, type Clock, type InternalClient } from "@chat/platform";
 const path = (def: { path: string }, values: Record<string, number> = {}) =>
   def.path.replace(/\{(\w+)\}/g, (_m, k: string) => String(values[k]));
 
+/** Characters of URL-encoded JSON list one internal GET carries (well under the 16 KB header limit). */
+const QUERY_PART_CHARS = 6000;
+
+/** Splits a list for a GET's query string; an empty list gives no parts. */
+export function inQueryParts<T>(items: T[], budget = QUERY_PART_CHARS): T[][] {
+  const parts: T[][] = [];
+  let part: T[] = [];
+  let size = 0;
+  for (const item of items) {
+    const cost = encodeURIComponent(JSON.stringify(item)).length + 3;
+    if (part.length > 0 && size + cost > budget) {
+      parts.push(part);
+      part = [];
+      size = 0;
+    }
+    part.push(item);
+    size += cost;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
+}
+
 type Linkifiers = Array<{ pattern: string; url_template: string }>;
 
 /** A user as accounts' internal lookup gives it (`avatar` absent from a previous release's). */
@@ -72,13 +94,22 @@ export class AccountsClient {
     return `${this.generationAll}.${this.generations.get(realmId) ?? 0}`;
   }
 
-  /** Users of one realm by id or email; unknown ones are simply absent. */
+  /**
+   * Users of one realm by id or email; unknown ones are simply absent. Long lists are asked in
+   * parts: the lookup is a GET, and a request line past the HTTP server's limit is refused (431).
+   */
   async getUsers(realmId: number, by: { userIds?: number[]; emails?: string[] }): Promise<AccountsUser[]> {
-    const params: Record<string, unknown> = { realm_id: realmId };
-    if (by.userIds) params.user_ids = by.userIds;
-    if (by.emails) params.emails = by.emails;
-    const res = await this.http.call<{ users: AccountsUser[] }>(InternalGetUsers.method, InternalGetUsers.path, { params });
-    return res.users.filter((u) => u.realm_id === realmId);
+    const users: AccountsUser[] = [];
+    for (const userIds of by.userIds ? inQueryParts(by.userIds) : [undefined]) {
+      for (const emails of by.emails ? inQueryParts(by.emails) : [undefined]) {
+        const params: Record<string, unknown> = { realm_id: realmId };
+        if (userIds) params.user_ids = userIds;
+        if (emails) params.emails = emails;
+        const res = await this.http.call<{ users: AccountsUser[] }>(InternalGetUsers.method, InternalGetUsers.path, { params });
+        for (const u of res.users) if (u.realm_id === realmId) users.push(u);
+      }
+    }
+    return users;
   }
 
   /** Every user of a realm (as GET /users lists them): fills the replica in one call. */
@@ -112,13 +143,14 @@ export class AccountsClient {
 
   /** Current personal settings of some users (replica misses); unknown users are absent. */
   async getUserSettings(realmId: number, userIds: number[]): Promise<Array<{ user_id: number; settings: Record<string, unknown> }>> {
-    if (userIds.length === 0) return [];
-    const res = await this.http.call<{ users: Array<{ user_id: number; settings: Record<string, unknown> }> }>(
-      InternalGetUserSettings.method,
-      InternalGetUserSettings.path,
-      { params: { realm_id: realmId, user_ids: userIds } },
-    );
-    return res.users;
+    const users: Array<{ user_id: number; settings: Record<string, unknown> }> = [];
+    for (const part of inQueryParts(userIds)) {
+      const res = await this.http.call<{ users: typeof users }>(InternalGetUserSettings.method, InternalGetUserSettings.path, {
+        params: { realm_id: realmId, user_ids: part },
+      });
+      users.push(...res.users);
+    }
+    return users;
   }
 
   async isGroupMember(realmId: number, groupId: number, userId: number): Promise<boolean> {
