@@ -3,7 +3,6 @@ import { serviceClient } from "@chat/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doReplicateMutedUsers } from "../src/actions/muted-users";
 import { consumeMutedUsers } from "../src/consumers/muted-users";
-import { selectMuteRelatedUserIds } from "../src/store/muted-users";
 import { startMessaging, type Messaging, type Org, type TestUser } from "./helpers";
 
 /**
@@ -29,6 +28,12 @@ beforeAll(async () => {
   relay = new OutboxRelay({ pool: m.accountsPool, schema: "accounts", amqp, log, pollMs: 50 });
   relay.start();
   accounts = serviceClient(m.accountsApp, c.INTERNAL_TOKEN);
+  // Accounts keeps no enable_read_receipts yet; its realm answer gets it here, as accounts will give it.
+  const getRealm = m.deps.accounts.getRealm.bind(m.deps.accounts);
+  m.deps.accounts.getRealm = async (realmId) => {
+    const realm = await getRealm(realmId);
+    return { ...realm, settings: { ...realm.settings, enable_read_receipts: true } };
+  };
   org = await m.createOrg();
   lounge = await m.createStream(org.owner, "lounge", [org.owner, org.member, org.member2]);
 }, 60_000);
@@ -174,12 +179,20 @@ describe("muting a user marks their messages read for the muting user", () => {
     expect((await m.clientEvents()).filter((e) => e.type === "messaging.message_flags.updated")).toEqual([]);
   });
 
-  it("tells whose read receipts a user may not see: users they muted and users who muted them", async () => {
-    const related = async (u: TestUser) => [...(await selectMuteRelatedUserIds(m.deps.pool, org.realmId, u.user_id))].sort((a, b) => a - b);
-    expect(await related(org.member)).toEqual([org.owner.user_id, org.member2.user_id].sort((a, b) => a - b));
-    expect(await related(org.member2)).toEqual([org.member.user_id]);
-    expect(await related(org.admin)).toEqual([org.moderator.user_id]);
-    expect(await related(org.guest)).toEqual([]);
+  it("hides read receipts between a user and those they muted or who muted them (Zulip's feature level 143)", async () => {
+    const everyone = [org.owner, org.admin, org.moderator, org.member, org.member2, org.guest];
+    await m.createStream(org.owner, "receipts", everyone);
+    const id = await m.send(org.admin, { type: "stream", to: "receipts", topic: "t", content: "who reads this?" });
+    for (const u of everyone) await m.ok(await m.call("POST", "/messages/flags", u, { messages: JSON.stringify([id]), op: "add", flag: "read" }));
+    const receipts = async (u: TestUser) => (await m.ok(await m.call("GET", `/messages/${id}/read_receipts`, u))).user_ids;
+    const ids = (...users: TestUser[]) => users.map((u) => u.user_id).sort((a, b) => a - b);
+
+    // The member muted the owner and member2; nobody else muted anyone they read with.
+    expect(await receipts(org.member)).toEqual(ids(org.moderator, org.member, org.guest));
+    // Member2 was muted by the member; the owner too.
+    expect(await receipts(org.member2)).toEqual(ids(org.owner, org.moderator, org.member2, org.guest));
+    expect(await receipts(org.owner)).toEqual(ids(org.owner, org.moderator, org.member2, org.guest));
+    expect(await receipts(org.guest)).toEqual(ids(org.owner, org.moderator, org.member, org.member2, org.guest));
   });
 
   it("never goes back to an older list", async () => {

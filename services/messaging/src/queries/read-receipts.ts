@@ -1,5 +1,6 @@
 import { badRequest, type Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
+import { selectMuteRelatedUserIds } from "../store/muted-users";
 import { selectReaderIds } from "../store/usermessages-read";
 import { accessMessages } from "./message-access";
 import { viewerOf } from "./streams";
@@ -10,8 +11,9 @@ import { getUsersByIds } from "./users";
  * GET /messages/{message_id}/read_receipts, by Zulip's read_receipts view: for a message the
  * viewer may read, in an organization that shows read receipts, the users who read it, leaving out
  * the sender (their own message is read from the start), deactivated users and users who turned
- * `send_read_receipts` off. Bots count, and so does the viewer. (Zulip also leaves out users
- * muted by or muting the viewer, and long-idle ones; this server has neither.)
+ * `send_read_receipts` off, and users the viewer muted or who muted the viewer (feature level
+ * 143). Bots count, and so does the viewer. (Zulip also leaves out long-idle users; this server
+ * has none.)
  */
 export async function getReadReceipts(deps: AppDeps, who: Identity, messageId: number): Promise<number[]> {
   const found = (await accessMessages(deps.pool, viewerOf(who), [messageId])).get(messageId);
@@ -22,5 +24,6 @@ export async function getReadReceipts(deps: AppDeps, who: Identity, messageId: n
   if (readers.length === 0) return [];
   const users = await getUsersByIds(deps, who.realmId, readers);
   const settings = await getUserSettings(deps, who.realmId, readers);
-  return readers.filter((id) => users.get(id)?.isActive === true && settings.get(id)?.sendReadReceipts === true);
+  const muting = await selectMuteRelatedUserIds(deps.pool, who.realmId, who.userId);
+  return readers.filter((id) => users.get(id)?.isActive === true && settings.get(id)?.sendReadReceipts === true && !muting.has(id));
 }
