@@ -76,7 +76,7 @@ describe("PATCH /streams/{stream_id}", () => {
     ]);
     await m.ok(await patch(org.admin, id, { is_announcement_only: false, stream_post_policy: 4 }));
     expect(await stream(id)).toMatchObject({ stream_post_policy: 1, is_announcement_only: false });
-    expectError(await patch(org.admin, id, { stream_post_policy: 5 }), 400, "BAD_REQUEST");
+    expectError(await patch(org.admin, id, { stream_post_policy: 5 }), 400, "BAD_REQUEST", "Invalid stream_post_policy");
   });
 
   it("message_retention_days: organization owners only", async () => {

@@ -88,9 +88,12 @@ describe("POST /users/me/subscriptions", () => {
     expectError(await subscribe(org.member, { subscriptions: "[{" }), 400, "BAD_REQUEST", "subscriptions is not valid JSON");
     expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ description: "no name" }]) }), 400, "BAD_REQUEST");
     expectError(await subscribe(org.member, {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'subscriptions' argument");
-    expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "p5" }]), stream_post_policy: 5 }), 400, "BAD_REQUEST");
+    expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "p5" }]), stream_post_policy: 5 }), 400, "BAD_REQUEST", "Invalid stream_post_policy");
     expectError(await subscribe(org.guest, { subscriptions: JSON.stringify([{ name: "guest-made" }]) }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "web" }]), is_web_public: true }), 400, "BAD_REQUEST", "Web-public channels are not enabled.");
+    await m.setRealmSetting(org.realmId, "enable_spectator_access", true);
     expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "web" }]), is_web_public: true }), 400, "BAD_REQUEST", "Insufficient permission");
+    await m.setRealmSetting(org.realmId, "enable_spectator_access", false);
     expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "keep" }]), message_retention_days: "30" }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
     expectError(
       await subscribe(org.owner, { subscriptions: JSON.stringify([{ name: "keep" }]), message_retention_days: "0" }),

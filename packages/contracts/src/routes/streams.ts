@@ -3,6 +3,12 @@ import { maxChars, p } from "../params";
 import { MAX_STREAM_DESCRIPTION_LENGTH } from "../version";
 import { empty, route, success } from "../route";
 
+/** 1 anyone, 2 administrators, 3 full members, 4 moderators; anything else is `Invalid stream_post_policy`, as in Zulip. */
+export const StreamPostPolicy = z
+  .number()
+  .int()
+  .refine((v) => v >= 1 && v <= 4, { message: "Invalid {name}" });
+
 /** A channel as every user who can see it gets it (GET /streams, register `streams`, stream events). */
 export const StreamObject = z.strictObject({
   stream_id: z.number().int(),
@@ -128,7 +134,7 @@ export const UpdateStream = route({
     is_web_public: p.bool(),
     history_public_to_subscribers: p.bool(),
     is_default_stream: p.bool(),
-    stream_post_policy: p.int(z.number().int().min(1).max(4)),
+    stream_post_policy: p.int(StreamPostPolicy),
     message_retention_days: p.json(z.union([z.literal("realm_default"), z.literal("unlimited"), z.number().int()])),
     can_remove_subscribers_group: p.json(GroupSettingChange).alias("can_remove_subscribers_group_id"),
   },

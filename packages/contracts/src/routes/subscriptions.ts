@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { p } from "../params";
 import { route, success, empty } from "../route";
+import { StreamPostPolicy } from "./streams";
 
 /** Spec 2.5: a channel plus the calling user's own settings for it. */
 export const SubscriptionObject = z.strictObject({
@@ -63,7 +64,7 @@ export const Subscribe = route({
     is_web_public: p.bool().default(false),
     is_default_stream: p.bool().default(false),
     history_public_to_subscribers: p.bool(),
-    stream_post_policy: p.int(z.number().int().min(1).max(4)).default(1),
+    stream_post_policy: p.int(StreamPostPolicy).default(1),
     message_retention_days: p.json(z.union([z.literal("realm_default"), z.literal("unlimited"), z.number().int()])).default("realm_default"),
     can_remove_subscribers_group: p.int().alias("can_remove_subscribers_group_id"),
   },

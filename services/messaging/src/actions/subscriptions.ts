@@ -98,10 +98,6 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
   if (unauthorized.length > 0 && req.authorizationErrorsFatal) throw badRequest(`Unable to access channel (${unauthorized[0]}).`);
   const toCreate = [...wanted.entries()].filter(([lower]) => !existing.some((s) => s.name.toLowerCase() === lower)).map(([, v]) => v);
   if (toCreate.length > 0) checkCanCreate(req, caller, realm, now);
-  if (toCreate.length > 0 && req.isDefaultStream) {
-    if (!isAdminRole(caller.role)) throw badRequest("Insufficient permission");
-    if (req.inviteOnly && !req.isWebPublic) throw badRequest("A default channel cannot be private.");
-  }
   if (toCreate.length > 0 && req.canRemoveSubscribersGroup !== undefined) await checkGroup(deps, realm, req.canRemoveSubscribersGroup);
   const settings = toCreate.length > 0 ? newStreamSettings(req, caller, realm) : null;
 
@@ -153,10 +149,23 @@ export async function doSubscribeNewUser(deps: AppDeps, realmId: number, userId:
   return streams.map((s) => s.id);
 }
 
+/**
+ * Zulip's checks for creating channels, in its order: the private or public creation policy, a
+ * default channel's (administrators, not private), then a web-public one's (spectator access
+ * enabled, its own creation policy).
+ */
 function checkCanCreate(req: SubscribeRequest, caller: UserRow, realm: InternalRealm, now: Date): void {
   const s = realm.settings;
-  const policy = req.isWebPublic ? s.create_web_public_stream_policy : req.inviteOnly ? s.create_private_stream_policy : s.create_public_stream_policy;
-  if (!passesCommonPolicy(policy, caller, s.waiting_period_threshold, now)) throw badRequest("Insufficient permission");
+  const passes = (policy: number) => passesCommonPolicy(policy, caller, s.waiting_period_threshold, now);
+  if (!passes(req.inviteOnly ? s.create_private_stream_policy : s.create_public_stream_policy)) throw badRequest("Insufficient permission");
+  if (req.isDefaultStream) {
+    if (!isAdminRole(caller.role)) throw badRequest("Insufficient permission");
+    if (req.inviteOnly) throw badRequest("A default channel cannot be private.");
+  }
+  if (req.isWebPublic) {
+    if (!s.enable_spectator_access) throw badRequest("Web-public channels are not enabled.");
+    if (!passes(s.create_web_public_stream_policy)) throw badRequest("Insufficient permission");
+  }
 }
 
 /** A channel's permission group must be one of the organization's groups (not `role:internet`). */
