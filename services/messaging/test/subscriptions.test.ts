@@ -52,6 +52,14 @@ describe("POST /users/me/subscriptions", () => {
     await m.setRealmSetting(org.realmId, "invite_to_stream_policy", 1);
   });
 
+  it("checks the right to subscribe others first (an email counts as another user), then the principals, then the channels", async () => {
+    expectError(await subscribe(org.guest, { subscriptions: JSON.stringify([{ name: "" }]), principals: JSON.stringify([999999]) }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await subscribe(org.guest, { subscriptions: JSON.stringify([{ name: "general" }]), principals: JSON.stringify([org.guest.email]) }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "" }]), principals: JSON.stringify([999999]) }), 400, "BAD_REQUEST", "No such user");
+    // One's own id is not another user.
+    expectError(await subscribe(org.guest, { subscriptions: JSON.stringify([{ name: "" }]), principals: JSON.stringify([org.guest.user_id]) }), 400, "BAD_REQUEST", "Channel name can't be empty.");
+  });
+
   it("an empty principals list subscribes the caller", async () => {
     const res = await m.ok(await subscribe(other.member2, { subscriptions: JSON.stringify([{ name: "empty-principals" }]), principals: "[]" }));
     expect(res).toEqual({
@@ -253,6 +261,10 @@ describe("DELETE /users/me/subscriptions", () => {
       expectError(res, 400, "STREAM_DOES_NOT_EXIST", `Channel '${name}' does not exist`);
       expect(res.body.stream).toBe(name);
     }
+  });
+
+  it("reads the principals before the channels", async () => {
+    expectError(await unsubscribe(org.owner, { subscriptions: JSON.stringify(["nope"]), principals: JSON.stringify([999999]) }), 400, "BAD_REQUEST", "No such user");
   });
 
   it("unknown or deactivated principals are BAD_REQUEST", async () => {

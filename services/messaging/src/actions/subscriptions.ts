@@ -73,18 +73,20 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
   const realm = await deps.accounts.getRealm(who.realmId);
   const caller = await getUser(deps, who.realmId, who.userId);
   if (!caller) throw badRequest("No such user");
+  // Zulip's order: the right to subscribe others, judged from the principals as sent (any but the
+  // caller's own id, an email included, counts as another user), then the principals, then the
+  // channels. An empty list is the caller, as an absent one.
+  const others = (req.principals ?? []).some((p) => p !== caller.id);
+  if (others && !passesCommonPolicy(realm.settings.invite_to_stream_policy, caller, realm.settings.waiting_period_threshold, now)) {
+    throw badRequest("Insufficient permission");
+  }
+  const targets = req.principals?.length ? await resolvePrincipals(deps, who.realmId, req.principals) : [caller];
   const wanted = new Map<string, { name: string; description: string }>();
   const colors = new Map<string, string>();
   for (const s of req.streams) {
     const name = checkStreamName(s.name);
     if (!wanted.has(name.toLowerCase())) wanted.set(name.toLowerCase(), { name, description: checkStreamDescription(s.description ?? "") });
     if (s.color !== undefined) colors.set(name.toLowerCase(), s.color);
-  }
-  // An empty list is the caller, as an absent one (Zulip does the same).
-  const targets = req.principals?.length ? await resolvePrincipals(deps, who.realmId, req.principals) : [caller];
-  const waiting = realm.settings.waiting_period_threshold;
-  if (targets.some((t) => t.id !== caller.id) && !passesCommonPolicy(realm.settings.invite_to_stream_policy, caller, waiting, now)) {
-    throw badRequest("Insufficient permission");
   }
   const existing = await selectStreamsByNames(deps.pool, who.realmId, [...wanted.keys()]);
   const callerSubs = new Map((await selectUserSubscriptions(deps.pool, who.realmId, who.userId)).map((s) => [s.streamId, s]));
@@ -321,15 +323,16 @@ export interface UnsubscribeResult {
 /** DELETE /users/me/subscriptions with spec 4.10's three rules for removing someone else. */
 export async function doRemoveSubscriptions(deps: AppDeps, who: Identity, names: string[], principals?: number[] | string[]): Promise<UnsubscribeResult> {
   const viewer = viewerOf(who);
+  const caller = await getUser(deps, who.realmId, who.userId);
+  if (!caller) throw badRequest("No such user");
+  // The principals before the channels, as Zulip reads them.
+  const targets = principals?.length ? await resolvePrincipals(deps, who.realmId, principals) : [caller];
   const streams: StreamRow[] = [];
   for (const name of names) {
     const found = await findVisibleStreamByName(deps.pool, viewer, name.trim());
     if (!found) throw streamDoesNotExist({ name });
     if (!streams.some((s) => s.id === found.stream.id)) streams.push(found.stream);
   }
-  const caller = await getUser(deps, who.realmId, who.userId);
-  if (!caller) throw badRequest("No such user");
-  const targets = principals?.length ? await resolvePrincipals(deps, who.realmId, principals) : [caller];
   const others = targets.filter((t) => t.id !== caller.id);
   if (others.length > 0) {
     for (const stream of streams) await checkCanRemoveOthers(deps, viewer, caller, others, stream);
