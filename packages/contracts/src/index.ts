@@ -20,6 +20,7 @@ export * from "./events/profile";
 export * from "./events/custom-profile-fields";
 export * from "./events/retention";
 export * from "./events/typing";
+export * from "./events/presence";
 export * from "./events/message-edits";
 export * from "./models";
 export * from "./openapi";

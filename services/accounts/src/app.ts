@@ -16,6 +16,7 @@ import { botRoutes } from "./routes/bots";
 import { customProfileFieldRoutes } from "./routes/custom-profile-fields";
 import { profileRoutes } from "./routes/profile";
 import { settingsRoutes } from "./routes/settings";
+import { presenceRoutes } from "./routes/presence";
 
 /** One plugin per resource; each registers its contract routes. */
 const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> = [
@@ -33,6 +34,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   profileRoutes,
   botRoutes,
   customProfileFieldRoutes,
+  presenceRoutes,
   registerStateRoutes,
 ];
 

@@ -95,7 +95,8 @@ describe("PATCH /settings", () => {
   it("presence_enabled lives on the user and reaches legacy notification clients", async () => {
     await t.markOutbox();
     await t.ok(await patchSettings(org.moderator, { presence_enabled: false }));
-    expect((await notices(t)).map((n) => n.event.type)).toEqual(["user_settings", "update_global_notifications"]);
+    // Everyone sees the user's presence follow the setting at once (Zulip's do_change_user_setting).
+    expect((await notices(t)).map((n) => n.event.type)).toEqual(["user_settings", "update_global_notifications", "presence"]);
     const modern = await registerState(t, org.moderator.as, { fetch_event_types: ["user_settings"] });
     expect(modern.user_settings.presence_enabled).toBe(false);
     const legacy = await registerState(t, org.moderator.as, { fetch_event_types: ["update_global_notifications"] });

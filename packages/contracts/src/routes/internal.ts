@@ -117,6 +117,10 @@ export const registerStateParams = {
   client_gravatar: p.bool().default(true),
   apply_markdown: p.bool().default(false),
   narrow: p.json(z.array(z.unknown())).default([]),
+  /** Presence keyed by user id in the modern format (else by email, legacy). */
+  slim_presence: p.bool().default(false),
+  /** How far back presence goes; unset means Zulip's 14 days. */
+  presence_history_limit_days: p.int(),
 };
 
 /**

@@ -25,6 +25,7 @@ import {
 } from "../store/settings";
 import { activeUserIds, listRealmUsers, setPresenceEnabled, type UserRow } from "../store/users";
 import { changeFullNameInTx, notifyAvatar, notifyRealmUserUpdate, requireAdmin, requireOwner } from "./profile";
+import { doForcePresenceUpdateInTx } from "./presence";
 
 
 export interface SettingsInput {
@@ -67,6 +68,7 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
       else if (name === "presence_enabled") await setPresenceEnabled(tx, user.realmId, user.id, value as boolean);
       else row[name] = value;
       await notifySettingChanged(tx, user, name, value);
+      if (name === "presence_enabled") await doForcePresenceUpdateInTx(tx, user.realmId, user.id, value as boolean, deps.clock.now());
       if (name === "timezone") {
         await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, email: user.email, timezone: value as string });
       }

@@ -3,6 +3,7 @@ import type { AccountsDeps } from "../deps";
 import { checkEmoji, emojiNameToCode } from "../lib/emoji";
 import { upsertStatus } from "../store/user-status";
 import { activeUserIds, setPresenceEnabled } from "../store/users";
+import { doForcePresenceUpdateInTx } from "./presence";
 
 export const MAX_STATUS_TEXT = 60;
 
@@ -56,6 +57,7 @@ export async function doUpdateOwnStatus(deps: AccountsDeps, who: Identity, p: St
           client: { event: { type: "user_settings", op: "update", property: "presence_enabled", value: !p.away }, users: [who.userId] },
         },
       });
+      await doForcePresenceUpdateInTx(tx, who.realmId, who.userId, !p.away, deps.clock.now());
     }
     await upsertStatus(tx, who.realmId, who.userId, { statusText, emojiName: emoji?.name, emojiCode: emoji?.code, reactionType: emoji?.type }, deps.clock.now());
     const event: Record<string, unknown> = { type: "user_status", user_id: who.userId };

@@ -13,11 +13,14 @@ import { getMutedUsers } from "./muted-users";
 import { avatarUrl } from "../lib/avatar";
 import { settingsRegisterState } from "./settings";
 import { userListJson, userListsOf } from "./user-list";
+import { presenceRegisterState } from "./presence";
 
 export interface RegisterStateParams {
   fetch_event_types: string[] | null | undefined;
   client_capabilities: Record<string, unknown>;
   client_gravatar: boolean;
+  slim_presence?: boolean;
+  presence_history_limit_days?: number;
 }
 
 /** When this process started: Zulip's `server_generation` tells clients the server restarted. */
@@ -52,6 +55,7 @@ export async function getRegisterState(deps: AccountsDeps, who: Identity, p: Reg
     // user_settings (+ legacy flattened keys), realm_user_settings_defaults, alert_words, custom_profile_fields.
     settingsRegisterState({ db: deps.pool, me, wants, capabilities: p.client_capabilities }),
     registerStateExtras(ctx),
+    wants("presence") ? presenceRegisterState(deps, who.realmId, p) : {},
     wants("muted_users") ? getMutedUsers(deps.pool, who.realmId, who.userId).then((muted_users) => ({ muted_users })) : {},
   ]);
   return stateJson(Object.assign({}, ...parts) as Record<string, unknown>);
