@@ -171,7 +171,7 @@ describe("accounts.realm.deactivated", () => {
     const others = await Promise.all(Array.from({ length: 1200 }, (_, i) => inst.app.events.store.create(
       {
         id: `other-${i}`, userId: 5000 + i, realmId: 41, eventTypes: null, narrow: [], allPublicStreams: false,
-        capabilities: {}, applyMarkdown: true, clientGravatar: true, includeSubscribers: false, lifespanSecs: 600,
+        capabilities: {}, applyMarkdown: true, clientGravatar: true, includeSubscribers: false, slimPresence: false, lifespanSecs: 600,
       },
       false,
       Date.now(),

@@ -121,6 +121,7 @@ async function verifyAction(
     fetchTypes: (params.fetch_event_types ?? params.event_types ?? null) as string[] | null,
     includeSubscribers: Boolean(params.include_subscribers),
     clientGravatar: params.client_gravatar !== false,
+    slimPresence: params.slim_presence === true,
   };
   let last: number = state.last_event_id;
   const events: any[] = [];
@@ -426,8 +427,9 @@ describe("verify action: register, act, apply events, compare with a fresh regis
   });
 
   it("user status", async () => {
-    expect(typesOf(await verifyAction(member(), () => as(other()).post("/users/me/status", { status_text: "lunch", away: true })))).toEqual(["user_status"]);
-    expect(typesOf(await verifyAction(member(), () => as(other()).post("/users/me/status", { status_text: "", away: false })))).toEqual(["user_status"]);
+    // `away` is presence_enabled: everyone sees the presence change with it (Zulip's do_change_user_setting).
+    expect(typesOf(await verifyAction(member(), () => as(other()).post("/users/me/status", { status_text: "lunch", away: true })))).toEqual(["presence", "user_status"]);
+    expect(typesOf(await verifyAction(member(), () => as(other()).post("/users/me/status", { status_text: "", away: false })))).toEqual(["presence", "user_status"]);
   });
 
   it("user groups", async () => {

@@ -83,9 +83,9 @@ describe("registering a queue", () => {
   });
 
   it("lists unknown parameters as ignored", async () => {
-    const res = await inst.call("POST", "/register", { as: user(), params: { fetch_event_types: [], slim_presence: true } });
+    const res = await inst.call("POST", "/register", { as: user(), params: { fetch_event_types: [], slim_presence: true, shiny_new_flag: true } });
     expect(res.status).toBe(200);
-    expect(res.body.ignored_parameters_unsupported).toEqual(["slim_presence"]);
+    expect(res.body.ignored_parameters_unsupported).toEqual(["shiny_new_flag"]);
   });
 
   it("answers 503 and keeps no queue when a state service is unreachable", async () => {

@@ -22,6 +22,8 @@ export const queueParams = {
   client_capabilities: p.json(z.record(z.string(), z.boolean())).default({ notification_settings_null: false }),
   apply_markdown: p.bool().default(false),
   client_gravatar: p.bool().default(true),
+  /** `presence` events without the deprecated `email` (and register's presences by user id). */
+  slim_presence: p.bool().default(false),
   /** Idle lifetime of the queue; 0 means the server default (600 s); capped at 7 days. */
   queue_lifespan_secs: p.int(z.number().int().min(0)).default(0).alias("lifespan_secs"),
 };
@@ -94,6 +96,8 @@ export const Register = route({
     /** State to return; defaults to `event_types`; null means all. */
     fetch_event_types: p.json(z.array(z.string()).nullable()).nullable(),
     include_subscribers: p.bool().default(false),
+    /** How far back register's presences go; unset means 14 days. */
+    presence_history_limit_days: p.int(),
   },
   response: RegisterResponse,
   summary: "Register an event queue and fetch the initial state",

@@ -12,7 +12,7 @@ const registrationKeys = new WeakMap<QueueDescriptor, string>();
 function registrationKey(q: QueueDescriptor): string {
   let key = registrationKeys.get(q);
   if (key === undefined) {
-    key = JSON.stringify([q.eventTypes, q.narrow, q.capabilities, q.applyMarkdown, q.clientGravatar, q.includeSubscribers]);
+    key = JSON.stringify([q.eventTypes, q.narrow, q.capabilities, q.applyMarkdown, q.clientGravatar, q.includeSubscribers, q.slimPresence]);
     registrationKeys.set(q, key);
   }
   return key;

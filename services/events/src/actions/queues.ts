@@ -17,6 +17,7 @@ export interface QueueParams {
   client_capabilities: Record<string, boolean>;
   apply_markdown: boolean;
   client_gravatar: boolean;
+  slim_presence: boolean;
   queue_lifespan_secs: number;
   /** Only POST /register takes it; queues made by GET /events get Zulip's default, false. */
   include_subscribers?: boolean;
@@ -41,6 +42,7 @@ export async function doCreateQueue(rt: EventsRuntime, who: Identity, params: Qu
     applyMarkdown: params.apply_markdown,
     clientGravatar: params.client_gravatar,
     includeSubscribers: params.include_subscribers ?? false,
+    slimPresence: params.slim_presence,
     lifespanSecs: Math.min(requested, rt.config.EVENTS_QUEUE_MAX_LIFESPAN_SECONDS),
   };
   // Narrowed queues also see public channel messages they were not addressed (as in Zulip),

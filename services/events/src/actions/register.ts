@@ -15,6 +15,7 @@ import { doCreateQueue, type QueueParams } from "./queues";
 export interface RegisterParams extends QueueParams {
   fetch_event_types: string[] | null | undefined;
   include_subscribers: boolean;
+  presence_history_limit_days?: number;
 }
 
 /**
@@ -56,6 +57,8 @@ export async function doRegister(rt: EventsRuntime, who: Identity, params: Regis
         client_gravatar: params.client_gravatar,
         apply_markdown: params.apply_markdown,
         narrow: params.narrow,
+        slim_presence: params.slim_presence,
+        presence_history_limit_days: params.presence_history_limit_days,
       },
       { requestId, timeoutMs: rt.config.EVENTS_STATE_TIMEOUT_MS },
     );
@@ -78,7 +81,7 @@ export async function doRegister(rt: EventsRuntime, who: Identity, params: Regis
   if (queued.kind === "ok" && queued.events.length > 0) {
     const state = parseState(slices);
     const events = queued.events.map((e) => JSON.parse(e) as Record<string, unknown> & { id: number; type: string });
-    const lastEventId = applyEvents(state, events, { userId: who.userId, fetchTypes, includeSubscribers: params.include_subscribers, clientGravatar: params.client_gravatar });
+    const lastEventId = applyEvents(state, events, { userId: who.userId, fetchTypes, includeSubscribers: params.include_subscribers, clientGravatar: params.client_gravatar, slimPresence: params.slim_presence });
     if (lastEventId >= 0) await rt.store.pruneTo(queue.id, lastEventId);
     return JSON.stringify({ result: "success", msg: "", ...state, ...tail(lastEventId) });
   }

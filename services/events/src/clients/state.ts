@@ -43,6 +43,8 @@ export interface StateParams {
   client_gravatar: boolean;
   apply_markdown: boolean;
   narrow: unknown[];
+  slim_presence: boolean;
+  presence_history_limit_days?: number;
 }
 
 /**

@@ -16,6 +16,7 @@ const queue = (over: Partial<QueueDescriptor> = {}): QueueDescriptor => ({
   applyMarkdown: true,
   clientGravatar: true,
   includeSubscribers: false,
+  slimPresence: false,
   lifespanSecs: 600,
   ...over,
 });
@@ -96,6 +97,20 @@ describe("eventsForQueue", () => {
     expect(sub.subscribers).toEqual([5, 6]);
     const remove: ClientNotice = { event: { type: "subscription", op: "remove", subscriptions: [{ stream_id: 3, name: "a" }] }, users: [5] };
     expect(eventsForQueue(queue(), remove, undefined)[0]).toEqual(remove.event);
+  });
+});
+
+describe("presence events", () => {
+  it("keep the deprecated email only for queues registered without slim_presence", () => {
+    const website = { client: "website", status: "active", timestamp: 1700000000, pushable: false };
+    const notice: ClientNotice = {
+      event: { type: "presence", user_id: 6, email: "a@b.c", server_timestamp: 1700000000.5, presence: { website } },
+      users: [5],
+    };
+    expect(eventsForQueue(queue(), notice, undefined)).toEqual([notice.event]);
+    const { email: _email, ...slim } = notice.event;
+    expect(eventsForQueue(queue({ slimPresence: true }), notice, undefined)).toEqual([slim]);
+    expect(notice.event.email).toBe("a@b.c");
   });
 });
 

@@ -15,6 +15,8 @@ export interface QueueDescriptor {
   clientGravatar: boolean;
   /** Register's include_subscribers: whether channel objects in events keep `subscribers`. */
   includeSubscribers: boolean;
+  /** Register's slim_presence: presence events come without the deprecated `email`. */
+  slimPresence: boolean;
   lifespanSecs: number;
 }
 
@@ -125,6 +127,10 @@ export function eventsForQueue(queue: QueueDescriptor, notice: ClientNotice, fla
       break;
     case "stream":
       if (event.op === "create" && !queue.includeSubscribers) event = withoutSubscribers(event, "streams");
+      break;
+    case "presence":
+      // As Zulip's Tornado does for slim_presence clients (they key presence by user id).
+      if (queue.slimPresence) delete event.email;
       break;
   }
   return [event];

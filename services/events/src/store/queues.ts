@@ -38,6 +38,7 @@ const descriptorFields = (q: QueueDescriptor, nowMs: number): Array<string | num
   "apply_markdown", q.applyMarkdown ? 1 : 0,
   "client_gravatar", q.clientGravatar ? 1 : 0,
   "include_subscribers", q.includeSubscribers ? 1 : 0,
+  "slim_presence", q.slimPresence ? 1 : 0,
   "lifespan", q.lifespanSecs,
   "created", nowMs,
   "last_connection", nowMs,
@@ -58,6 +59,7 @@ function toDescriptor(id: string, h: Record<string, string>): QueueDescriptor | 
     clientGravatar: h.client_gravatar === "1",
     // Queues stored before this field existed always got subscribers; they keep getting them.
     includeSubscribers: h.include_subscribers !== "0",
+    slimPresence: h.slim_presence === "1",
     lifespanSecs: Number(h.lifespan),
   };
 }

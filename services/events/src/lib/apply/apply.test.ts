@@ -243,3 +243,28 @@ describe("realm_user avatar updates with client_gravatar", () => {
     expect(s).toMatchObject({ avatar_url: gravatar, avatar_source: "G" });
   });
 });
+
+describe("presence", () => {
+  const website = (status: string, timestamp: number) => ({ client: "website", status, timestamp, pushable: false });
+  const event = (status: string, timestamp: number) => ({ type: "presence", user_id: 6, email: "a@b.c", server_timestamp: timestamp, presence: { website: website(status, timestamp) } });
+
+  it("legacy state takes the event's entry, keyed by email, with its aggregated copy", () => {
+    const state = { presences: { "a@b.c": { aggregated: { client: "website", status: "active", timestamp: 1 }, website: website("active", 1) } } };
+    expect(applyEvent(state, event("idle", 500), ctx)).toBe(true);
+    expect(state.presences).toEqual({ "a@b.c": { aggregated: { client: "website", status: "idle", timestamp: 500 }, website: website("idle", 500) } });
+  });
+
+  it("modern state (slim_presence) takes an active report as both times; an idle one is left to the client", () => {
+    const slim = { ...ctx, slimPresence: true };
+    const state: Record<string, any> = { presences: { "6": { active_timestamp: 1, idle_timestamp: 400 } } };
+    const { email: _email, ...slimEvent } = event("active", 500);
+    expect(applyEvent(state, slimEvent, slim)).toBe(true);
+    expect(state.presences).toEqual({ "6": { active_timestamp: 500, idle_timestamp: 500 } });
+    expect(applyEvent(state, event("idle", 600), slim)).toBe(false);
+    expect(state.presences["6"]).toEqual({ active_timestamp: 500, idle_timestamp: 500 });
+  });
+
+  it("is not applied when presence state was not fetched", () => {
+    expect(applyEvent({}, event("active", 500), { ...ctx, fetchTypes: ["message"] })).toBe(false);
+  });
+});

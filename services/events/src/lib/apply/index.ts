@@ -1,6 +1,7 @@
 import { accountAppliers } from "./accounts";
 import { channelAppliers } from "./channels";
 import { messageAppliers } from "./messages";
+import { presenceAppliers } from "./presence";
 import { fetched, upsert, type Applier, type AppliedEvent, type ApplyContext, type State } from "./types";
 
 /**
@@ -24,6 +25,7 @@ const appliers: Record<string, Applier> = {
   ...messageAppliers,
   ...channelAppliers,
   ...accountAppliers,
+  ...presenceAppliers,
 
   drafts(state, event, ctx) {
     if (!fetched(ctx, "drafts")) return false;

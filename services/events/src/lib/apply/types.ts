@@ -9,6 +9,8 @@ export interface ApplyContext {
   includeSubscribers: boolean;
   /** Register's client_gravatar: gravatar URLs in user objects are null, computed by the client. */
   clientGravatar: boolean;
+  /** Register's slim_presence: presences keyed by user id in the modern format. */
+  slimPresence?: boolean;
 }
 
 /** Applies one event (without its id) in place; false when it cannot be applied faithfully. */
