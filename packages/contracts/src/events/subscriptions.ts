@@ -115,15 +115,15 @@ export const MessagingDefaultStreamsUpdated = defineEvent(
   "messaging.default_streams.updated",
   z.object({ client: noticeOf(DefaultStreamsClientEvent) }),
 );
-/** Users who could not see a channel before a change of its privacy and can now: a stream create. */
+/** Users who could not see channels before a change of their privacy or of the users' role, and can now: a stream create. */
 export const MessagingStreamAccessGained = defineEvent(
   "messaging.stream.access_gained",
-  z.object({ stream_id: z.number().int(), client: noticeOf(StreamCreateClientEvent) }),
+  z.object({ stream_ids: z.array(z.number().int()), client: noticeOf(StreamCreateClientEvent) }),
 );
-/** Users who could see a channel before a change of its privacy and cannot now: a stream delete. */
+/** Users who could see channels before such a change and cannot now: a stream delete. */
 export const MessagingStreamAccessLost = defineEvent(
   "messaging.stream.access_lost",
-  z.object({ stream_id: z.number().int(), client: noticeOf(StreamDeleteClientEvent) }),
+  z.object({ stream_ids: z.array(z.number().int()), client: noticeOf(StreamDeleteClientEvent) }),
 );
 /** One batch of a topic deleted by POST /streams/{id}/delete_topic: a delete_message with `message_ids`. */
 export const MessagingTopicMessagesDeleted = defineEvent(

@@ -170,7 +170,7 @@ async function notifyPrivacy(tx: Queryable, deps: AppDeps, before: StreamRow, af
   const traffic = (await trafficFor(deps, realmId, [after])).get(after.id) ?? null;
   if (gained.length > 0) {
     const event = { type: "stream", op: "create", streams: [streamObject(after, traffic)] };
-    await emitEvent(tx, { type: "messaging.stream.access_gained", realmId, payload: MessagingStreamAccessGained.parse({ stream_id: after.id, client: { event, users: gained } }) });
+    await emitEvent(tx, { type: "messaging.stream.access_gained", realmId, payload: MessagingStreamAccessGained.parse({ stream_ids: [after.id], client: { event, users: gained } }) });
     if (subscribers.length > 0) {
       const peers = { type: "subscription", op: "peer_add", stream_ids: [after.id], user_ids: subscribers };
       await emitEvent(tx, { type: "messaging.subscription.peer_added", realmId, payload: MessagingSubscriptionPeerAdded.parse({ client: { event: peers, users: gained } }) });
@@ -192,6 +192,6 @@ async function notifyPrivacy(tx: Queryable, deps: AppDeps, before: StreamRow, af
   }
   if (lost.length > 0) {
     const event = { type: "stream", op: "delete", streams: [streamObject(after, traffic)] };
-    await emitEvent(tx, { type: "messaging.stream.access_lost", realmId, payload: MessagingStreamAccessLost.parse({ stream_id: after.id, client: { event, users: lost } }) });
+    await emitEvent(tx, { type: "messaging.stream.access_lost", realmId, payload: MessagingStreamAccessLost.parse({ stream_ids: [after.id], client: { event, users: lost } }) });
   }
 }

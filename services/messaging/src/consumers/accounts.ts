@@ -1,7 +1,9 @@
 import { AccountsUserCreated, AccountsUserDeactivated, AccountsUserUpdated } from "@chat/contracts";
 import { InvalidMessageError, oncePerEvent, type AmqpClient } from "@chat/platform";
 import type { AppDeps } from "../deps";
+import { notifyRoleChange } from "../actions/stream-access";
 import { doReplicateUsers } from "../actions/users";
+import { selectUsersByIds } from "../store/users";
 
 const SCHEMAS = {
   "accounts.user.created": AccountsUserCreated,
@@ -11,7 +13,10 @@ const SCHEMAS = {
 
 export const ACCOUNTS_CONSUMER = "messaging.accounts-users";
 
-/** Keeps the users replica current from accounts' domain events (idempotent per envelope id). */
+/**
+ * Keeps the users replica current from accounts' domain events (idempotent per envelope id), and
+ * tells a user whose new role shows or hides channels.
+ */
 export async function consumeAccountsEvents(amqp: AmqpClient, deps: AppDeps): Promise<void> {
   await amqp.consume({
     name: ACCOUNTS_CONSUMER,
@@ -21,7 +26,13 @@ export async function consumeAccountsEvents(amqp: AmqpClient, deps: AppDeps): Pr
       if (!schema) return;
       const parsed = schema.safeParse(envelope.payload);
       if (!parsed.success) throw new InvalidMessageError(`${envelope.type}: ${parsed.error.message}`);
-      await oncePerEvent(deps.pool, ACCOUNTS_CONSUMER, envelope.id, (tx) => doReplicateUsers(tx, [{ ...parsed.data.user, avatar: parsed.data.avatar }]));
+      const user = parsed.data.user;
+      await oncePerEvent(deps.pool, ACCOUNTS_CONSUMER, envelope.id, async (tx) => {
+        const [before] = envelope.type === "accounts.user.updated" ? await selectUsersByIds(tx, user.realm_id, [user.user_id]) : [];
+        await doReplicateUsers(tx, [{ ...user, avatar: parsed.data.avatar }]);
+        // A new role can show or hide channels (the replica had the old one).
+        if (before && before.role !== user.role && user.is_active) await notifyRoleChange(tx, deps, user.realm_id, user.user_id, before.role, user.role);
+      });
     },
   });
 }
