@@ -92,8 +92,12 @@ function topLevelKeys(text: string): string[] {
   return keys;
 }
 
-/** What a fresh register differs in without any change: its own queue. */
-const VOLATILE = ["queue_id", "last_event_id", "result", "msg", "server_timestamp"];
+/**
+ * What a fresh register differs in without any change: its own queue. And presence's update id:
+ * a presence event does not carry it (nor does Zulip's apply_event move it), so a client polls
+ * from the older id and is sent that presence again.
+ */
+const VOLATILE = ["queue_id", "last_event_id", "result", "msg", "server_timestamp", "presence_last_update_id"];
 function comparableState(state: Record<string, any>) {
   const copy = structuredClone(state);
   for (const k of VOLATILE) delete copy[k];
