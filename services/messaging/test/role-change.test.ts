@@ -24,6 +24,17 @@ afterAll(async () => {
   await m?.close();
 });
 
+/** Calls accounts' API as the owner and lets messaging's consumer see accounts' events; returns messaging's client events. */
+async function viaAccounts(method: "DELETE" | "POST", path: string, done: () => Promise<boolean>) {
+  await m.outbox();
+  const accounts = serviceClient(m.accountsApp, m.deps.config.INTERNAL_TOKEN);
+  await m.ok(await accounts(method, path, { as: org.owner.as }));
+  await accountsRelay.drain();
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline && !(await done())) await new Promise((res) => setTimeout(res, 50));
+  return m.clientEvents();
+}
+
 /** Changes a role through accounts' API and lets messaging's consumer see accounts' event; returns messaging's client events. */
 async function changeRole(user: Org["member"], role: number) {
   await m.outbox();
@@ -64,5 +75,24 @@ describe("a role change shows or hides channels (Zulip feature level 205)", () =
     expect(events[0].type).toBe("messaging.stream.access_gained");
     expect(events[0].event.streams.map((s: { name: string }) => s.name)).toEqual(["open"]);
     expect(await changeRole(org.guest, 300)).toEqual([]);
+  });
+});
+
+describe("deactivation and reactivation change subscriber lists", () => {
+  it("peer_remove when a subscriber is deactivated, peer_add when reactivated, to those who see the channel's subscribers", async () => {
+    const room = await m.createStream(org.owner, "room", [org.owner, org.member]);
+    const active = async (want: boolean) => (await m.deps.pool.query("SELECT is_active FROM users WHERE user_id = $1", [org.member.user_id])).rows[0]?.is_active === want;
+    const gone = await viaAccounts("DELETE", `/users/${org.member.user_id}`, () => active(false));
+    const removed = gone.filter((e) => e.type === "messaging.subscription.peer_removed");
+    expect(removed.map((e) => e.event)).toEqual([{ type: "subscription", op: "peer_remove", stream_ids: [room], user_ids: [org.member.user_id] }]);
+    expect(removed[0].users).toContain(org.owner.user_id);
+    expect(removed[0].users).not.toContain(org.member.user_id);
+    expect((await m.ok(await m.call("GET", `/streams/${room}/members`, org.owner))).subscribers).toEqual([org.owner.user_id]);
+
+    const back = await viaAccounts("POST", `/users/${org.member.user_id}/reactivate`, () => active(true));
+    expect(back.filter((e) => e.type === "messaging.subscription.peer_added").map((e) => e.event)).toEqual([
+      { type: "subscription", op: "peer_add", stream_ids: [room], user_ids: [org.member.user_id] },
+    ]);
+    expect((await m.ok(await m.call("GET", `/streams/${room}/members`, org.owner))).subscribers).toEqual([org.owner.user_id, org.member.user_id].sort((a, b) => a - b));
   });
 });

@@ -1,6 +1,7 @@
-import { MessagingStreamAccessGained, MessagingStreamAccessLost, MessagingSubscriptionPeerAdded } from "@chat/contracts";
+import { MessagingStreamAccessGained, MessagingStreamAccessLost, MessagingSubscriptionPeerAdded, MessagingSubscriptionPeerRemoved } from "@chat/contracts";
 import { emitEvent, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
+import { streamWatchers } from "../queries/audiences";
 import { canSeeStream, toStreamObjects, type Viewer } from "../queries/streams";
 import { selectRealmStreams } from "../store/streams";
 import { selectSubscriberIds, selectUserSubscriptions } from "../store/subscriptions";
@@ -35,5 +36,25 @@ export async function notifyRoleChange(tx: Queryable, deps: AppDeps, realmId: nu
       realmId,
       payload: MessagingStreamAccessLost.parse({ stream_ids: lost.map((s) => s.id), client: { event, users: [userId] } }),
     });
+  }
+}
+
+/**
+ * A user was deactivated (peer_remove) or reactivated (peer_add): subscriber lists hold active
+ * users only, so whoever sees the subscribers of a channel the user is in hears of it, as Zulip's
+ * do_deactivate_user and do_reactivate_user tell them.
+ */
+export async function notifyActivityChange(tx: Queryable, deps: AppDeps, realmId: number, userId: number, active: boolean): Promise<void> {
+  const subscribed = new Set((await selectUserSubscriptions(tx, realmId, userId)).filter((s) => s.active).map((s) => s.streamId));
+  const streams = (await selectRealmStreams(tx, realmId)).filter((s) => subscribed.has(s.id));
+  if (streams.length === 0) return;
+  const subscribers = await selectSubscriberIds(tx, realmId, streams.map((s) => s.id));
+  for (const stream of streams) {
+    const users = (await streamWatchers(deps, stream, subscribers.get(stream.id) ?? [])).filter((id) => id !== userId);
+    if (users.length === 0) continue;
+    const event = { type: "subscription", op: active ? "peer_add" : "peer_remove", stream_ids: [stream.id], user_ids: [userId] };
+    await emitEvent(tx, active
+      ? { type: "messaging.subscription.peer_added", realmId, payload: MessagingSubscriptionPeerAdded.parse({ client: { event, users } }) }
+      : { type: "messaging.subscription.peer_removed", realmId, payload: MessagingSubscriptionPeerRemoved.parse({ client: { event, users } }) });
   }
 }

@@ -1,7 +1,7 @@
 import { AccountsUserCreated, AccountsUserDeactivated, AccountsUserUpdated } from "@chat/contracts";
 import { InvalidMessageError, oncePerEvent, type AmqpClient } from "@chat/platform";
 import type { AppDeps } from "../deps";
-import { notifyRoleChange } from "../actions/stream-access";
+import { notifyActivityChange, notifyRoleChange } from "../actions/stream-access";
 import { doReplicateUsers } from "../actions/users";
 import { selectUsersByIds } from "../store/users";
 
@@ -15,7 +15,7 @@ export const ACCOUNTS_CONSUMER = "messaging.accounts-users";
 
 /**
  * Keeps the users replica current from accounts' domain events (idempotent per envelope id), and
- * tells a user whose new role shows or hides channels.
+ * tells clients what that changes about channels (see stream-access).
  */
 export async function consumeAccountsEvents(amqp: AmqpClient, deps: AppDeps): Promise<void> {
   await amqp.consume({
@@ -28,10 +28,12 @@ export async function consumeAccountsEvents(amqp: AmqpClient, deps: AppDeps): Pr
       if (!parsed.success) throw new InvalidMessageError(`${envelope.type}: ${parsed.error.message}`);
       const user = parsed.data.user;
       await oncePerEvent(deps.pool, ACCOUNTS_CONSUMER, envelope.id, async (tx) => {
-        const [before] = envelope.type === "accounts.user.updated" ? await selectUsersByIds(tx, user.realm_id, [user.user_id]) : [];
+        const [before] = await selectUsersByIds(tx, user.realm_id, [user.user_id]);
         await doReplicateUsers(tx, [{ ...user, avatar: parsed.data.avatar }]);
-        // A new role can show or hide channels (the replica had the old one).
+        // The replica had the user as they were: a new role can show or hide channels, and
+        // subscriber lists count active users only.
         if (before && before.role !== user.role && user.is_active) await notifyRoleChange(tx, deps, user.realm_id, user.user_id, before.role, user.role);
+        if (before && before.isActive !== user.is_active) await notifyActivityChange(tx, deps, user.realm_id, user.user_id, user.is_active);
       });
     },
   });
