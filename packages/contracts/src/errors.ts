@@ -32,6 +32,8 @@ export const ErrorCodes = {
   CANNOT_DEACTIVATE_GROUP_IN_USE: 400,
   CANNOT_ADMINISTER_CHANNEL: 400,
   REQUEST_TIMEOUT: 400,
+  /** An upload that is not an image of an accepted format (custom emoji). */
+  BAD_IMAGE: 400,
   /** Internal to Zulip's middleware; clients see UNAUTHORIZED. Kept for completeness. */
   UNAUTHENTICATED_USER: 401,
   /** Ours: an owning service or a dependency is unreachable. */

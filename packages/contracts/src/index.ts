@@ -22,6 +22,7 @@ export * from "./events/retention";
 export * from "./events/typing";
 export * from "./events/presence";
 export * from "./events/message-edits";
+export * from "./events/reactions";
 export * from "./models";
 export * from "./openapi";
 export * from "./params";

@@ -24,6 +24,8 @@ import * as profile from "./profile";
 import * as bots from "./bots";
 import * as customProfileFields from "./custom-profile-fields";
 import * as typing from "./typing";
+import * as reactions from "./reactions";
+import * as realmEmoji from "./realm-emoji";
 import * as presence from "./presence";
 
 export * from "./drafts";
@@ -51,6 +53,8 @@ export * from "./profile";
 export * from "./bots";
 export * from "./custom-profile-fields";
 export * from "./typing";
+export * from "./reactions";
+export * from "./realm-emoji";
 export * from "./presence";
 
 const isRoute = (v: unknown): v is RouteDef =>
@@ -60,7 +64,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, users, invites, push, linkifiers, userStatus, userGroups, events, scheduledMessages, attachments, drafts, flags, messageQueries, messages, streams, subscriptions, userTopics, settings, alertWords, mutedUsers, profile, bots, customProfileFields, typing, presence].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, users, invites, push, linkifiers, userStatus, userGroups, events, scheduledMessages, attachments, drafts, flags, messageQueries, messages, streams, subscriptions, userTopics, settings, alertWords, mutedUsers, profile, bots, customProfileFields, typing, reactions, realmEmoji, presence].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));

@@ -181,6 +181,12 @@ export const RealmSettings = z.object({
    * accounts that do not keep the setting yet: read receipts are off then, as register reports.
    */
   enable_read_receipts: z.boolean().optional(),
+  /**
+   * Who may add custom emoji: 1 members, 2 admins, 3 full members, 4 moderators (Zulip's
+   * add_custom_emoji_policy at feature level 267). Absent from accounts that do not keep the
+   * setting yet: 1, as register reports.
+   */
+  add_custom_emoji_policy: z.number().int().optional(),
 });
 export type RealmSettings = z.infer<typeof RealmSettings>;
 

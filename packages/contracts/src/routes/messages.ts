@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { p } from "../params";
 import { route, success, empty } from "../route";
+import { MessageReaction } from "./reactions";
 
 export const DisplayRecipientUser = z.strictObject({
   id: z.number().int(),
@@ -39,7 +40,7 @@ export const MessageObject = z.strictObject({
   subject: z.string(),
   topic_links: z.array(z.strictObject({ text: z.string(), url: z.string() })),
   is_me_message: z.boolean(),
-  reactions: z.array(z.unknown()),
+  reactions: z.array(MessageReaction),
   submessages: z.array(z.unknown()),
   sender_full_name: z.string(),
   sender_email: z.string(),
