@@ -8,9 +8,12 @@ CREATE TABLE presence_sequences (
   last_update_id bigint NOT NULL
 );
 
+-- No foreign keys: inserting a row would take a share lock on the user's row, and a settings
+-- change holds that row locked while it waits for the presence sequence (presence_enabled), so a
+-- report racing it would deadlock. Users are never deleted, only deactivated.
 CREATE TABLE user_presence (
-  user_id bigint PRIMARY KEY REFERENCES users (id),
-  realm_id bigint NOT NULL REFERENCES realms (id),
+  user_id bigint PRIMARY KEY,
+  realm_id bigint NOT NULL,
   last_active_time timestamptz,
   last_connected_time timestamptz,
   last_update_id bigint NOT NULL

@@ -151,6 +151,25 @@ describe("POST /users/me/presence", () => {
   });
 });
 
+describe("concurrent reports", () => {
+  it("each change takes its own update id, and sharing turned off while the user's clients report waits its turn", async () => {
+    const org = await t.createOrg();
+    const humans = [org.owner, org.admin, org.moderator, org.member, org.member2, org.guest];
+    const results = await Promise.all([
+      ...humans.map((u) => report(u)),
+      t.call("PATCH", "/settings", { as: org.member.as, params: { presence_enabled: false } }),
+      report(org.member, { status: "idle" }),
+    ]);
+    for (const r of results) await t.ok(r);
+    const all = await t.ok(await report(org.owner, { last_update_id: -1 }));
+    expect(Object.keys(all.presences).sort()).toEqual(humans.map((u) => String(u.user_id)).sort());
+    // Six first reports and the forced update: seven ids (the member's own reports may add theirs).
+    expect(all.presence_last_update_id).toBeGreaterThanOrEqual(7);
+    const latest = await t.ok(await report(org.owner, { last_update_id: all.presence_last_update_id - 1 }));
+    expect(Object.keys(latest.presences)).toHaveLength(1);
+  });
+});
+
 describe("presence_enabled off (invisible mode)", () => {
   it("others see the user offline since they turned it off, no report is recorded meanwhile, and turning it on shows them at once", async () => {
     const org = await t.createOrg();

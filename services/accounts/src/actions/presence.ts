@@ -28,7 +28,7 @@ export async function doUpdateUserPresence(deps: AccountsDeps, who: Identity, st
   const now = deps.clock.now();
   // Decided again under the locks: a concurrent report only makes the stored times newer.
   if (!presenceChange(me.hasRow ? me : null, status, now).changed) return;
-  await withTx(deps.pool, (tx) => writePresenceInTx(tx, me, status, now, now, false));
+  await withTx(deps.pool, (tx) => writePresenceInTx(tx, me, status, now, now, { force: false, startOver: false }));
 }
 
 /**
@@ -40,12 +40,8 @@ export async function doUpdateUserPresence(deps: AccountsDeps, who: Identity, st
 export async function doForcePresenceUpdateInTx(tx: Queryable, realmId: number, userId: number, enabled: boolean, now: Date): Promise<void> {
   const user = await getPresenceSubject(tx, realmId, userId);
   if (!user) return;
-  let logTime = now;
-  if (!enabled) {
-    await deletePresence(tx, userId);
-    logTime = new Date(now.getTime() - (OFFLINE_THRESHOLD_SECS + 120) * 1000);
-  }
-  await writePresenceInTx(tx, user, "active", logTime, now, true);
+  const logTime = enabled ? now : new Date(now.getTime() - (OFFLINE_THRESHOLD_SECS + 120) * 1000);
+  await writePresenceInTx(tx, user, "active", logTime, now, { force: true, startOver: !enabled });
 }
 
 /**
@@ -53,14 +49,23 @@ export async function doForcePresenceUpdateInTx(tx: Queryable, realmId: number, 
  * order), then tells everyone when the user first appears or comes back online; not for reports
  * others will learn by polling. Large organizations are told only of forced updates.
  */
-async function writePresenceInTx(tx: Queryable, user: PresenceRow, status: PresenceStatus, logTime: Date, now: Date, force: boolean): Promise<void> {
+async function writePresenceInTx(
+  tx: Queryable,
+  user: PresenceRow,
+  status: PresenceStatus,
+  logTime: Date,
+  now: Date,
+  opts: { force: boolean; startOver: boolean },
+): Promise<void> {
+  // Every writer locks the sequence before the user's row: no two can wait on each other.
   const updateId = await nextPresenceUpdateId(tx, user.realmId);
-  const row = await lockPresence(tx, user.userId);
+  if (opts.startOver) await deletePresence(tx, user.userId);
+  const row = opts.startOver ? null : await lockPresence(tx, user.userId);
   const change = presenceChange(row, status, logTime);
   if (change.changed) await savePresence(tx, user.realmId, user.userId, change.times, updateId);
-  if (!force && row !== null && !change.becameOnline) return;
+  if (!opts.force && row !== null && !change.becameOnline) return;
   const users = await activeUserIds(tx, user.realmId);
-  if (!force && users.length > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS) return;
+  if (!opts.force && users.length > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS) return;
   const website = legacyClientPresence({ ...user, ...change.times });
   await emitEvent(tx, {
     type: "accounts.presence.changed",
