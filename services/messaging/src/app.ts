@@ -7,6 +7,7 @@ import { draftRoutes } from "./routes/drafts";
 import { flagRoutes } from "./routes/flags";
 import { messageQueryRoutes } from "./routes/message-queries";
 import { messageRoutes } from "./routes/messages";
+import { reactionRoutes } from "./routes/reactions";
 import { registerStateRoutes } from "./routes/register-state";
 import { streamRoutes } from "./routes/streams";
 import { subscriptionRoutes } from "./routes/subscriptions";
@@ -23,6 +24,7 @@ export const ROUTE_PLUGINS: RoutePlugin[] = [
   draftRoutes,
   userTopicRoutes,
   typingRoutes,
+  reactionRoutes,
   registerStateRoutes,
 ];
 

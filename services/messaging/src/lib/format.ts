@@ -1,5 +1,6 @@
-import { avatarUrl, type MessageObject, type StreamObject, type SubscriptionObject } from "@chat/contracts";
+import { avatarUrl, type MessageObject, type MessageReaction, type StreamObject, type SubscriptionObject } from "@chat/contracts";
 import type { MessageRow } from "../store/messages";
+import type { ReactionRow } from "../store/reactions";
 import type { StreamRow } from "../store/streams";
 import type { SubscriptionRow } from "../store/subscriptions";
 import type { UserRow } from "../store/users";
@@ -94,6 +95,8 @@ export interface MessageContext {
   flags?: number;
   /** A channel message's topic links (the organization's linkifiers applied to its topic). */
   topicLinks?: TopicLink[];
+  /** The message's reactions, oldest first (none when not given: a message just sent). */
+  reactions?: MessageReaction[];
 }
 
 /** Zulip's message dictionary as clients read it. */
@@ -111,7 +114,7 @@ export function messageObject(m: MessageRow, ctx: MessageContext): MessageObject
     subject: m.streamId === null ? "" : m.topic,
     topic_links: ctx.topicLinks ?? [],
     is_me_message: m.content.startsWith("/me "),
-    reactions: [],
+    reactions: ctx.reactions ?? [],
     submessages: [],
     sender_full_name: sender?.fullName ?? "",
     sender_email: email,
@@ -132,6 +135,17 @@ export function messageObject(m: MessageRow, ctx: MessageContext): MessageObject
   // The organization always allows viewing edit history here (register's realm_allow_edit_history).
   if (m.editHistory) out.edit_history = m.editHistory;
   return out;
+}
+
+/** A reaction as message objects carry it, with the legacy copy of the user (feature level 267). */
+export function reactionObject(r: ReactionRow, user: UserRow | undefined): MessageReaction {
+  return {
+    emoji_name: r.emojiName,
+    emoji_code: r.emojiCode,
+    reaction_type: r.reactionType,
+    user_id: r.userId,
+    user: { id: r.userId, email: user?.email ?? "", full_name: user?.fullName ?? "", is_mirror_dummy: false },
+  };
 }
 
 /** Zulip's palette for new subscriptions; the first one the user does not use yet is picked. */

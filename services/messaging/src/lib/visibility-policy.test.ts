@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AUTO_POLICY, followsWhenMentioned, policyAfterSend, VISIBILITY, type SendContext } from "./visibility-policy";
+import { AUTO_POLICY, followsWhenMentioned, policyAfterParticipation, policyAfterSend, VISIBILITY, type SendContext } from "./visibility-policy";
 
 const { onParticipation, onSend, onInitiation, never } = AUTO_POLICY;
 const base: SendContext = { followPolicy: onInitiation, unmutePolicy: onSend, current: VISIBILITY.inherit, streamMuted: false, startsTopic: false };
@@ -50,5 +50,23 @@ describe("followsWhenMentioned", () => {
     expect(followsWhenMentioned(true, VISIBILITY.muted)).toBe(false);
     expect(followsWhenMentioned(true, VISIBILITY.followed)).toBe(false);
     expect(followsWhenMentioned(false, VISIBILITY.inherit)).toBe(false);
+  });
+});
+
+describe("policyAfterParticipation (reactions)", () => {
+  const react = (over: Partial<SendContext>) => policyAfterParticipation({ ...base, ...over });
+  it("changes nothing with Zulip's defaults", () => {
+    expect(react({})).toBeUndefined();
+    expect(react({ streamMuted: true })).toBeUndefined();
+  });
+  it("follows or unmutes on participation, only raising visibility", () => {
+    expect(react({ followPolicy: onParticipation })).toBe(VISIBILITY.followed);
+    expect(react({ followPolicy: onParticipation, current: VISIBILITY.muted })).toBe(VISIBILITY.followed);
+    expect(react({ unmutePolicy: onParticipation, streamMuted: true })).toBe(VISIBILITY.unmuted);
+    expect(react({ unmutePolicy: onParticipation, streamMuted: true, current: VISIBILITY.muted })).toBe(VISIBILITY.unmuted);
+    expect(react({ unmutePolicy: onParticipation, streamMuted: false })).toBeUndefined();
+    expect(react({ unmutePolicy: onParticipation, streamMuted: true, current: VISIBILITY.followed })).toBeUndefined();
+    expect(react({ followPolicy: onParticipation, current: VISIBILITY.followed })).toBeUndefined();
+    expect(react({ followPolicy: never, unmutePolicy: never, streamMuted: true })).toBeUndefined();
   });
 });

@@ -54,3 +54,16 @@ export function isMutedForUser(streamMuted: boolean, policy: number): boolean {
   if (policy === VISIBILITY.muted) return true;
   return streamMuted && policy !== VISIBILITY.unmuted && policy !== VISIBILITY.followed;
 }
+
+/**
+ * The user's new policy after participating in a topic otherwise than by sending (a reaction):
+ * Zulip's visibility_policy_for_participation, applied only where it raises visibility
+ * (should_change_visibility_policy: never over a followed topic). Undefined when it stays.
+ */
+export function policyAfterParticipation(c: Omit<SendContext, "startsTopic">): number | undefined {
+  let policy: number | undefined;
+  if (c.followPolicy === AUTO_POLICY.onParticipation) policy = VISIBILITY.followed;
+  else if (c.streamMuted && c.unmutePolicy === AUTO_POLICY.onParticipation) policy = VISIBILITY.unmuted;
+  if (policy === undefined || policy === c.current || c.current === VISIBILITY.followed) return undefined;
+  return policy;
+}

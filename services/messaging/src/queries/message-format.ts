@@ -1,8 +1,9 @@
 import type { MessageObject } from "@chat/contracts";
 import type { AppDeps } from "../deps";
-import { messageObject } from "../lib/format";
+import { messageObject, reactionObject } from "../lib/format";
 import { compileLinkifiers, topicLinks } from "../lib/linkifiers";
 import type { MessageRow } from "../store/messages";
+import { selectReactions, type ReactionRow } from "../store/reactions";
 import { selectDirectParticipants } from "../store/recipients";
 import { selectStreamsByIds } from "../store/streams";
 import { getUsersByIds } from "./users";
@@ -24,8 +25,16 @@ export async function formatMessages(
   const rows = items.map((i) => i.row);
   const streams = new Map((await selectStreamsByIds(deps.pool, realmId, [...new Set(rows.filter((r) => r.streamId !== null).map((r) => r.streamId!))])).map((s) => [s.id, s]));
   const participants = await selectDirectParticipants(deps.pool, realmId, [...new Set(rows.filter((r) => r.streamId === null).map((r) => r.recipientId))]);
+  // All the messages' reactions in one statement, however many messages there are.
+  const reactions = new Map<number, ReactionRow[]>();
+  for (const r of await selectReactions(deps.pool, realmId, rows.map((m) => m.id))) {
+    const list = reactions.get(r.messageId);
+    if (list) list.push(r);
+    else reactions.set(r.messageId, [r]);
+  }
   const userIds = new Set<number>(rows.map((r) => r.senderId));
   for (const ids of participants.values()) for (const id of ids) userIds.add(id);
+  for (const list of reactions.values()) for (const r of list) userIds.add(r.userId);
   const users = await getUsersByIds(deps, realmId, [...userIds]);
   const linkifiers = streams.size > 0 ? compileLinkifiers(await deps.accounts.getLinkifiers(realmId)) : [];
   return items.map(({ row, flags, extra }) => ({
@@ -38,6 +47,7 @@ export async function formatMessages(
       clientGravatar: opts.clientGravatar,
       flags,
       topicLinks: row.streamId !== null ? topicLinks(row.topic, linkifiers) : [],
+      reactions: (reactions.get(row.id) ?? []).map((r) => reactionObject(r, users.get(r.userId))),
     }),
     ...extra,
   }));

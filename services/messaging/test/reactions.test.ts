@@ -1,0 +1,270 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { ReactionClientEvent } from "@chat/contracts";
+import { openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
+import { expectError, startMessaging, type Messaging, type Org, type TestUser } from "./helpers";
+
+/**
+ * POST and DELETE /messages/{id}/reactions as Zulip's reaction views answer them, the reaction
+ * events messaging publishes (the event as clients get it, and who gets it), and reactions in
+ * GET /messages and GET /messages/{id}. (Queues through the whole stack: reactions-e2e.test.ts.)
+ */
+let m: Messaging;
+let org: Org;
+let other: Org;
+let general: number;
+
+beforeAll(async () => {
+  m = await startMessaging();
+  org = await m.createOrg();
+  other = await m.createOrg();
+  general = await m.createStream(org.owner, "general", [org.owner, org.member, org.member2, org.guest]);
+}, 60_000);
+afterAll(async () => {
+  await m?.close();
+});
+beforeEach(async () => {
+  await m.outbox();
+});
+
+const react = (as: TestUser, id: number, params: Record<string, unknown>) => m.call("POST", `/messages/${id}/reactions`, as, params);
+const unreact = (as: TestUser, id: number, params: Record<string, unknown>) => m.call("DELETE", `/messages/${id}/reactions`, as, params);
+const toChannel = (from: TestUser, stream: number, topic = "lunch", content = "hello") => m.send(from, { type: "stream", to: String(stream), topic, content });
+const direct = (from: TestUser, to: TestUser[]) => m.send(from, { type: "direct", to: JSON.stringify(to.map((u) => u.user_id)), content: "psst" });
+
+async function message(as: TestUser, id: number) {
+  return (await m.ok(await m.call("GET", `/messages/${id}`, as))).message;
+}
+
+/** The reaction events written since the last read: each checked against our contract and Zulip's schema. */
+async function reactionEvents() {
+  const events = (await m.clientEvents()).filter((e) => e.event.type === "reaction");
+  for (const e of events) {
+    ReactionClientEvent.parse(e.event);
+    // Zulip's YAML (feature level 330) no longer lists the legacy `user` that 267 still sends.
+    const { user: _legacy, ...modern } = e.event;
+    if (openapiAvailable) expect(zulipEventErrors(modern)).toEqual([]);
+  }
+  return events.map((e) => ({ type: e.type, event: e.event, users: [...e.users].sort((a: number, b: number) => a - b) }));
+}
+
+const ids = (...users: TestUser[]) => users.map((u) => u.user_id).sort((a, b) => a - b);
+const legacyUser = (u: TestUser) => ({ user_id: u.user_id, email: u.email, full_name: u.full_name });
+const inMessage = (u: TestUser, name: string, code: string, type = "unicode_emoji") => ({
+  emoji_name: name,
+  emoji_code: code,
+  reaction_type: type,
+  user_id: u.user_id,
+  user: { id: u.user_id, email: u.email, full_name: u.full_name, is_mirror_dummy: false },
+});
+
+describe("adding a reaction", () => {
+  it("by name: the emoji's code and type come from the name; everyone who has the message is told", async () => {
+    const id = await direct(org.member, [org.member2]);
+    await m.ok(await react(org.member2, id, { emoji_name: "octopus" }));
+    expect(await reactionEvents()).toEqual([
+      {
+        type: "messaging.reaction.added",
+        event: {
+          type: "reaction",
+          op: "add",
+          user_id: org.member2.user_id,
+          user: legacyUser(org.member2),
+          message_id: id,
+          emoji_name: "octopus",
+          emoji_code: "1f419",
+          reaction_type: "unicode_emoji",
+        },
+        users: ids(org.member, org.member2),
+      },
+    ]);
+    expect((await message(org.member, id)).reactions).toEqual([inMessage(org.member2, "octopus", "1f419")]);
+  });
+
+  it("with code and type: checked against the name; zulip is the extra emoji", async () => {
+    const id = await direct(org.member, [org.member2]);
+    await m.ok(await react(org.member, id, { emoji_name: "smile", emoji_code: "1f642", reaction_type: "unicode_emoji" }));
+    await m.ok(await react(org.member, id, { emoji_name: "zulip" }));
+    await m.ok(await react(org.member2, id, { emoji_name: "zulip", emoji_code: "zulip", reaction_type: "zulip_extra_emoji" }));
+    expect((await message(org.member2, id)).reactions).toEqual([
+      inMessage(org.member, "smile", "1f642"),
+      inMessage(org.member, "zulip", "zulip", "zulip_extra_emoji"),
+      inMessage(org.member2, "zulip", "zulip", "zulip_extra_emoji"),
+    ]);
+  });
+
+  it("answers Zulip's errors, and changes nothing", async () => {
+    const id = await direct(org.member, [org.member2]);
+    await m.ok(await react(org.member, id, { emoji_name: "tada" }));
+    await m.outbox();
+    const before = await m.count("reactions");
+    expectError(await react(org.member, id, { emoji_name: "tada" }), 400, "REACTION_ALREADY_EXISTS", "Reaction already exists.");
+    expectError(await react(org.member, id, { emoji_name: "tada", emoji_code: "1f389", reaction_type: "unicode_emoji" }), 400, "REACTION_ALREADY_EXISTS");
+    expectError(await react(org.member, id, { emoji_name: "no_such_emoji" }), 400, "BAD_REQUEST", "Emoji 'no_such_emoji' does not exist");
+    expectError(await react(org.member, id, { emoji_name: "smile", emoji_code: "1f419", reaction_type: "unicode_emoji" }), 400, "BAD_REQUEST", "Invalid emoji name.");
+    expectError(await react(org.member, id, { emoji_name: "smile", emoji_code: "zz", reaction_type: "unicode_emoji" }), 400, "BAD_REQUEST", "Invalid emoji code.");
+    expectError(await react(org.member, id, { emoji_name: "smile", emoji_code: "1f642", reaction_type: "image" }), 400, "BAD_REQUEST", "Invalid emoji type.");
+    expectError(await react(org.member, id, { emoji_name: "x", emoji_code: "999999", reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "Invalid custom emoji.");
+    expectError(await react(org.member, id, { emoji_name: "zulip", emoji_code: "1f642", reaction_type: "zulip_extra_emoji" }), 400, "BAD_REQUEST", "Invalid emoji code.");
+    expectError(await react(org.member, id, {}), 400, "REQUEST_VARIABLE_MISSING", "Missing 'emoji_name' argument");
+    expect(await m.count("reactions")).toBe(before);
+    expect(await reactionEvents()).toEqual([]);
+  });
+
+  it("a second user's reaction with the same emoji is a vote for it, under its name", async () => {
+    const id = await toChannel(org.member, general);
+    await m.ok(await react(org.member, id, { emoji_name: "+1" }));
+    // thumbs_up is another name of 1f44d: the existing reaction's name wins.
+    await m.ok(await react(org.member2, id, { emoji_name: "thumbs_up" }));
+    expect((await message(org.owner, id)).reactions).toEqual([inMessage(org.member, "+1", "1f44d"), inMessage(org.member2, "+1", "1f44d")]);
+    const events = await reactionEvents();
+    expect(events[1].event).toMatchObject({ user_id: org.member2.user_id, emoji_name: "+1", emoji_code: "1f44d" });
+  });
+
+  it("'Invalid message(s)' for messages the user cannot see: another organization's, a conversation or private channel they are not in", async () => {
+    const theirs = await direct(other.member, [other.member2]);
+    const dm = await direct(org.member, [org.member2]);
+    const secret = await m.createStream(org.owner, "secret", [org.owner], { invite_only: true });
+    const hidden = await toChannel(org.owner, secret);
+    for (const [as, id] of [[org.member, theirs], [org.owner, dm], [org.member, hidden], [org.member, 999_999_999]] as const) {
+      expectError(await react(as, id, { emoji_name: "smile" }), 400, "BAD_REQUEST", "Invalid message(s)");
+      expectError(await unreact(as, id, { emoji_name: "smile" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    }
+    expect(await reactionEvents()).toEqual([]);
+  });
+
+  it("in a public channel a non-subscriber may react (they get the message as historical); a guest may not", async () => {
+    const open = await m.createStream(org.owner, "open", [org.owner, org.member2]);
+    const id = await toChannel(org.owner, open);
+    await m.outbox();
+    expectError(await react(org.guest, id, { emoji_name: "smile" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    await m.ok(await react(org.member, id, { emoji_name: "smile" }));
+    expect((await message(org.member, id)).flags).toEqual(["read", "historical"]);
+    // Those who have it (now the reacting user too) and the subscribers.
+    expect((await reactionEvents())[0].users).toEqual(ids(org.owner, org.member, org.member2));
+  });
+});
+
+describe("who is told", () => {
+  it("a public channel: those who have the message and the current subscribers", async () => {
+    const ch = await m.createStream(org.owner, "town", [org.owner, org.member]);
+    const id = await toChannel(org.owner, ch);
+    // A later subscriber reads it through the channel's history, without a row of their own.
+    await m.createStream(org.owner, "town", [org.member2]);
+    await m.ok(await react(org.owner, id, { emoji_name: "smile" }));
+    expect((await reactionEvents())[0].users).toEqual(ids(org.owner, org.member, org.member2));
+  });
+
+  it("a private channel with shared history: its current subscribers only", async () => {
+    const ch = await m.createStream(org.owner, "shared", [org.owner, org.member, org.member2], { invite_only: true, history_public_to_subscribers: true });
+    const id = await toChannel(org.owner, ch);
+    await m.ok(await m.call("DELETE", "/users/me/subscriptions", org.member2, { subscriptions: JSON.stringify(["shared"]) }));
+    await m.createStream(org.owner, "shared", [org.moderator]);
+    await m.ok(await react(org.member, id, { emoji_name: "smile" }));
+    expect((await reactionEvents())[0].users).toEqual(ids(org.owner, org.moderator, org.member));
+  });
+
+  it("a private channel with protected history: those who had the message and are still subscribed", async () => {
+    const ch = await m.createStream(org.owner, "protected", [org.owner, org.member, org.member2], { invite_only: true, history_public_to_subscribers: false });
+    const id = await toChannel(org.owner, ch);
+    await m.ok(await m.call("DELETE", "/users/me/subscriptions", org.member2, { subscriptions: JSON.stringify(["protected"]) }));
+    await m.createStream(org.owner, "protected", [org.moderator]);
+    await m.ok(await react(org.member, id, { emoji_name: "smile" }));
+    expect((await reactionEvents())[0].users).toEqual(ids(org.owner, org.member));
+  });
+});
+
+describe("removing a reaction", () => {
+  it("by name or by code and type; the event carries the name it was added under", async () => {
+    const id = await direct(org.member, [org.member2]);
+    await m.ok(await react(org.member, id, { emoji_name: "+1" }));
+    await m.ok(await react(org.member, id, { emoji_name: "heart" }));
+    await m.ok(await react(org.member, id, { emoji_name: "zulip" }));
+    await m.outbox();
+    await m.ok(await unreact(org.member, id, { emoji_name: "thumbs_up" }));
+    await m.ok(await unreact(org.member, id, { emoji_code: "2764", reaction_type: "unicode_emoji" }));
+    await m.ok(await unreact(org.member, id, { emoji_name: "zulip" }));
+    const events = await reactionEvents();
+    expect(events.map((e) => [e.type, e.event.op, e.event.emoji_name, e.event.emoji_code, e.event.reaction_type])).toEqual([
+      ["messaging.reaction.removed", "remove", "+1", "1f44d", "unicode_emoji"],
+      ["messaging.reaction.removed", "remove", "heart", "2764", "unicode_emoji"],
+      ["messaging.reaction.removed", "remove", "zulip", "zulip", "zulip_extra_emoji"],
+    ]);
+    expect(events.every((e) => e.users.join() === ids(org.member, org.member2).join())).toBe(true);
+    expect((await message(org.member, id)).reactions).toEqual([]);
+  });
+
+  it("answers Zulip's errors: only one's own reaction, which must exist", async () => {
+    const id = await direct(org.member, [org.member2]);
+    await m.ok(await react(org.member, id, { emoji_name: "smile" }));
+    await m.outbox();
+    expectError(await unreact(org.member2, id, { emoji_name: "smile" }), 400, "REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
+    expectError(await unreact(org.member, id, { emoji_name: "octopus" }), 400, "REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
+    expectError(await unreact(org.member, id, { emoji_name: "no_such_emoji" }), 400, "BAD_REQUEST", "Emoji 'no_such_emoji' does not exist");
+    expectError(await unreact(org.member, id, {}), 400, "BAD_REQUEST", "At least one of the following arguments must be present: emoji_name, emoji_code");
+    expect(await reactionEvents()).toEqual([]);
+    expect((await message(org.member, id)).reactions).toHaveLength(1);
+  });
+});
+
+describe("custom emoji reactions", () => {
+  async function customEmoji(name: string, deactivated = false) {
+    const { rows } = await m.deps.pool.query(
+      `INSERT INTO realm_emoji (realm_id, name, author_id, file_name, content_type, deactivated, date_created)
+       VALUES ($1, $2, $3, 'x.png', 'image/png', $4, now()) RETURNING id`,
+      [org.realmId, name, org.member.user_id, deactivated],
+    );
+    return String(rows[0].id);
+  }
+
+  it("by name: the organization's emoji, found before a Unicode one of the same name; deactivated ones only by vote", async () => {
+    const parrot = await customEmoji("parrot_party");
+    const shadow = await customEmoji("octopus");
+    const id = await direct(org.member, [org.member2]);
+    await m.ok(await react(org.member, id, { emoji_name: "parrot_party" }));
+    await m.ok(await react(org.member, id, { emoji_name: "octopus" }));
+    expect((await message(org.member, id)).reactions).toEqual([
+      inMessage(org.member, "parrot_party", parrot, "realm_emoji"),
+      inMessage(org.member, "octopus", shadow, "realm_emoji"),
+    ]);
+    await m.deps.pool.query("UPDATE realm_emoji SET deactivated = true WHERE id = $1", [parrot]);
+    expectError(await react(org.member2, id, { emoji_name: "parrot_party" }), 400, "BAD_REQUEST", "Emoji 'parrot_party' does not exist");
+    // Another organization's emoji is unknown here.
+    expectError(await react(other.member, await direct(other.member, [other.member2]), { emoji_name: "octopus", emoji_code: shadow, reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "Invalid custom emoji.");
+    // A vote for the existing reaction still works, and so does removing it.
+    await m.ok(await react(org.member2, id, { emoji_name: "parrot_party", emoji_code: parrot, reaction_type: "realm_emoji" }));
+    await m.ok(await unreact(org.member, id, { emoji_code: parrot, reaction_type: "realm_emoji" }));
+    const gone = await customEmoji("gone", true);
+    expectError(await react(org.member2, id, { emoji_name: "gone", emoji_code: gone, reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "This custom emoji has been deactivated.");
+    // On a message without that reaction the name must be the emoji's.
+    const fresh = await direct(org.member, [org.member2]);
+    expectError(await react(org.member2, fresh, { emoji_name: "parrot", emoji_code: shadow, reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "Invalid custom emoji name.");
+    // On one with it, a vote under its name whatever the request says.
+    await m.ok(await react(org.member2, id, { emoji_name: "parrot", emoji_code: shadow, reaction_type: "realm_emoji" }));
+    expect((await message(org.member, id)).reactions.at(-1)).toEqual(inMessage(org.member2, "octopus", shadow, "realm_emoji"));
+  });
+});
+
+describe("reactions in GET /messages", () => {
+  it("are read in one statement for the whole batch, and show each message's own", async () => {
+    const topic = "many";
+    const sent: number[] = [];
+    for (let i = 0; i < 120; i++) sent.push(await toChannel(org.member, general, topic, `m${i}`));
+    await m.ok(await react(org.member2, sent[0], { emoji_name: "smile" }));
+    await m.ok(await react(org.owner, sent[0], { emoji_name: "smile" }));
+    await m.ok(await react(org.owner, sent[119], { emoji_name: "tada" }));
+    const spy = vi.spyOn(m.deps.pool, "query");
+    try {
+      const narrow = JSON.stringify([{ operator: "channel", operand: general }, { operator: "topic", operand: topic }]);
+      const res = await m.ok(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: 200, num_after: 0, narrow }));
+      expect(res.messages).toHaveLength(120);
+      const byId = new Map(res.messages.map((msg: any) => [msg.id, msg.reactions]));
+      expect(byId.get(sent[0])).toEqual([inMessage(org.member2, "smile", "1f642"), inMessage(org.owner, "smile", "1f642")]);
+      expect(byId.get(sent[119])).toEqual([inMessage(org.owner, "tada", "1f389")]);
+      expect(byId.get(sent[50])).toEqual([]);
+      const reactionReads = spy.mock.calls.filter(([sql]) => typeof sql === "string" && /FROM reactions/.test(sql));
+      expect(reactionReads).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
