@@ -11,6 +11,7 @@ import { startHighlighting } from "./lib/highlight-thread";
 import { consumeUserSettings } from "./consumers/user-settings";
 import { loadRetentionConfig, startRetentionJob } from "./jobs/retention";
 import { attachmentRoutes, createAttachmentsModule } from "./routes/attachments";
+import { realmEmojiRoutes } from "./routes/realm-emoji";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
 
@@ -37,7 +38,8 @@ async function main(): Promise<void> {
     publishBatches: config.AMQP_PUBLISH_BATCHES,
   });
   const app = buildApp(deps, {
-    plugins: [...ROUTE_PLUGINS, attachmentRoutes(attachments)],
+    // Custom emoji images live in the uploads' storage.
+    plugins: [...ROUTE_PLUGINS, attachmentRoutes(attachments), realmEmojiRoutes(attachments.storage)],
     readiness: {
       storage: () => attachments.storage.check(),
       rabbitmq: async () => {

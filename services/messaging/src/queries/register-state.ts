@@ -9,6 +9,7 @@ import { selectStreamsByIds } from "../store/streams";
 import { selectUserTopics } from "../store/user-topics";
 import { selectRecentDirectConversations, selectStarredIds, selectUnread } from "../store/usermessages";
 import { getRegisterDrafts } from "./drafts";
+import { getRealmEmojiDict } from "./realm-emoji";
 import { viewerOf } from "./streams";
 import { gatherSubscriptions, readChannelView, visibleStreams, type ChannelView, type SubscriptionState } from "./subscriptions";
 
@@ -35,7 +36,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   topicRows?.catch(() => {});
   const topics = want("user_topic") || want("muted_topics") ? userTopics(deps, who, topicRows!, view) : null;
   // Independent reads, in parallel (each on its own pooled connection); keys keep this order.
-  const [maxId, subscriptions, streams, unread, starred, drafts, userTopicRows, recent] = await Promise.all([
+  const [maxId, subscriptions, streams, unread, starred, drafts, userTopicRows, recent, realmEmoji] = await Promise.all([
     want("message") ? selectMaxMessageId(deps.pool, who.realmId, who.userId) : null,
     want("subscription") ? gatherSubscriptions(deps, viewer, req.includeSubscribers, view!) : null,
     want("stream") ? visibleStreams(deps, viewer, view!) : null,
@@ -44,6 +45,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
     want("drafts") ? getRegisterDrafts(deps, who) : null,
     topics,
     want("recent_private_conversations") ? recentConversations(deps, who) : null,
+    want("realm_emoji") ? getRealmEmojiDict(deps.pool, who.realmId) : null,
   ]);
   if (want("message")) state.max_message_id = maxId;
   if (want("subscription")) Object.assign(state, req.notificationSettingsNull ? subscriptions : await withNotificationDefaults(deps, who, subscriptions!));
@@ -57,6 +59,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
     state.muted_topics = userTopicRows!.filter((t) => t.visibility_policy === 1).map((t) => [t.streamName, t.topic_name, t.last_updated]);
   }
   if (want("recent_private_conversations")) state.recent_private_conversations = recent;
+  if (want("realm_emoji")) state.realm_emoji = realmEmoji;
   return state;
 }
 
