@@ -9,14 +9,14 @@ export const STATE_OWNERS: Record<StateService, readonly string[]> = {
   accounts: [
     "realm", "realm_user", "realm_user_groups", "user_group", "user_status", "realm_linkifiers", "realm_filters",
     "realm_user_settings_defaults", "user_settings", "update_display_settings", "update_global_notifications",
-    "alert_words", "custom_profile_fields", "realm_emoji", "realm_domains", "realm_bot", "realm_embedded_bots",
+    "alert_words", "custom_profile_fields", "realm_domains", "realm_bot", "realm_embedded_bots",
     "realm_incoming_webhook_bots", "realm_playgrounds", "muted_users", "presence", "onboarding_steps",
     "video_calls", "giphy", "invites_changed",
   ],
   messaging: [
     "subscription", "stream", "message", "update_message_flags", "drafts", "user_topic", "muted_topics",
     "starred_messages", "recent_private_conversations", "default_streams", "default_stream_groups",
-    "stop_words", "attachment", "saved_snippets",
+    "stop_words", "attachment", "saved_snippets", "realm_emoji",
   ],
   scheduler: ["scheduled_messages"],
 };

@@ -116,6 +116,16 @@ describe("applyEvents", () => {
     expect(state.user_status).toEqual({});
   });
 
+  it("takes the custom emoji dictionary of a realm_emoji event whole; reactions change no state", () => {
+    const state: Record<string, unknown> = { realm_emoji: {} };
+    const emoji = { "3": { id: "3", name: "parrot", source_url: "/user_avatars/2/emoji/images/3.gif", still_url: null, deactivated: true, author_id: 6 } };
+    expect(applyEvent(state, { id: 1, type: "realm_emoji", op: "update", realm_emoji: emoji }, ctx)).toBe(true);
+    expect(state.realm_emoji).toEqual(emoji);
+    const reaction = { id: 2, type: "reaction", op: "add", user_id: 6, message_id: 9, emoji_name: "smile", emoji_code: "1f642", reaction_type: "unicode_emoji" };
+    expect(applyEvent(state, reaction, ctx)).toBe(true);
+    expect(state).toEqual({ realm_emoji: emoji });
+  });
+
   it("skips types whose state was not fetched only by stopping", () => {
     const state = { max_message_id: 3 };
     expect(applyEvent(state, { id: 1, type: "drafts", op: "remove", draft_id: 1 }, { ...ctx, fetchTypes: ["message"] })).toBe(false);

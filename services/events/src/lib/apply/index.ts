@@ -22,6 +22,8 @@ const appliers: Record<string, Applier> = {
   typing: noState,
   attachment: noState,
   invites_changed: noState,
+  // Reactions live in messages, which register's state does not hold.
+  reaction: noState,
   ...messageAppliers,
   ...channelAppliers,
   ...accountAppliers,
@@ -36,6 +38,13 @@ const appliers: Record<string, Applier> = {
     else return false;
     // Newest edit first, as register lists them.
     state.drafts.sort((a: any, b: any) => b.timestamp - a.timestamp || b.id - a.id);
+    return true;
+  },
+
+  realm_emoji(state, event, ctx) {
+    if (!fetched(ctx, "realm_emoji")) return false;
+    // The whole dictionary rides in every event.
+    if (state.realm_emoji && typeof state.realm_emoji === "object") state.realm_emoji = event.realm_emoji;
     return true;
   },
 
