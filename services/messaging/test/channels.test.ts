@@ -46,13 +46,15 @@ describe("GET /users/{user_id}/subscriptions/{stream_id}", () => {
   it("says whether the user is subscribed", async () => {
     expect(await m.ok(await status(org.member2, org.member.user_id, general))).toEqual({ result: "success", msg: "", is_subscribed: true });
     expect((await m.ok(await status(org.member2, org.member2.user_id, general))).is_subscribed).toBe(false);
-    expect((await m.ok(await status(org.admin, org.bot.user_id, hush))).is_subscribed).toBe(true);
+    expect((await m.ok(await status(org.admin, org.member.user_id, hush))).is_subscribed).toBe(true);
     expect((await m.ok(await status(org.member, org.member2.user_id, hush))).is_subscribed).toBe(false);
   });
 
   it("checks the user first, then the channel", async () => {
     expectError(await status(org.member, 999999, 999999), 400, "BAD_REQUEST", "No such user");
     expectError(await status(org.member, other.member.user_id, general), 400, "BAD_REQUEST", "No such user");
+    // Zulip's access_user_by_id leaves bots out by default.
+    expectError(await status(org.member, org.bot.user_id, hush), 400, "BAD_REQUEST", "No such user");
     expectError(await status(org.member2, org.member.user_id, hush), 400, "BAD_REQUEST", "Invalid channel ID");
     expectError(await status(org.member, org.member.user_id, theirs), 400, "BAD_REQUEST", "Invalid channel ID");
     const gone = await org.extra(1);

@@ -174,13 +174,13 @@ export async function getStreamMembers(deps: AppDeps, viewer: Viewer, id: number
 }
 
 /**
- * GET /users/{user_id}/subscriptions/{stream_id}: whether an active user of the organization is
- * subscribed to a channel the viewer may see (Zulip's access_user_by_id, then access_stream_by_id
- * with the administrator exception).
+ * GET /users/{user_id}/subscriptions/{stream_id}: whether an active human user of the organization
+ * is subscribed to a channel the viewer may see (Zulip's access_user_by_id with its defaults, so a
+ * bot is `No such user`, then access_stream_by_id with the administrator exception).
  */
 export async function getSubscriptionStatus(deps: AppDeps, viewer: Viewer, userId: number, streamId: number): Promise<boolean> {
   const user = await getUser(deps, viewer.realmId, userId);
-  if (!user) throw badRequest("No such user");
+  if (!user || user.isBot) throw badRequest("No such user");
   if (!user.isActive) throw badRequest("User is deactivated");
   const { stream } = await accessStreamById(deps.pool, viewer, streamId);
   return Boolean((await selectSubscription(deps.pool, viewer.realmId, userId, stream.id))?.active);
