@@ -46,6 +46,18 @@ export const RealmUpdateEvent = z.strictObject({
   value: z.union([SettingValue, z.null()]),
 });
 
+/**
+ * Client event `realm` / update_dict: the format Zulip keeps for the message editing settings
+ * (allow_message_editing, edit_topic_policy, message_content_edit_limit_seconds), one changed
+ * setting in `data`; `property` is always "default".
+ */
+export const RealmUpdateDictEvent = z.strictObject({
+  type: z.literal("realm"),
+  op: z.literal("update_dict"),
+  property: z.literal("default"),
+  data: z.record(z.string(), z.union([SettingValue, z.null()])),
+});
+
 export const AccountsDisplaySettingsUpdated = defineEvent(
   "accounts.display_settings.updated",
   z.object({ user_id: z.number().int(), client: noticeOf(UpdateDisplaySettingsEvent) }),
@@ -59,12 +71,13 @@ export const AccountsRealmUserSettingsDefaultsUpdated = defineEvent(
   z.object({ property: z.string(), value: SettingValue, client: noticeOf(RealmUserSettingsDefaultsUpdateEvent) }),
 );
 /**
- * An organization setting changed. `message_retention_days` is null when messages are kept
- * forever (what GET /internal/realms/{id} reports); the client event says -1 as Zulip does.
+ * An organization setting changed (consumers drop their cached copy of the organization's
+ * settings). `value` is what GET /internal/realms/{id} reports: `message_retention_days` is null
+ * when messages are kept forever, where the client event says -1 as Zulip does.
  */
 export const AccountsRealmUpdated = defineEvent(
   "accounts.realm.updated",
   z
-    .object({ realm_id: z.number().int(), property: z.string(), value: z.union([SettingValue, z.null()]), client: noticeOf(RealmUpdateEvent) })
+    .object({ realm_id: z.number().int(), property: z.string(), value: z.union([SettingValue, z.null()]), client: noticeOf(z.union([RealmUpdateEvent, RealmUpdateDictEvent])) })
     .passthrough(),
 );

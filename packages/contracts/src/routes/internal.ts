@@ -176,11 +176,16 @@ export const RealmSettings = z.object({
   private_message_policy: z.number().int(),
   /** Max invitations per day for this organization. */
   max_invites_per_day: z.number().int(),
+  /** Whether users may see who read a message (GET /messages/{id}/read_receipts). */
+  enable_read_receipts: z.boolean(),
   /**
-   * Whether users may see who read a message (GET /messages/{id}/read_receipts). Absent from
-   * accounts that do not keep the setting yet: read receipts are off then, as register reports.
+   * Seconds after sending within which users below moderator may move a message to another
+   * topic, or to another channel; null means no limit.
    */
-  enable_read_receipts: z.boolean().optional(),
+  move_messages_within_stream_limit_seconds: z.number().int().nullable(),
+  move_messages_between_streams_limit_seconds: z.number().int().nullable(),
+  /** Whether users may see a message's edit history. */
+  allow_edit_history: z.boolean(),
   /**
    * Who may add custom emoji: 1 members, 2 admins, 3 full members, 4 moderators (Zulip's
    * add_custom_emoji_policy at feature level 267). Absent from accounts that do not keep the

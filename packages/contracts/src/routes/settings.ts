@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { p } from "../params";
-import { empty, route } from "../route";
+import { maxChars, p } from "../params";
+import { empty, route, success } from "../route";
 
 /** An integer that must be one of Zulip's enum values; anything else is `Invalid <name>`. */
 const intIn = (...allowed: number[]) =>
@@ -108,18 +108,89 @@ export const UpdateRealmUserSettingsDefaults = route({
   response: empty,
 });
 
+/** A time limit in seconds: a positive integer, or `"unlimited"` (the accounts service checks which). */
+const timeLimit = () => p.json(z.union([z.number().int(), z.string()]));
+/** Zulip's CommonPolicyEnum: 1 members, 2 administrators, 3 full members, 4 moderators. */
+const commonPolicy = () => intIn(1, 2, 3, 4);
+
 /**
- * PATCH /realm, the part this server supports: the organization's message retention
- * (`"unlimited"` or -1 keeps messages forever; a positive number of days otherwise).
- * Owners only, as in Zulip. Other realm settings are reported as ignored parameters.
+ * The organization settings PATCH /realm changes, in the order of Zulip's update_realm view, with
+ * the enums of Zulip 9.0 (feature level 267). Checks that need more than the value itself (known
+ * language, available video call providers, time limits, owner-only settings) are the accounts
+ * service's, so that their texts are Zulip's.
+ */
+export const realmSettingParams = {
+  name: p.str(maxChars(40)),
+  description: p.str(maxChars(1000)),
+  invite_required: p.bool(),
+  /** 1 members, 2 administrators, 3 full members, 4 moderators, 6 nobody. */
+  invite_to_realm_policy: intIn(1, 2, 3, 4, 6),
+  name_changes_disabled: p.bool(),
+  email_changes_disabled: p.bool(),
+  avatar_changes_disabled: p.bool(),
+  inline_image_preview: p.bool(),
+  inline_url_embed_preview: p.bool(),
+  add_custom_emoji_policy: commonPolicy(),
+  /** 1 members, 2 administrators, 3 full members, 4 moderators, 5 everyone. */
+  delete_own_message_policy: intIn(1, 2, 3, 4, 5),
+  message_content_delete_limit_seconds: timeLimit(),
+  allow_message_editing: p.bool(),
+  /** 1 members, 2 administrators, 3 full members, 4 moderators, 5 everyone, 6 nobody. */
+  edit_topic_policy: intIn(1, 2, 3, 4, 5, 6),
+  mandatory_topics: p.bool(),
+  message_content_edit_limit_seconds: timeLimit(),
+  allow_edit_history: p.bool(),
+  default_language: p.str(),
+  /** Days; the column is a PostgreSQL integer, as Zulip's PositiveIntegerField. */
+  waiting_period_threshold: p.int(z.number().int().min(0).max(2 ** 31 - 1)),
+  /** `"unlimited"` keeps messages forever; otherwise a positive number of days. Owners only. */
+  message_retention_days: timeLimit(),
+  send_welcome_emails: p.bool(),
+  digest_emails_enabled: p.bool(),
+  message_content_allowed_in_email_notifications: p.bool(),
+  /** 1 everyone, 2 everyone but only administrators add generic bots, 3 administrators. */
+  bot_creation_policy: intIn(1, 2, 3),
+  create_public_stream_policy: commonPolicy(),
+  create_private_stream_policy: commonPolicy(),
+  /** 2 administrators, 4 moderators, 6 nobody, 7 owners. */
+  create_web_public_stream_policy: intIn(2, 4, 6, 7),
+  invite_to_stream_policy: commonPolicy(),
+  /** 1 members, 2 administrators, 3 full members, 4 moderators, 6 nobody. */
+  move_messages_between_streams_policy: intIn(1, 2, 3, 4, 6),
+  user_group_edit_policy: commonPolicy(),
+  /** 1 anyone may send direct messages, 2 disabled (except to and from bots). */
+  private_message_policy: intIn(1, 2),
+  /** 1 everyone, 2 members, 3 full members, 5 administrators, 6 nobody, 7 moderators. */
+  wildcard_mention_policy: intIn(1, 2, 3, 5, 6, 7),
+  video_chat_provider: p.int(),
+  giphy_rating: p.int(),
+  default_code_block_language: p.str(),
+  /** 0 Monday ... 6 Sunday. */
+  digest_weekday: intIn(0, 1, 2, 3, 4, 5, 6),
+  org_type: intIn(0, 10, 20, 30, 35, 40, 50, 60, 70, 80, 90, 100, 1000),
+  enable_spectator_access: p.bool(),
+  want_advertise_in_communities_directory: p.bool(),
+  enable_read_receipts: p.bool(),
+  move_messages_within_stream_limit_seconds: timeLimit(),
+  move_messages_between_streams_limit_seconds: timeLimit(),
+  enable_guest_user_indicator: p.bool(),
+  require_unique_names: p.bool(),
+  presence_disabled: p.bool(),
+};
+
+/** What changed, as Zulip's update_realm answers: each changed setting's value, strings as "updated". */
+const RealmSettingChanged = z.union([z.boolean(), z.number().int(), z.string(), z.null()]).optional();
+
+/**
+ * PATCH /realm: organization settings, administrators only (some owners only). Each changed
+ * setting emits a `realm` event to every active user; parameters not listed above are reported
+ * in `ignored_parameters_unsupported`.
  */
 export const UpdateRealm = route({
   method: "PATCH",
   path: "/realm",
   service: "accounts",
   auth: "user",
-  params: {
-    message_retention_days: p.json(z.union([z.number().int(), z.string()])),
-  },
-  response: empty,
+  params: realmSettingParams,
+  response: success(Object.fromEntries(Object.keys(realmSettingParams).map((name) => [name, RealmSettingChanged])) as Record<keyof typeof realmSettingParams, typeof RealmSettingChanged>),
 });
