@@ -1,6 +1,7 @@
 import {
   AlertWordsEvent,
   CustomProfileFieldsEvent,
+  RealmUpdateDictEvent,
   RealmUpdateEvent,
   RealmUserSettingsDefaultsUpdateEvent,
   RealmUserUpdatePersonEvent,
@@ -20,7 +21,7 @@ const CLIENT_EVENT_SCHEMAS: Record<string, z.ZodType> = {
   update_display_settings: UpdateDisplaySettingsEvent,
   update_global_notifications: UpdateGlobalNotificationsEvent,
   realm_user_settings_defaults: RealmUserSettingsDefaultsUpdateEvent,
-  realm: RealmUpdateEvent,
+  realm: RealmUpdateEvent.or(RealmUpdateDictEvent),
   alert_words: AlertWordsEvent,
   custom_profile_fields: CustomProfileFieldsEvent,
   user_group: UserGroupMembersEvent,

@@ -347,7 +347,8 @@ describe("PATCH /realm (message retention)", () => {
     for (const who of [o.member, o.guest]) {
       expectError(await t.call("PATCH", "/realm", { as: who.as, params: { name: "renamed" } }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
     }
-    expect(await t.ok(await t.call("PATCH", "/realm", { as: o.admin.as, params: { name: "renamed" } }))).toMatchObject({ ignored_parameters_unsupported: ["name"] });
+    const jitsi = { jitsi_server_url: JSON.stringify("https://meet.example.com") };
+    expect(await t.ok(await t.call("PATCH", "/realm", { as: o.admin.as, params: jitsi }))).toMatchObject({ ignored_parameters_unsupported: ["jitsi_server_url"] });
     expectError(await t.call("PATCH", "/realm", { as: o.admin.as, params: { message_retention_days: 30 } }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
     expectError(
       await t.call("PATCH", "/realm", { as: o.owner.as, params: { message_retention_days: -5 } }),

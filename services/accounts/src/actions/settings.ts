@@ -1,7 +1,6 @@
-import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { hashPassword, longEnoughPassword, verifyPassword } from "../lib/credentials";
-import { PG_INT_MAX } from "../lib/validate";
 import {
   canSeeDeliveryEmail,
   dummyEmail,
@@ -13,7 +12,7 @@ import {
   type SettingValue,
 } from "../lib/user-settings";
 import { effectiveRealmDefaults, effectiveSettings } from "../queries/settings";
-import { getRealm, lockRealm } from "../store/realms";
+import { getRealm } from "../store/realms";
 import { getProfileUser, setApiEmail, setPasswordHash, setTimezone, type ProfileUser } from "../store/profile";
 import {
   getRealmDefaultsRow,
@@ -21,10 +20,9 @@ import {
   lockUserSettingsRow,
   saveRealmDefaultsRow,
   saveUserSettingsRow,
-  setRealmRetention,
 } from "../store/settings";
 import { activeUserIds, listRealmUsers, setPresenceEnabled, type UserRow } from "../store/users";
-import { changeFullNameInTx, notifyAvatar, notifyRealmUserUpdate, requireAdmin, requireOwner } from "./profile";
+import { changeFullNameInTx, notifyAvatar, notifyRealmUserUpdate, requireAdmin } from "./profile";
 import { doForcePresenceUpdateInTx } from "./presence";
 
 
@@ -187,35 +185,5 @@ export async function doUpdateRealmUserSettingsDefaults(deps: AccountsDeps, who:
       });
     }
     await saveRealmDefaultsRow(tx, who.realmId, row);
-  });
-}
-
-/**
- * PATCH /realm, message retention: owners only. `"unlimited"` keeps messages forever (stored as
- * null, announced as -1); otherwise a positive number of days.
- */
-export async function doUpdateRealmRetention(deps: AccountsDeps, who: Identity, raw: number | string): Promise<void> {
-  requireAdmin(who);
-  requireOwner(who);
-  let days: number | null;
-  if (raw === "unlimited") days = null;
-  // The column is a PostgreSQL integer, as Zulip's PositiveIntegerField.
-  else if (typeof raw === "number" && raw > 0 && raw <= PG_INT_MAX) days = raw;
-  else throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'message_retention_days': ${raw}`);
-  await withTx(deps.pool, async (tx) => {
-    const realm = await lockRealm(tx, who.realmId);
-    if (!realm || realm.messageRetentionDays === days) return;
-    await setRealmRetention(tx, who.realmId, days);
-    const users = await activeUserIds(tx, who.realmId);
-    await emitEvent(tx, {
-      type: "accounts.realm.updated",
-      realmId: who.realmId,
-      payload: {
-        realm_id: who.realmId,
-        property: "message_retention_days",
-        value: days,
-        client: { event: { type: "realm", op: "update", property: "message_retention_days", value: days ?? -1 }, users },
-      },
-    });
   });
 }

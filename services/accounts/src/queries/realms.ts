@@ -25,6 +25,11 @@ export function realmSettings(r: RealmRow, defaultInviteLimit: number): RealmSet
     delete_own_message_policy: r.deleteOwnMessagePolicy,
     private_message_policy: r.privateMessagePolicy,
     max_invites_per_day: r.maxInvitesPerDay ?? defaultInviteLimit,
+    enable_read_receipts: r.enableReadReceipts,
+    add_custom_emoji_policy: r.addCustomEmojiPolicy,
+    move_messages_within_stream_limit_seconds: r.moveMessagesWithinStreamLimitSeconds,
+    move_messages_between_streams_limit_seconds: r.moveMessagesBetweenStreamsLimitSeconds,
+    allow_edit_history: r.allowEditHistory,
   };
 }
 

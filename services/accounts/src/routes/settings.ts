@@ -1,8 +1,8 @@
 import { UpdateRealm, UpdateRealmUserSettingsDefaults, UpdateSettings, ownOnlySettingParams, personalSettingParams } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
-import { requireAdmin } from "../actions/profile";
-import { doUpdateRealmRetention, doUpdateRealmUserSettingsDefaults, doUpdateSettings } from "../actions/settings";
+import { doUpdateRealm } from "../actions/realm-settings";
+import { doUpdateRealmUserSettingsDefaults, doUpdateSettings } from "../actions/settings";
 import type { AccountsDeps } from "../deps";
 import type { SettingValue } from "../lib/user-settings";
 
@@ -31,10 +31,6 @@ export function settingsRoutes(app: FastifyInstance, deps: AccountsDeps): void {
     return {};
   });
 
-  registerRoute(app, UpdateRealm, async ({ identity, params }) => {
-    // Administrators only, whatever was sent (Zulip's update_realm), even nothing it supports.
-    requireAdmin(identity);
-    if (params.message_retention_days !== undefined) await doUpdateRealmRetention(deps, identity, params.message_retention_days);
-    return {};
-  });
+  // Administrators only, whatever was sent (Zulip's update_realm), even nothing it supports.
+  registerRoute(app, UpdateRealm, async ({ identity, params }) => doUpdateRealm(deps, identity, params));
 }

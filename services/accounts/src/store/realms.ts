@@ -25,6 +25,31 @@ export interface RealmRow {
   moveMessagesBetweenStreamsPolicy: number;
   deleteOwnMessagePolicy: number;
   privateMessagePolicy: number;
+  moveMessagesWithinStreamLimitSeconds: number | null;
+  moveMessagesBetweenStreamsLimitSeconds: number | null;
+  allowEditHistory: boolean;
+  botCreationPolicy: number;
+  addCustomEmojiPolicy: number;
+  userGroupEditPolicy: number;
+  defaultLanguage: string;
+  digestEmailsEnabled: boolean;
+  digestWeekday: number;
+  emailChangesDisabled: boolean;
+  nameChangesDisabled: boolean;
+  avatarChangesDisabled: boolean;
+  sendWelcomeEmails: boolean;
+  messageContentAllowedInEmailNotifications: boolean;
+  inlineImagePreview: boolean;
+  inlineUrlEmbedPreview: boolean;
+  videoChatProvider: number;
+  giphyRating: number;
+  enableReadReceipts: boolean;
+  presenceDisabled: boolean;
+  enableGuestUserIndicator: boolean;
+  wantAdvertiseInCommunitiesDirectory: boolean;
+  requireUniqueNames: boolean;
+  defaultCodeBlockLanguage: string;
+  orgType: number;
   maxInvitesPerDay: number | null;
   notificationBotId: number | null;
 }
@@ -55,6 +80,31 @@ function toRealm(r: any): RealmRow {
     moveMessagesBetweenStreamsPolicy: r.move_messages_between_streams_policy,
     deleteOwnMessagePolicy: r.delete_own_message_policy,
     privateMessagePolicy: r.private_message_policy,
+    moveMessagesWithinStreamLimitSeconds: r.move_messages_within_stream_limit_seconds,
+    moveMessagesBetweenStreamsLimitSeconds: r.move_messages_between_streams_limit_seconds,
+    allowEditHistory: r.allow_edit_history,
+    botCreationPolicy: r.bot_creation_policy,
+    addCustomEmojiPolicy: r.add_custom_emoji_policy,
+    userGroupEditPolicy: r.user_group_edit_policy,
+    defaultLanguage: r.default_language,
+    digestEmailsEnabled: r.digest_emails_enabled,
+    digestWeekday: r.digest_weekday,
+    emailChangesDisabled: r.email_changes_disabled,
+    nameChangesDisabled: r.name_changes_disabled,
+    avatarChangesDisabled: r.avatar_changes_disabled,
+    sendWelcomeEmails: r.send_welcome_emails,
+    messageContentAllowedInEmailNotifications: r.message_content_allowed_in_email_notifications,
+    inlineImagePreview: r.inline_image_preview,
+    inlineUrlEmbedPreview: r.inline_url_embed_preview,
+    videoChatProvider: r.video_chat_provider,
+    giphyRating: r.giphy_rating,
+    enableReadReceipts: r.enable_read_receipts,
+    presenceDisabled: r.presence_disabled,
+    enableGuestUserIndicator: r.enable_guest_user_indicator,
+    wantAdvertiseInCommunitiesDirectory: r.want_advertise_in_communities_directory,
+    requireUniqueNames: r.require_unique_names,
+    defaultCodeBlockLanguage: r.default_code_block_language,
+    orgType: r.org_type,
     maxInvitesPerDay: r.max_invites_per_day,
     notificationBotId: r.notification_bot_id,
   };
@@ -98,4 +148,16 @@ export async function realmIdsWithWaitingPeriod(db: Queryable): Promise<number[]
 export async function getSoleRealm(db: Queryable): Promise<RealmRow | null> {
   const { rows } = await db.query("SELECT * FROM realms WHERE NOT deactivated ORDER BY id LIMIT 2");
   return rows.length === 1 ? toRealm(rows[0]) : null;
+}
+
+/**
+ * Sets organization settings, each the column of its name. The names are PATCH /realm's
+ * contract parameters (never request input), so they may be spliced into the statement.
+ */
+export async function updateRealmSettings(db: Queryable, realmId: number, values: Map<string, unknown>): Promise<void> {
+  if (!values.size) return;
+  const names = [...values.keys()];
+  for (const name of names) if (!/^[a-z_]+$/.test(name)) throw new Error(`not a realm column: ${name}`);
+  const sets = names.map((name, i) => `${name} = $${i + 2}`).join(", ");
+  await db.query(`UPDATE realms SET ${sets} WHERE id = $1`, [realmId, ...values.values()]);
 }

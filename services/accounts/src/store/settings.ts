@@ -67,8 +67,3 @@ export async function saveRealmDefaultsRow(db: Queryable, realmId: number, setti
     [realmId, settings],
   );
 }
-
-/** The organization's retention in days; null keeps messages forever. */
-export async function setRealmRetention(db: Queryable, realmId: number, days: number | null): Promise<void> {
-  await db.query("UPDATE realms SET message_retention_days = $2 WHERE id = $1", [realmId, days]);
-}

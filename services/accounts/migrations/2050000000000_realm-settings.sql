@@ -1,0 +1,58 @@
+-- Up Migration
+-- Organization settings PATCH /realm changes that register used to report as constants, with
+-- Zulip 9.0's defaults (zerver/models/realms.py). Integer settings use Zulip's enums. The time
+-- limits are seconds, NULL meaning no limit (Zulip's "unlimited").
+ALTER TABLE realms
+  ADD COLUMN move_messages_within_stream_limit_seconds integer DEFAULT 604800,
+  ADD COLUMN move_messages_between_streams_limit_seconds integer DEFAULT 604800,
+  ADD COLUMN allow_edit_history boolean NOT NULL DEFAULT true,
+  ADD COLUMN bot_creation_policy integer NOT NULL DEFAULT 1,
+  ADD COLUMN add_custom_emoji_policy integer NOT NULL DEFAULT 1,
+  ADD COLUMN user_group_edit_policy integer NOT NULL DEFAULT 1,
+  ADD COLUMN default_language text NOT NULL DEFAULT 'en',
+  ADD COLUMN digest_emails_enabled boolean NOT NULL DEFAULT false,
+  ADD COLUMN digest_weekday integer NOT NULL DEFAULT 1,
+  ADD COLUMN email_changes_disabled boolean NOT NULL DEFAULT false,
+  ADD COLUMN name_changes_disabled boolean NOT NULL DEFAULT false,
+  ADD COLUMN avatar_changes_disabled boolean NOT NULL DEFAULT false,
+  ADD COLUMN send_welcome_emails boolean NOT NULL DEFAULT true,
+  ADD COLUMN message_content_allowed_in_email_notifications boolean NOT NULL DEFAULT true,
+  ADD COLUMN inline_image_preview boolean NOT NULL DEFAULT true,
+  ADD COLUMN inline_url_embed_preview boolean NOT NULL DEFAULT false,
+  ADD COLUMN video_chat_provider integer NOT NULL DEFAULT 1,
+  ADD COLUMN giphy_rating integer NOT NULL DEFAULT 2,
+  ADD COLUMN enable_read_receipts boolean NOT NULL DEFAULT false,
+  ADD COLUMN presence_disabled boolean NOT NULL DEFAULT false,
+  ADD COLUMN enable_guest_user_indicator boolean NOT NULL DEFAULT true,
+  ADD COLUMN want_advertise_in_communities_directory boolean NOT NULL DEFAULT false,
+  ADD COLUMN require_unique_names boolean NOT NULL DEFAULT false,
+  ADD COLUMN default_code_block_language text NOT NULL DEFAULT '',
+  ADD COLUMN org_type integer NOT NULL DEFAULT 0;
+
+-- Down Migration
+ALTER TABLE realms
+  DROP COLUMN move_messages_within_stream_limit_seconds,
+  DROP COLUMN move_messages_between_streams_limit_seconds,
+  DROP COLUMN allow_edit_history,
+  DROP COLUMN bot_creation_policy,
+  DROP COLUMN add_custom_emoji_policy,
+  DROP COLUMN user_group_edit_policy,
+  DROP COLUMN default_language,
+  DROP COLUMN digest_emails_enabled,
+  DROP COLUMN digest_weekday,
+  DROP COLUMN email_changes_disabled,
+  DROP COLUMN name_changes_disabled,
+  DROP COLUMN avatar_changes_disabled,
+  DROP COLUMN send_welcome_emails,
+  DROP COLUMN message_content_allowed_in_email_notifications,
+  DROP COLUMN inline_image_preview,
+  DROP COLUMN inline_url_embed_preview,
+  DROP COLUMN video_chat_provider,
+  DROP COLUMN giphy_rating,
+  DROP COLUMN enable_read_receipts,
+  DROP COLUMN presence_disabled,
+  DROP COLUMN enable_guest_user_indicator,
+  DROP COLUMN want_advertise_in_communities_directory,
+  DROP COLUMN require_unique_names,
+  DROP COLUMN default_code_block_language,
+  DROP COLUMN org_type;
