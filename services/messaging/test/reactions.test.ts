@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ReactionClientEvent } from "@chat/contracts";
+import { serviceClient } from "@chat/testkit";
 import { openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
 import { expectError, startMessaging, type Messaging, type Org, type TestUser } from "./helpers";
 
@@ -266,5 +267,31 @@ describe("reactions in GET /messages", () => {
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+describe("reacting is participating", () => {
+  it("a user who follows topics they participate in follows the topic on reacting; the defaults change nothing", async () => {
+    const fresh = await m.createOrg();
+    const accounts = serviceClient(m.accountsApp, m.deps.config.INTERNAL_TOKEN);
+    // Before messaging first reads the user's settings (it reads them through from accounts then).
+    await m.ok(await accounts("PATCH", "/settings", { as: fresh.member.as, params: { automatically_follow_topics_policy: 1 } }));
+    const ch = await m.createStream(fresh.owner, "plans", [fresh.owner, fresh.member, fresh.member2]);
+    const id = await toChannel(fresh.owner, ch, "Roadmap");
+    await m.outbox();
+    await m.ok(await react(fresh.member, id, { emoji_name: "smile" }));
+    await m.ok(await react(fresh.member2, id, { emoji_name: "smile" }));
+    const events = await m.clientEvents();
+    expect(events.map((e) => [e.event.type, e.users])).toEqual([
+      ["user_topic", [fresh.member.user_id]],
+      ["muted_topics", [fresh.member.user_id]],
+      ["reaction", ids(fresh.owner, fresh.member, fresh.member2)],
+      ["reaction", ids(fresh.owner, fresh.member, fresh.member2)],
+    ]);
+    expect(events[0].event).toMatchObject({ stream_id: ch, topic_name: "Roadmap", visibility_policy: 3 });
+    // Following already: nothing changes the second time.
+    await m.ok(await unreact(fresh.member, id, { emoji_name: "smile" }));
+    await m.ok(await react(fresh.member, id, { emoji_name: "smile" }));
+    expect((await m.clientEvents()).map((e) => e.event.type)).toEqual(["reaction", "reaction"]);
   });
 });
