@@ -33,8 +33,10 @@ const doesNotExist = () => new ApiError("REACTION_DOES_NOT_EXIST", "Reaction doe
  * the user has their own row for it (else they read it through the channel's history).
  */
 async function accessMessageForReaction(tx: Queryable, who: Identity, messageId: number): Promise<{ message: MessageRow; own: boolean }> {
-  const accessed = (await accessMessages(tx, viewerOf(who), [messageId])).get(messageId);
-  if (!accessed || !(await lockMessageForEdit(tx, who.realmId, messageId))) throw badRequest("Invalid message(s)");
+  // Locked first, so that access is judged on the message as it stays (a move waits).
+  const locked = await lockMessageForEdit(tx, who.realmId, messageId);
+  const accessed = locked ? (await accessMessages(tx, viewerOf(who), [messageId])).get(messageId) : undefined;
+  if (!accessed) throw badRequest("Invalid message(s)");
   return { message: accessed.row, own: accessed.flags !== null };
 }
 
