@@ -6,6 +6,7 @@ export * from "./errors";
 export * from "./events/index";
 export * from "./events/accounts";
 export * from "./events/user-groups";
+export * from "./events/invites";
 export * from "./events/client";
 export * from "./events/drafts";
 export * from "./events/messages";

@@ -40,6 +40,8 @@ export const AccountsInviteAccepted = defineEvent(
       stream_ids: z.array(z.number().int()),
       include_realm_default_subscriptions: z.boolean(),
       notify_referrer_on_join: z.boolean(),
+      /** Accepted through a reusable link: `invite_id` is the link's (its referrer is never told). */
+      is_multiuse: z.boolean().optional(),
     })
     .passthrough(),
 );

@@ -1,22 +1,24 @@
 import { emitEvent, type Queryable } from "@chat/platform";
 import { revokePendingInvitesBy } from "../store/invites";
+import { revokeUsableMultiuseInvitesBy } from "../store/multiuse-invites";
 import type { UserRow } from "../store/users";
 
 /**
  * Invitation lists changed: administrators and the referrer refresh theirs (Zulip's
  * notify_invites_changed). Apart from invites.ts because deactivation uses it too.
  */
-export async function notifyInvitesChanged(tx: Queryable, realmId: number, referrerId: number | null): Promise<void> {
+export async function notifyInvitesChanged(tx: Queryable, realmId: number, referrerId: number | number[] | null): Promise<void> {
   const { rows } = await tx.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND role <= 200 AND NOT is_bot", [realmId]);
   const ids = rows.map((r) => Number(r.id));
-  const users = [...new Set(referrerId === null ? ids : [...ids, referrerId])];
+  const users = [...new Set([...ids, ...(referrerId === null ? [] : [referrerId].flat())])];
   await emitEvent(tx, { type: "accounts.invites.changed", realmId, payload: { client: { event: { type: "invites_changed" }, users } } });
 }
 
 /**
- * A deactivated user's pending invitations stop working, as Zulip's
+ * A deactivated user's pending invitations and reusable links stop working, as Zulip's
  * revoke_invites_generated_by_user does; the administrators' lists change when any did.
  */
 export async function revokeInvitesGeneratedByUserInTx(tx: Queryable, user: Pick<UserRow, "realmId" | "id">): Promise<void> {
-  if ((await revokePendingInvitesBy(tx, user.realmId, user.id)) > 0) await notifyInvitesChanged(tx, user.realmId, null);
+  const revoked = (await revokePendingInvitesBy(tx, user.realmId, user.id)) + (await revokeUsableMultiuseInvitesBy(tx, user.realmId, user.id));
+  if (revoked > 0) await notifyInvitesChanged(tx, user.realmId, null);
 }

@@ -1,4 +1,4 @@
-import { ApiError, badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
+import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { hashApiKey, randomToken } from "../lib/credentials";
 import { ROLE, VALID_ROLES } from "../lib/format";
@@ -13,6 +13,7 @@ import {
   insertInvite,
   INVITE_STATUS,
   lockUsableInviteForEmail,
+  markInviteResent,
   revokeOtherInvitesForEmail,
   setInviteStatus,
 } from "../store/invites";
@@ -21,7 +22,7 @@ import { getUser, getUsersByEmails, type UserRow } from "../store/users";
 import { notifyInvitesChanged } from "./invites-changed";
 import { createUserInTx } from "./users";
 
-function invitationFailed(msg: string, errors: Array<[string, string, boolean]>, extra: { sent: boolean; daily?: boolean }) {
+export function invitationFailed(msg: string, errors: Array<[string, string, boolean]>, extra: { sent: boolean; daily?: boolean }) {
   return new ApiError("INVITATION_FAILED", msg, {
     extra: { errors, sent_invitations: extra.sent, license_limit_reached: false, daily_limit_reached: extra.daily ?? false },
   });
@@ -56,7 +57,7 @@ function checkInviter(deps: AccountsDeps, who: Identity, me: UserRow, realm: Rea
 }
 
 /** Every channel must be accessible to the caller; only then is subscribing others checked. */
-async function checkInviteChannels(deps: AccountsDeps, who: Identity, me: UserRow, realm: RealmRow, streamIds: number[]): Promise<void> {
+export async function checkInviteChannels(deps: AccountsDeps, who: Identity, me: UserRow, realm: RealmRow, streamIds: number[]): Promise<void> {
   if (!streamIds.length) return;
   const accessible = new Set((await messagingOf(deps).accessibleStreams(who)).map((s) => s.stream_id));
   for (const id of streamIds) {
@@ -64,6 +65,31 @@ async function checkInviteChannels(deps: AccountsDeps, who: Identity, me: UserRo
   }
   if (!policyAllows(realm.inviteToStreamPolicy, me, realm, deps.clock.now())) {
     throw badRequest("You do not have permission to subscribe other users to channels.");
+  }
+}
+
+/** When an invitation made now expires: the server's default validity unless given; null never. */
+export function checkInviteExpiry(deps: AccountsDeps, expiresInMinutes: number | null | undefined, now: Date): Date | null {
+  const minutes = expiresInMinutes === undefined ? deps.config.INVITATION_VALIDITY_MINUTES : expiresInMinutes;
+  if (minutes === null) return null;
+  const expiresAt = new Date(now.getTime() + minutes * 60_000);
+  // Past the last representable date it could not be stored (nor read by Python clients).
+  if (minutes <= 0 || !(expiresAt.getTime() <= MAX_DATE_MS)) throw badRequest("Invalid invite_expires_in_minutes");
+  return expiresAt;
+}
+
+/** The daily limit over the realm's invitations (resends included), under the realm's invitation lock. */
+async function checkDailyInviteLimit(tx: Queryable, deps: AccountsDeps, realm: RealmRow, now: Date, adding: number): Promise<void> {
+  // Serializes a realm's invitations so the daily limit holds under concurrency.
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.invites'), $1::int)", [realm.id]);
+  const limit = realm.maxInvitesPerDay ?? deps.config.INVITES_DAILY_LIMIT;
+  const sentToday = await countInvitesSince(tx, realm.id, new Date(now.getTime() - 86_400_000));
+  if (sentToday + adding > limit) {
+    throw invitationFailed(
+      "To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.",
+      [],
+      { sent: false, daily: true },
+    );
   }
 }
 
@@ -75,26 +101,11 @@ export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendIn
   const emails = parseInviteeEmails(p.inviteeEmails);
   if (!emails.length) throw badRequest("You must specify at least one email address.");
   const now = deps.clock.now();
-  const minutes = p.expiresInMinutes === undefined ? deps.config.INVITATION_VALIDITY_MINUTES : p.expiresInMinutes;
-  const expiresAt = minutes === null ? null : new Date(now.getTime() + minutes * 60_000);
-  // Past the last representable date it could not be stored (nor read by Python clients).
-  if (minutes !== null && (minutes <= 0 || !(expiresAt!.getTime() <= MAX_DATE_MS))) {
-    throw badRequest("Invalid invite_expires_in_minutes");
-  }
+  const expiresAt = checkInviteExpiry(deps, p.expiresInMinutes, now);
   await checkInviteChannels(deps, who, me, realm, p.streamIds);
 
   const skipped = await withTx(deps.pool, async (tx) => {
-    // Serializes a realm's invitations so the daily limit holds under concurrency.
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.invites'), $1::int)", [who.realmId]);
-    const limit = realm.maxInvitesPerDay ?? deps.config.INVITES_DAILY_LIMIT;
-    const sentToday = await countInvitesSince(tx, who.realmId, new Date(now.getTime() - 86_400_000));
-    if (sentToday + emails.length > limit) {
-      throw invitationFailed(
-        "To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.",
-        [],
-        { sent: false, daily: true },
-      );
-    }
+    await checkDailyInviteLimit(tx, deps, realm, now, emails.length);
     const invalid: Array<[string, string, boolean]> = emails.filter((e) => !isValidEmail(e)).map((e) => [e, "Invalid address.", false]);
     const valid = emails.filter((e) => isValidEmail(e));
     const existing = new Map((await getUsersByEmails(tx, who.realmId, valid)).map((u) => [u.email.toLowerCase(), u]));
@@ -137,18 +148,48 @@ export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendIn
   }
 }
 
+/**
+ * Who may manage someone else's invitation (Zulip's check_role_based_permissions with
+ * require_admin): an administrator, and for an owner invitation an owner.
+ */
+export function checkManagesInvite(who: Identity, invite: { referrerId: number; invitedAs: number }): void {
+  if (invite.referrerId === who.userId) return;
+  if (invite.invitedAs === ROLE.owner && who.role !== ROLE.owner) throw badRequest("Must be an organization owner");
+  // A plain error, as in Zulip's invitation views (not the admin-only endpoints' UNAUTHORIZED_PRINCIPAL).
+  if (who.role > ROLE.administrator) throw badRequest("Must be an organization administrator");
+}
+
 /** DELETE /invites/{id}: the referrer, or an administrator (an owner for owner invitations). */
 export async function doRevokeInvite(deps: AccountsDeps, who: Identity, inviteId: number): Promise<void> {
   checkGroupsApiCaller(who);
   await withTx(deps.pool, async (tx) => {
     const invite = await getPendingInvite(tx, who.realmId, inviteId, deps.clock.now());
     if (!invite) throw badRequest("No such invitation");
-    if (invite.referrerId !== who.userId) {
-      if (invite.invitedAs === ROLE.owner && who.role !== ROLE.owner) throw badRequest("Must be an organization owner");
-      // A plain error, as in Zulip's invitation views (not the admin-only endpoints' UNAUTHORIZED_PRINCIPAL).
-      if (who.role > ROLE.administrator) throw badRequest("Must be an organization administrator");
-    }
+    checkManagesInvite(who, invite);
     await setInviteStatus(tx, who.realmId, invite.id, INVITE_STATUS.revoked);
+    await notifyInvitesChanged(tx, who.realmId, invite.referrerId);
+  });
+}
+
+/**
+ * POST /invites/{id}/resend, as Zulip's do_resend_user_invite_email: who may revoke may resend;
+ * the invitation gets a new link (the old one stops working, as Zulip clears its confirmation)
+ * valid as long again as it was when last sent, and counts against the daily limit. There is
+ * no mail sender: as POST /invites, only the new key's hash is kept. Only invitations GET
+ * /invites lists can be resent (pending and unexpired); others are "No such invitation".
+ */
+export async function doResendInvite(deps: AccountsDeps, who: Identity, inviteId: number): Promise<void> {
+  checkGroupsApiCaller(who);
+  const now = deps.clock.now();
+  await withTx(deps.pool, async (tx) => {
+    const realm = await getRealm(tx, who.realmId);
+    const invite = await getPendingInvite(tx, who.realmId, inviteId, now);
+    if (!realm || !invite) throw badRequest("No such invitation");
+    checkManagesInvite(who, invite);
+    await checkDailyInviteLimit(tx, deps, realm, now, 1);
+    const sentAt = invite.lastSentAt ?? invite.invitedAt;
+    const expiresAt = invite.expiresAt && new Date(now.getTime() + (invite.expiresAt.getTime() - sentAt.getTime()));
+    await markInviteResent(tx, who.realmId, invite.id, hashApiKey(randomToken()), now, expiresAt && expiresAt.getTime() > MAX_DATE_MS ? new Date(MAX_DATE_MS) : expiresAt);
     await notifyInvitesChanged(tx, who.realmId, invite.referrerId);
   });
 }

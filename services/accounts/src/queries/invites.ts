@@ -2,20 +2,48 @@ import type { Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { ROLE } from "../lib/format";
 import { listPendingInvites } from "../store/invites";
+import { listUsableMultiuseInvites, type MultiuseInviteRow } from "../store/multiuse-invites";
 import { checkGroupsApiCaller } from "./user-groups";
 
-/** GET /invites: administrators see every pending invitation, others only their own. */
+const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** A reusable link's URL, as Zulip's confirmation_url for a multiuse invitation: `{realm_url}/join/{key}/`. */
+export function multiuseInviteLink(deps: AccountsDeps, invite: Pick<MultiuseInviteRow, "confirmationKey">): string {
+  return `${deps.config.EXTERNAL_URL.replace(/\/+$/, "")}/join/${invite.confirmationKey}/`;
+}
+
+/**
+ * GET /invites, as Zulip's do_get_invites_controlled_by_user: administrators see every pending
+ * invitation and usable link, others only their own; email invitations first, then links.
+ */
 export async function getInvites(deps: AccountsDeps, who: Identity) {
   checkGroupsApiCaller(who);
-  const rows = await listPendingInvites(deps.pool, who.realmId, deps.clock.now(), who.role <= ROLE.administrator ? null : who.userId);
-  return rows.map((i) => ({
-    id: i.id,
-    invited_by_user_id: i.referrerId,
-    invited: Math.floor(i.invitedAt.getTime() / 1000),
-    expiry_date: i.expiresAt ? Math.floor(i.expiresAt.getTime() / 1000) : null,
-    invited_as: i.invitedAs,
-    email: i.email,
-    notify_referrer_on_join: i.notifyReferrerOnJoin,
-    is_multiuse: false,
-  }));
+  const now = deps.clock.now();
+  const referrer = who.role <= ROLE.administrator ? null : who.userId;
+  const [emails, links] = await Promise.all([
+    listPendingInvites(deps.pool, who.realmId, now, referrer),
+    listUsableMultiuseInvites(deps.pool, who.realmId, now, referrer),
+  ]);
+  return [
+    ...emails.map((i) => ({
+      id: i.id,
+      invited_by_user_id: i.referrerId,
+      // A resent invitation shows when it was last sent, as Zulip's resend moves invited_at.
+      invited: seconds(i.lastSentAt ?? i.invitedAt),
+      expiry_date: i.expiresAt ? seconds(i.expiresAt) : null,
+      invited_as: i.invitedAs,
+      email: i.email,
+      notify_referrer_on_join: i.notifyReferrerOnJoin,
+      is_multiuse: false,
+    })),
+    ...links.map((i) => ({
+      id: i.id,
+      invited_by_user_id: i.referrerId,
+      invited: seconds(i.createdAt),
+      expiry_date: i.expiresAt ? seconds(i.expiresAt) : null,
+      invited_as: i.invitedAs,
+      link_url: multiuseInviteLink(deps, i),
+      is_multiuse: true,
+    })),
+  ];
 }

@@ -12,6 +12,8 @@ export interface InviteRow {
   includeRealmDefaultSubscriptions: boolean;
   notifyReferrerOnJoin: boolean;
   invitedAt: Date;
+  /** When the invitation was last resent; null if never. */
+  lastSentAt: Date | null;
   expiresAt: Date | null;
   status: number;
 }
@@ -26,6 +28,7 @@ const toInvite = (r: any): InviteRow => ({
   includeRealmDefaultSubscriptions: r.include_realm_default_subscriptions,
   notifyReferrerOnJoin: r.notify_referrer_on_join,
   invitedAt: r.invited_at,
+  lastSentAt: r.last_sent_at ?? null,
   expiresAt: r.expires_at,
   status: r.status,
 });
@@ -53,10 +56,20 @@ export async function insertInvite(db: Queryable, i: NewInvite): Promise<InviteR
   return toInvite(rows[0]);
 }
 
-/** Invitations sent by the realm since `since` (the daily limit counts every one). */
+/** Invitations sent by the realm since `since`, resends included (the daily limit counts every one). */
 export async function countInvitesSince(db: Queryable, realmId: number, since: Date): Promise<number> {
-  const { rows } = await db.query("SELECT count(*)::int AS n FROM invites WHERE realm_id = $1 AND invited_at > $2", [realmId, since]);
-  return rows[0].n;
+  const { rows } = await db.query(
+    `SELECT (SELECT count(*) FROM invites WHERE realm_id = $1 AND invited_at > $2)
+          + (SELECT count(*) FROM invite_resends WHERE realm_id = $1 AND resent_at > $2) AS n`,
+    [realmId, since],
+  );
+  return Number(rows[0].n);
+}
+
+/** A resent invitation: a new key, sent now, expiring at `expiresAt`; the resend is logged for the daily limit. */
+export async function markInviteResent(db: Queryable, realmId: number, id: number, keyHash: string, now: Date, expiresAt: Date | null): Promise<void> {
+  await db.query("UPDATE invites SET key_hash = $3, last_sent_at = $4, expires_at = $5 WHERE realm_id = $1 AND id = $2", [realmId, id, keyHash, now, expiresAt]);
+  await db.query("INSERT INTO invite_resends (realm_id, invite_id, resent_at) VALUES ($1, $2, $3)", [realmId, id, now]);
 }
 
 /** Pending, unexpired invitations; optionally only those one user sent. */
@@ -94,6 +107,15 @@ export async function setInviteStatus(db: Queryable, realmId: number, id: number
 /** Once an email has an account, its other pending invitations are void. */
 export async function revokeOtherInvitesForEmail(db: Queryable, realmId: number, email: string, keepId: number): Promise<void> {
   await db.query("UPDATE invites SET status = 2 WHERE realm_id = $1 AND lower(email) = lower($2) AND status = 0 AND id <> $3", [realmId, email, keepId]);
+}
+
+/** Revokes every pending invitation to an email (an account was made for it); returns their referrers. */
+export async function revokePendingInvitesForEmail(db: Queryable, realmId: number, email: string): Promise<number[]> {
+  const { rows } = await db.query(
+    "UPDATE invites SET status = 2 WHERE realm_id = $1 AND lower(email) = lower($2) AND status = 0 RETURNING referrer_id",
+    [realmId, email],
+  );
+  return rows.map((r) => Number(r.referrer_id));
 }
 
 /** Revokes every pending invitation one user sent; returns how many there were. */
