@@ -137,7 +137,7 @@ describe("custom emoji through the gateway", () => {
   const png = encodePng(2, 1, new Uint8Array([255, 0, 0, 255, 0, 255, 0, 255]));
   async function uploadEmoji(u: DemoUser, name: string) {
     const form = new FormData();
-    form.append("filename", new Blob([png], { type: "image/png" }), "emoji.png");
+    form.append("filename", new Blob([new Uint8Array(png)], { type: "image/png" }), "emoji.png");
     const auth = "Basic " + Buffer.from(`${u.email}:${u.api_key}`).toString("base64");
     const res = await fetch(`${demo.base_url}/api/v1/realm/emoji/${name}`, { method: "POST", headers: { authorization: auth }, body: form });
     return { status: res.status, body: await res.json() };
