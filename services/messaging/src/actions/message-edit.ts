@@ -7,7 +7,7 @@ import { renderMessageContent, type RenderResult } from "../lib/markdown";
 import {
   checkEditPayload,
   flagsAfterContentEdit,
-  MOVE_MESSAGES_LIMIT_SECONDS,
+  moveTimeLimit,
   moveTimeLimitMessage,
   passesMovePolicy,
   pastTimeLimit,
@@ -114,7 +114,8 @@ async function checkUpdateMessage(
   const waiting = settings.waiting_period_threshold;
   if (topic !== undefined) {
     if (!passesMovePolicy(settings.edit_topic_policy, editor, waiting, now)) throw badRequest("You don't have permission to edit this message");
-    if (!isModeratorRole(who.role) && pastTimeLimit(message.dateSent, now, MOVE_MESSAGES_LIMIT_SECONDS)) {
+    const limit = settings.move_messages_within_stream_limit_seconds;
+    if (!isModeratorRole(who.role) && limit !== null && pastTimeLimit(message.dateSent, now, limit)) {
       throw badRequest("The time limit for editing this message's topic has passed.");
     }
   }
@@ -128,12 +129,14 @@ async function checkUpdateMessage(
     newStream = await accessTargetStream(tx, who, streamId);
     const refusal = postPolicyRefusal(newStream.streamPostPolicy, editor, waiting, now);
     if (refusal) throw badRequest(refusal);
-    if (!isModeratorRole(who.role) && pastTimeLimit(message.dateSent, now, MOVE_MESSAGES_LIMIT_SECONDS)) {
+    const limit = settings.move_messages_between_streams_limit_seconds;
+    if (!isModeratorRole(who.role) && limit !== null && pastTimeLimit(message.dateSent, now, limit)) {
       throw badRequest("The time limit for editing this message's channel has passed");
     }
   }
-  if (req.propagateMode === "change_all" && !isModeratorRole(who.role) && (topic !== undefined || newStream)) {
-    await checkWholeTopicTimeLimit(tx, who, message, origStream!, now);
+  const wholeTopicLimit = moveTimeLimit(settings, topic !== undefined, newStream !== undefined);
+  if (req.propagateMode === "change_all" && !isModeratorRole(who.role) && wholeTopicLimit !== null) {
+    await checkWholeTopicTimeLimit(tx, who, message, origStream!, now, wholeTopicLimit);
   }
   return { message, origStream, content, topic, newStream, propagateMode: req.propagateMode };
 }
@@ -201,7 +204,7 @@ async function accessTargetStream(tx: Queryable, who: Identity, streamId: number
  * A whole-topic move by a user below moderator: every message of the topic (that the user can
  * read) must be within the time limit, or the answer says how many the user could move.
  */
-async function checkWholeTopicTimeLimit(tx: Queryable, who: Identity, message: MessageRow, stream: StreamRow, now: Date): Promise<void> {
+async function checkWholeTopicTimeLimit(tx: Queryable, who: Identity, message: MessageRow, stream: StreamRow, now: Date, limit: number): Promise<void> {
   const viewer = viewerOf(who);
   let topic = await lockTopicMessages(tx, who.realmId, stream.id, message.topic);
   const sub = (await findStream(tx, viewer, stream.id))?.sub;
@@ -210,7 +213,7 @@ async function checkWholeTopicTimeLimit(tx: Queryable, who: Identity, message: M
     const own = await accessMessages(tx, viewer, topic.map((m) => m.id));
     topic = topic.filter((m) => own.has(m.id));
   }
-  const allowed = topic.filter((m) => !pastTimeLimit(m.dateSent, now, MOVE_MESSAGES_LIMIT_SECONDS));
+  const allowed = topic.filter((m) => !pastTimeLimit(m.dateSent, now, limit));
   if (allowed.length === topic.length) return;
   throw new ApiError("MOVE_MESSAGES_TIME_LIMIT_EXCEEDED", moveTimeLimitMessage(allowed.length, topic.length), {
     extra: {

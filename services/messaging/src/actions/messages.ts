@@ -97,7 +97,7 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   if (!sender || !sender.isActive) throw badRequest("Account is deactivated");
 
   const plan =
-    kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now, context) : await planDirectMessage(deps, who, sender, req, direct);
+    kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now, context) : await planDirectMessage(deps, who, sender, realm, req, direct);
   const dir = await buildMentionDirectory(deps, viewerOf(who), content);
   const rendered = renderMessageContent(content, dir);
   // Only a topic wildcard mention uses the topic's participants, and reading them scans every
@@ -331,7 +331,14 @@ export async function checkCanPost(
   if (mustBeSubscribed && !sub?.active && !ownerSubscribed) throw badRequest(`Not authorized to send to channel '${stream.name}'`);
 }
 
-async function planDirectMessage(deps: AppDeps, who: Identity, sender: UserRow, req: SendRequest, direct: DirectSendContext | null): Promise<Plan> {
+async function planDirectMessage(
+  deps: AppDeps,
+  who: Identity,
+  sender: UserRow,
+  realm: InternalRealm,
+  req: SendRequest,
+  direct: DirectSendContext | null,
+): Promise<Plan> {
   const recipients = extractPrivateRecipients(req.to);
   if (recipients.length === 0) throw badRequest("Message must have recipients");
   let users: UserRow[];
@@ -350,8 +357,19 @@ async function planDirectMessage(deps: AppDeps, who: Identity, sender: UserRow, 
   }
   const inactive = users.find((u) => !u.isActive);
   if (inactive) throw badRequest(`'${inactive.email}' is no longer using Zulip.`);
+  checkPrivateMessagePolicy(realm, sender, users);
   const participants = [...new Map([...users, sender].map((u) => [u.id, u])).values()].sort((a, b) => a.id - b.id);
   return { kind: "private", topic: "", recipientIds: participants.map((u) => u.id), participants, mutedStreamUserIds: new Set(), subscriberCount: 0 };
+}
+
+/**
+ * Zulip's check_private_message_policy: with direct messages disabled (2), only messages from a
+ * bot, or to a single bot, go through (the notification bot's and integrations' keep working).
+ */
+function checkPrivateMessagePolicy(realm: InternalRealm, sender: UserRow, recipients: UserRow[]): void {
+  if (realm.settings.private_message_policy !== 2) return;
+  if (sender.isBot || (recipients.length === 1 && recipients[0].isBot)) return;
+  throw badRequest("Direct messages are disabled in this organization.");
 }
 
 function checkWildcardPolicy(plan: Plan, rendered: RenderResult, topicParticipantCount: number, sender: UserRow, realm: InternalRealm, now: Date): void {

@@ -13,11 +13,21 @@ export const RESOLVED_TOPIC_PREFIX = "✔ ";
 export const EDIT_LIMIT_BUFFER_SECONDS = 20;
 
 /**
- * How long after sending a message's topic or channel may be changed by users below moderator:
- * what register reports as realm_move_messages_within_stream_limit_seconds and
- * realm_move_messages_between_streams_limit_seconds (Zulip's default, 7 days; not settable here).
+ * The time limit a move of a whole topic is held to, as Zulip's
+ * check_time_limit_for_change_all_propagate_mode: the stricter of the organization's limits that
+ * apply (a new topic, a new channel); null when none does (no change, or no limit set).
  */
-export const MOVE_MESSAGES_LIMIT_SECONDS = 604_800;
+export function moveTimeLimit(
+  settings: { move_messages_within_stream_limit_seconds: number | null; move_messages_between_streams_limit_seconds: number | null },
+  topicChanged: boolean,
+  streamChanged: boolean,
+): number | null {
+  const limits = [
+    topicChanged ? settings.move_messages_within_stream_limit_seconds : null,
+    streamChanged ? settings.move_messages_between_streams_limit_seconds : null,
+  ].filter((l): l is number => l !== null);
+  return limits.length ? Math.min(...limits) : null;
+}
 
 /** Zulip's rendered_content_version (its Markdown processor's version), kept in edit history. */
 export const RENDERED_CONTENT_VERSION = 1;
