@@ -28,13 +28,9 @@ beforeAll(async () => {
   relay = new OutboxRelay({ pool: m.accountsPool, schema: "accounts", amqp, log, pollMs: 50 });
   relay.start();
   accounts = serviceClient(m.accountsApp, c.INTERNAL_TOKEN);
-  // Accounts keeps no enable_read_receipts yet; its realm answer gets it here, as accounts will give it.
-  const getRealm = m.deps.accounts.getRealm.bind(m.deps.accounts);
-  m.deps.accounts.getRealm = async (realmId) => {
-    const realm = await getRealm(realmId);
-    return { ...realm, settings: { ...realm.settings, enable_read_receipts: true } };
-  };
   org = await m.createOrg();
+  // Read receipts are off by default (Zulip's default); the administrator turns them on.
+  await m.ok(await accounts("PATCH", "/realm", { as: org.admin.as, params: { enable_read_receipts: true } }));
   lounge = await m.createStream(org.owner, "lounge", [org.owner, org.member, org.member2]);
 }, 60_000);
 afterAll(async () => {

@@ -17,8 +17,6 @@ let org: Org;
 let other: Org;
 let amqp: AmqpClient;
 let relay: OutboxRelay;
-/** Organizations whose read receipts are on (see beforeAll). */
-const readReceiptsOn = new Set<number>();
 
 beforeAll(async () => {
   m = await startMessaging();
@@ -30,16 +28,10 @@ beforeAll(async () => {
   await consumeAccountsEvents(amqp, m.deps);
   relay = new OutboxRelay({ pool: m.accountsPool, schema: "accounts", amqp, log, pollMs: 50 });
   relay.start();
-  // Accounts keeps no enable_read_receipts yet (register reports it off); its realm answer is
-  // given the setting here the way accounts will give it, for the organizations that turn it on.
-  const getRealm = m.deps.accounts.getRealm.bind(m.deps.accounts);
-  m.deps.accounts.getRealm = async (realmId) => {
-    const realm = await getRealm(realmId);
-    return readReceiptsOn.has(realmId) ? { ...realm, settings: { ...realm.settings, enable_read_receipts: true } } : realm;
-  };
   org = await m.createOrg();
   other = await m.createOrg();
-  readReceiptsOn.add(org.realmId);
+  // Read receipts are off by default (Zulip's default); this organization's administrator turns them on.
+  await m.ok(await serviceClient(m.accountsApp, c.INTERNAL_TOKEN)("PATCH", "/realm", { as: org.admin.as, params: { enable_read_receipts: true } }));
   await m.createStream(org.owner, "general", [org.owner, org.admin, org.moderator, org.member, org.member2, org.guest, org.bot]);
   await m.createStream(org.owner, "secret", [org.owner], { invite_only: true });
   await m.createStream(org.owner, "lounge", [org.owner, org.member2]);
