@@ -462,6 +462,27 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     expect(typesOf(joined)).toEqual(["subscription/peer_add"]);
   });
 
+  it("channel administration: description, privacy, default channels and deletion", async () => {
+    const admin = org.users.admin;
+    const ok = (r: { status: number; body: unknown }) => expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const name = `admin-e2e-${Date.now()}`;
+    ok(await as(admin).post("/users/me/subscriptions", { subscriptions: [{ name }], principals: [member().user_id, admin.user_id] }));
+    const id = (await as(admin).get("/get_stream_id", { stream: name })).body.stream_id as number;
+    const params = { include_subscribers: true };
+    let events = await verifyAction(member(), () => as(admin).patch(`/streams/${id}`, { description: "now **bold**" }).then(ok), params);
+    expect(events).toEqual([expect.objectContaining({ type: "stream", op: "update", property: "description", rendered_description: "<p>now <strong>bold</strong></p>" })]);
+    events = await verifyAction(member(), () => as(admin).patch(`/streams/${id}`, { is_private: true, history_public_to_subscribers: false }).then(ok), params);
+    expect(events).toContainEqual(expect.objectContaining({ type: "stream", op: "update", property: "invite_only", value: true, history_public_to_subscribers: false }));
+    ok(await as(admin).patch(`/streams/${id}`, { is_private: false, history_public_to_subscribers: true }));
+    events = await verifyAction(member(), () => as(admin).post("/default_streams", { stream_id: id }).then(ok), params);
+    expect(typesOf(events)).toEqual(["default_streams"]);
+    events = await verifyAction(member(), () => as(admin).delete(`/streams/${id}`).then(ok), params);
+    expect(typesOf(events)).toContain("stream/delete");
+    const after = await register(member(), { fetch_event_types: ["subscription", "default_streams"] });
+    expect([...after.subscriptions, ...after.unsubscribed, ...after.realm_default_streams].map((s: any) => s.stream_id)).not.toContain(id);
+    await as(member()).delete("/events", { queue_id: after.queue_id });
+  });
+
   it("subgroups", async () => {
     const admin = org.users.admin;
     const make = async (name: string) => {

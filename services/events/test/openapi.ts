@@ -65,6 +65,15 @@ function newerThanOurLevel(prop: Schema | undefined): boolean {
   return m !== null && Number(m[1]) > contracts.ZULIP_FEATURE_LEVEL;
 }
 
+/**
+ * A field whose shape Zulip changed after the feature level we speak ("Before Zulip 10.0 (feature
+ * level 330), we sent ..."): we send the earlier shape, which the schema no longer describes.
+ */
+function reshapedAfterOurLevel(prop: Schema): boolean {
+  const text = String(resolve(prop).description ?? "");
+  return [...text.matchAll(/Before Zulip [\d.]+ \(feature level (\d+)\)/g)].some((m) => Number(m[1]) > contracts.ZULIP_FEATURE_LEVEL);
+}
+
 export function validate(schema: Schema, value: unknown, at = "$"): string[] {
   const s = flatten(schema);
   if (value === null) return s.nullable ? [] : [`${at}: null not allowed`];
@@ -97,7 +106,10 @@ export function validate(schema: Schema, value: unknown, at = "$"): string[] {
     }
     for (const [k, v] of Object.entries(obj)) {
       const prop = s.properties?.[k];
-      if (prop) errors.push(...validate(prop, v, `${at}.${k}`));
+      if (prop) {
+        const found = validate(prop, v, `${at}.${k}`);
+        if (found.length > 0 && !reshapedAfterOurLevel(prop)) errors.push(...found);
+      }
       else if (s.additionalProperties === false && !ALLOWED_EXTRA_KEYS.has(k)) errors.push(`${at}.${k}: not in the schema`);
       else if (typeof s.additionalProperties === "object") errors.push(...validate(s.additionalProperties, v, `${at}.${k}`));
     }

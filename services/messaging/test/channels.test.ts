@@ -131,8 +131,18 @@ describe("default channels", () => {
     await m.ok(await m.call("POST", "/default_streams", org.admin, { stream_id: lobby }));
     expect(await m.clientEvents()).toEqual([]);
 
+    // Register lists them for members, not for guests.
+    const registered = async (who: Org["member"]) =>
+      m.ok(await m.call("POST", "/internal/register_state/messaging", who, { fetch_event_types: JSON.stringify(["default_streams", "default_stream_groups"]) }));
+    expect(await registered(org.member)).toMatchObject({
+      realm_default_streams: [expect.objectContaining({ stream_id: lobby, name: "welcome" })],
+      realm_default_stream_groups: [],
+    });
+    expect((await registered(org.guest)).realm_default_streams).toEqual([]);
+
     await m.ok(await m.call("DELETE", "/default_streams", org.owner, { stream_id: lobby }));
     expect((await m.clientEvents()).map((e) => e.event)).toEqual([{ type: "default_streams", default_streams: [] }]);
+    expect((await registered(org.member)).realm_default_streams).toEqual([]);
     expect(await defaults(org.member)).toEqual([]);
     await m.ok(await m.call("DELETE", "/default_streams", org.owner, { stream_id: lobby }));
     expect(await m.clientEvents()).toEqual([]);

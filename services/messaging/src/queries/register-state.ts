@@ -11,6 +11,7 @@ import { selectRecentDirectConversations, selectStarredIds, selectUnread } from 
 import { getRegisterDrafts } from "./drafts";
 import { getRealmEmojiDict } from "./realm-emoji";
 import { viewerOf } from "./streams";
+import { getDefaultStreams } from "./default-streams";
 import { gatherSubscriptions, readChannelView, visibleStreams, type ChannelView, type SubscriptionState } from "./subscriptions";
 
 export interface RegisterStateRequest {
@@ -36,7 +37,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   topicRows?.catch(() => {});
   const topics = want("user_topic") || want("muted_topics") ? userTopics(deps, who, topicRows!, view) : null;
   // Independent reads, in parallel (each on its own pooled connection); keys keep this order.
-  const [maxId, subscriptions, streams, unread, starred, drafts, userTopicRows, recent, realmEmoji] = await Promise.all([
+  const [maxId, subscriptions, streams, unread, starred, drafts, userTopicRows, recent, realmEmoji, defaultStreams] = await Promise.all([
     want("message") ? selectMaxMessageId(deps.pool, who.realmId, who.userId) : null,
     want("subscription") ? gatherSubscriptions(deps, viewer, req.includeSubscribers, view!) : null,
     want("stream") ? visibleStreams(deps, viewer, view!) : null,
@@ -46,6 +47,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
     topics,
     want("recent_private_conversations") ? recentConversations(deps, who) : null,
     want("realm_emoji") ? getRealmEmojiDict(deps.pool, who.realmId) : null,
+    want("default_streams") ? getDefaultStreams(deps, viewer) : null,
   ]);
   if (want("message")) state.max_message_id = maxId;
   if (want("subscription")) Object.assign(state, req.notificationSettingsNull ? subscriptions : await withNotificationDefaults(deps, who, subscriptions!));
@@ -60,6 +62,9 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   }
   if (want("recent_private_conversations")) state.recent_private_conversations = recent;
   if (want("realm_emoji")) state.realm_emoji = realmEmoji;
+  if (want("default_streams")) state.realm_default_streams = defaultStreams;
+  // Default channel groups are not kept here; Zulip's register lists none for an organization without them.
+  if (want("default_stream_groups")) state.realm_default_stream_groups = [];
   return state;
 }
 

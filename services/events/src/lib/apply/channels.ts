@@ -68,6 +68,18 @@ function subscription(state: State, event: AppliedEvent, ctx: ApplyContext): boo
   return true;
 }
 
+/**
+ * One channel object after a stream update: the property, the description's rendering with it,
+ * and the two settings a privacy change carries along (Zulip's apply_event).
+ */
+function updateChannel(s: Record<string, unknown>, event: AppliedEvent): void {
+  if (event.property in s) s[event.property] = event.value;
+  if (event.property === "description" && "rendered_description" in event) s.rendered_description = event.rendered_description;
+  for (const key of ["history_public_to_subscribers", "is_web_public"]) {
+    if (event[key] !== undefined && event[key] !== null && key in s) s[key] = event[key];
+  }
+}
+
 function stream(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
   if (!fetched(ctx, "stream") && !fetched(ctx, "subscription")) return false;
   switch (event.op) {
@@ -81,14 +93,19 @@ function stream(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
       }
       break;
     case "delete": {
+      // A deleted channel leaves every list; no subscription remove comes with it.
       const ids = new Set<number>(event.streams.map((s: any) => s.stream_id));
-      if (Array.isArray(state.streams)) state.streams = state.streams.filter((s: any) => !ids.has(s.stream_id));
-      if (Array.isArray(state.never_subscribed)) state.never_subscribed = state.never_subscribed.filter((s: any) => !ids.has(s.stream_id));
+      for (const key of ["streams", "subscriptions", "unsubscribed", "never_subscribed"]) {
+        if (Array.isArray(state[key])) state[key] = state[key].filter((s: any) => !ids.has(s.stream_id));
+      }
+      if (Array.isArray(state.realm_default_streams)) {
+        state.realm_default_streams = state.realm_default_streams.filter((s: any) => !ids.has(s.stream_id));
+      }
       break;
     }
     case "update":
-      for (const key of ["streams", "subscriptions", "unsubscribed", "never_subscribed"]) {
-        for (const s of state[key] ?? []) if (s.stream_id === event.stream_id && event.property in s) s[event.property] = event.value;
+      for (const key of ["streams", "subscriptions", "unsubscribed", "never_subscribed", "realm_default_streams"]) {
+        for (const s of state[key] ?? []) if (s.stream_id === event.stream_id) updateChannel(s, event);
       }
       break;
     default:
@@ -117,4 +134,17 @@ function mutedTopics(state: State, event: AppliedEvent, ctx: ApplyContext): bool
   return true;
 }
 
-export const channelAppliers: Record<string, Applier> = { subscription, stream, user_topic: userTopic, muted_topics: mutedTopics };
+/** The whole list of default channels replaces register's. */
+function defaultStreams(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
+  if (!fetched(ctx, "default_streams")) return false;
+  if (Array.isArray(state.realm_default_streams)) state.realm_default_streams = event.default_streams;
+  return true;
+}
+
+export const channelAppliers: Record<string, Applier> = {
+  subscription,
+  stream,
+  user_topic: userTopic,
+  muted_topics: mutedTopics,
+  default_streams: defaultStreams,
+};
