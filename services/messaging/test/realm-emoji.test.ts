@@ -5,6 +5,7 @@ import { deflateSync } from "node:zlib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RealmEmojiClientEvent } from "@chat/contracts";
 import { identityHeaders, type Identity } from "@chat/platform";
+import { serviceClient } from "@chat/testkit";
 import type { FastifyInstance } from "fastify";
 import { openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
 import { buildApp, ROUTE_PLUGINS } from "../src/app";
@@ -158,15 +159,17 @@ describe("uploading a custom emoji", () => {
     await m.ok(await upload(org.admin, "smile", ok));
   });
 
-  it("follows the organization's add_custom_emoji_policy when accounts gives one", async () => {
-    const realm = await m.deps.accounts.getRealm(org.realmId);
-    const original = m.deps.accounts.getRealm.bind(m.deps.accounts);
-    m.deps.accounts.getRealm = async (id: number) => (id === org.realmId ? { ...realm, settings: { ...realm.settings, add_custom_emoji_policy: 2 } } : original(id));
+  it("follows the organization's add_custom_emoji_policy, as PATCH /realm sets it", async () => {
+    const accounts = serviceClient(m.accountsApp, token());
+    await m.ok(await accounts("PATCH", "/realm", { as: org.admin.as, params: { add_custom_emoji_policy: 2 } }));
     try {
       expectError(await upload(org.moderator, "admins_only", [{ body: png(), type: "image/png" }]), 400, "BAD_REQUEST", "Insufficient permission");
       await m.ok(await upload(org.admin, "admins_only", [{ body: png(), type: "image/png" }]));
+      await m.ok(await accounts("PATCH", "/realm", { as: org.admin.as, params: { add_custom_emoji_policy: 4 } }));
+      await m.ok(await upload(org.moderator, "moderators_too", [{ body: png(), type: "image/png" }]));
+      expectError(await upload(org.member, "not_members", [{ body: png(), type: "image/png" }]), 400, "BAD_REQUEST", "Insufficient permission");
     } finally {
-      m.deps.accounts.getRealm = original;
+      await m.ok(await accounts("PATCH", "/realm", { as: org.admin.as, params: { add_custom_emoji_policy: 1 } }));
     }
   });
 });
