@@ -159,7 +159,14 @@ describe("custom emoji through the gateway", () => {
     await ok(uploadEmoji(member, "party_parrot"));
     const { emoji } = await ok(as(member2).get("/realm/emoji"));
     const [id] = Object.keys(emoji);
-    expect(emoji[id]).toEqual({ id, name: "party_parrot", source_url: `/user_avatars/${org.id}/emoji/images/${id}.png`, still_url: null, deactivated: false, author_id: member.user_id });
+    expect(emoji[id]).toEqual({
+      id,
+      name: "party_parrot",
+      source_url: expect.stringMatching(new RegExp(`^/user_avatars/${org.id}/emoji/images/${id}-[\\w-]{16}\\.png$`)),
+      still_url: null,
+      deactivated: false,
+      author_id: member.user_id,
+    });
     for (const q of [q1, q2, qGuest]) expect(await nextEvent(q)).toEqual({ type: "realm_emoji", op: "update", realm_emoji: emoji });
 
     // The other organization's user next hears of their own organization's emoji only.
@@ -167,9 +174,10 @@ describe("custom emoji through the gateway", () => {
     const theirs = await nextEvent(qForeign);
     expect(Object.values(theirs.realm_emoji).map((e: any) => e.name)).toEqual(["their_own"]);
 
-    const served = await image(guest, emoji[id].source_url);
-    expect([served.status, served.type, served.body.equals(png)]).toEqual([200, "image/png", true]);
-    expect((await image(org2.users.member, emoji[id].source_url)).status).toBe(404);
+    // Served at the root without credentials, as an image tag in message HTML asks for it.
+    const served = await fetch(`${demo.base_url}${emoji[id].source_url}`);
+    expect([served.status, served.headers.get("content-type"), Buffer.from(await served.arrayBuffer()).equals(png)]).toEqual([200, "image/png", true]);
+    expect((await image(guest, `/user_avatars/${org.id}/emoji/images/${id}.png`)).status).toBe(404);
 
     const state = await ok(as(member2).post("/register", { fetch_event_types: JSON.stringify(["realm_emoji"]), event_types: JSON.stringify(["realm_emoji"]) }));
     expect(state.realm_emoji).toEqual(emoji);

@@ -4,7 +4,7 @@ import path from "node:path";
 import { deflateSync } from "node:zlib";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RealmEmojiClientEvent } from "@chat/contracts";
-import { identityHeaders, type Identity } from "@chat/platform";
+import { identityHeaders, INTERNAL_HEADERS, type Identity } from "@chat/platform";
 import { serviceClient } from "@chat/testkit";
 import type { FastifyInstance } from "fastify";
 import { openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
@@ -61,8 +61,9 @@ async function upload(user: TestUser | Identity, name: string, files: Array<{ bo
 }
 const call = (method: "GET" | "DELETE", url: string, user: TestUser) =>
   app.inject({ method, url: `/api/v1${url}`, headers: identityHeaders(user.as, token()) }).then((res) => ({ status: res.statusCode, body: res.json() }));
-async function download(user: TestUser, url: string) {
-  const res = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: identityHeaders(user.as, token()) });
+/** An image request as the gateway passes it on: public, so without anyone's identity. */
+async function download(url: string) {
+  const res = await app.inject({ method: "GET", url: `/api/v1${url}`, headers: { [INTERNAL_HEADERS.token]: token() } });
   return { status: res.statusCode, body: res.rawPayload, type: res.headers["content-type"] };
 }
 const list = async (user: TestUser) => (await m.ok(await call("GET", "/realm/emoji", user))).emoji;
@@ -96,7 +97,7 @@ describe("uploading a custom emoji", () => {
       [id]: {
         id,
         name: "party_parrot",
-        source_url: `/user_avatars/${org.realmId}/emoji/images/${id}.png`,
+        source_url: expect.stringMatching(new RegExp(`^/user_avatars/${org.realmId}/emoji/images/${id}-[\\w-]{16}\\.png$`)),
         still_url: null,
         deactivated: false,
         author_id: org.member.user_id,
@@ -111,30 +112,33 @@ describe("uploading a custom emoji", () => {
     expect(audience.some((u: number) => orgUsers(other).includes(u))).toBe(false);
     expect((await m.outbox()).length).toBe(0);
 
-    // The image, to anyone of the organization (guests too); a 404 to another organization.
-    const image = await download(org.guest, emoji[id].source_url);
+    // The image, to anyone who has its URL (image tags carry no credentials), as Zulip serves
+    // them; a name without its random token, or under another organization, is a 404.
+    const image = await download(emoji[id].source_url);
     expect(image.status).toBe(200);
     expect(image.type).toBe("image/png");
     expect(image.body.equals(png())).toBe(true);
-    expect((await download(other.member, emoji[id].source_url)).status).toBe(404);
-    expect((await download(org.member, `/user_avatars/${org.realmId}/emoji/images/999999.png`)).status).toBe(404);
+    expect((await download(`/user_avatars/${org.realmId}/emoji/images/${id}.png`)).status).toBe(404);
+    expect((await download(emoji[id].source_url.replace(`/${org.realmId}/`, `/${other.realmId}/`))).status).toBe(404);
+    expect((await download(`/user_avatars/${org.realmId}/emoji/images/999999.png`)).status).toBe(404);
     expect(await list(other.member)).toEqual({});
   });
 
   it("an animated GIF gets a still image (a PNG of its first frame) at still_url", async () => {
     await m.ok(await upload(org.member, "blinker", [{ body: animatedGif(), type: "image/gif" }]));
     const emoji = Object.values(await list(org.member)).find((e: any) => e.name === "blinker") as any;
-    expect(emoji.source_url).toBe(`/user_avatars/${org.realmId}/emoji/images/${emoji.id}.gif`);
-    expect(emoji.still_url).toBe(`/user_avatars/${org.realmId}/emoji/images/still/${emoji.id}.png`);
-    const gif = await download(org.member, emoji.source_url);
+    expect(emoji.source_url).toMatch(new RegExp(`^/user_avatars/${org.realmId}/emoji/images/${emoji.id}-[\\w-]{16}\\.gif$`));
+    expect(emoji.still_url).toBe(emoji.source_url.replace("/images/", "/images/still/").replace(/\.gif$/, ".png"));
+    const gif = await download(emoji.source_url);
     expect([gif.status, gif.type, gif.body.equals(animatedGif())]).toEqual([200, "image/gif", true]);
-    const still = await download(org.member, emoji.still_url);
+    const still = await download(emoji.still_url);
+    expect((await download(`/user_avatars/${org.realmId}/emoji/images/still/${emoji.id}.png`)).status).toBe(404);
     expect([still.status, still.type]).toEqual([200, "image/png"]);
     const idat = still.body.indexOf("IDAT", 0, "latin1");
     expect(still.body.subarray(idat + 4, idat + 4 + still.body.readUInt32BE(idat - 4)).equals(deflateSync(Buffer.from([0, 255, 0, 0, 255])))).toBe(true);
     // A still image exists for animated emoji only.
     const party = Object.values(await list(org.member)).find((e: any) => e.name === "party_parrot") as any;
-    expect((await download(org.member, `/user_avatars/${org.realmId}/emoji/images/still/${party.id}.png`)).status).toBe(404);
+    expect((await download(party.source_url.replace("/images/", "/images/still/"))).status).toBe(404);
   });
 
   it("answers Zulip's errors, in its order, and stores nothing", async () => {
@@ -188,7 +192,7 @@ describe("deactivating a custom emoji", () => {
     const events = await emojiEvents();
     expect(events).toHaveLength(2);
     expect(events[1].event.realm_emoji).toEqual(emoji);
-    expect((await download(org.member, wave.source_url)).status).toBe(200);
+    expect((await download(wave.source_url)).status).toBe(200);
 
     expectError(await call("DELETE", "/realm/emoji/wave_hello", org.member), 404, "BAD_REQUEST", "Emoji 'wave_hello' does not exist");
     expectError(await call("DELETE", "/realm/emoji/never_was", org.admin), 404, "BAD_REQUEST", "Emoji 'never_was' does not exist");

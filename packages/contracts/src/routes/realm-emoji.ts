@@ -51,14 +51,15 @@ export const DeactivateRealmEmoji = route({
 });
 
 /**
- * A custom emoji's image (not JSON), where its `source_url` points (served at the root too):
- * to any user of its organization, a 404 to everyone else.
+ * A custom emoji's image (not JSON), where its `source_url` points (served at the root too).
+ * Public like avatars and like Zulip's emoji: image tags in message HTML carry no credentials;
+ * the file name carries a random token.
  */
 export const GetRealmEmojiImage = route({
   method: "GET",
   path: "/user_avatars/{realm_id_str}/emoji/images/{filename}",
   service: "messaging",
-  auth: "user",
+  auth: "none",
   params: { realm_id_str: p.str().path(), filename: p.str().path() },
   response: z.any(),
 });
@@ -68,7 +69,7 @@ export const GetRealmEmojiStillImage = route({
   method: "GET",
   path: "/user_avatars/{realm_id_str}/emoji/images/still/{filename}",
   service: "messaging",
-  auth: "user",
+  auth: "none",
   params: { realm_id_str: p.str().path(), filename: p.str().path() },
   response: z.any(),
 });

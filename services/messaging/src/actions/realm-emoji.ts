@@ -1,5 +1,6 @@
 import { emojiCodeByName, MessagingRealmEmojiUpdated } from "@chat/contracts";
 import { ApiError, badRequest, emitEvent, resourceNotFound, withTx, type Identity, type Queryable } from "@chat/platform";
+import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import type { AppDeps } from "../deps";
 import { checkValidEmojiName, normalizeCustomEmojiName } from "../lib/emoji";
@@ -70,6 +71,7 @@ export async function doUploadRealmEmoji(deps: AppDeps, storage: FileStorage, wh
         realmId: who.realmId,
         name,
         authorId: who.userId,
+        token: randomBytes(12).toString("base64url"),
         extension: IMAGE_EXTENSIONS[image.type],
         contentType: image.type,
         // Without a still image clients are told nothing animates (still_url null).

@@ -1,11 +1,14 @@
 import type { RealmEmoji, RealmEmojiDict } from "@chat/contracts";
-import type { Identity, Queryable } from "@chat/platform";
+import type { Queryable } from "@chat/platform";
 import type { CustomEmoji } from "../lib/emoji";
 import { selectRealmEmoji, selectRealmEmojiByFileName, selectRealmEmojiById, type RealmEmojiRow } from "../store/realm-emoji";
 
 /** Where an emoji's image is served (Zulip's local-storage paths, below the organization's URL). */
 export const emojiImagePath = (realmId: number, fileName: string) => `/user_avatars/${realmId}/emoji/images/${fileName}`;
-export const emojiStillPath = (realmId: number, id: number) => `/user_avatars/${realmId}/emoji/images/still/${id}.png`;
+export const emojiStillPath = (realmId: number, fileName: string) => `/user_avatars/${realmId}/emoji/images/still/${stem(fileName)}.png`;
+
+/** A file name without its extension. */
+const stem = (fileName: string) => fileName.replace(/\.[^.]*$/, "");
 
 /** Storage keys of an emoji's image and still image. */
 export const emojiImageKey = (realmId: number, fileName: string) => `${realmId}/emoji/images/${fileName}`;
@@ -16,7 +19,7 @@ export function formatRealmEmoji(row: RealmEmojiRow): RealmEmoji {
     id: String(row.id),
     name: row.name,
     source_url: emojiImagePath(row.realmId, row.fileName),
-    still_url: row.isAnimated ? emojiStillPath(row.realmId, row.id) : null,
+    still_url: row.isAnimated ? emojiStillPath(row.realmId, row.fileName) : null,
     deactivated: row.deactivated,
     author_id: row.authorId,
   };
@@ -37,23 +40,24 @@ export async function getCustomEmojiLookup(db: Queryable, realmId: number) {
 }
 
 /**
- * The stored image behind a custom emoji URL, for a user of its organization (any other, and
- * a name no emoji has, get null: a 404 like a missing file). Deactivated emoji keep serving:
- * old messages and reactions still show them.
+ * The stored image behind a custom emoji URL. Public, as Zulip serves them (message HTML shows
+ * them in image tags, which carry no credentials): the random token in the file name is what
+ * keeps them from being found. An unknown name gets null (a 404). Deactivated emoji keep
+ * serving: old messages and reactions still show them.
  */
 export async function accessRealmEmojiImage(
   db: Queryable,
-  who: Identity,
   realmIdStr: string,
   fileName: string,
   still: boolean,
 ): Promise<{ key: string; contentType: string } | null> {
-  if (realmIdStr !== String(who.realmId)) return null;
+  if (!/^\d{1,9}$/.test(realmIdStr)) return null;
+  const realmId = Number(realmIdStr);
   if (still) {
-    const m = /^(\d{1,18})\.png$/.exec(fileName);
-    const row = m ? await selectRealmEmojiById(db, who.realmId, Number(m[1])) : null;
-    return row?.isAnimated ? { key: emojiStillKey(row.realmId, row.id), contentType: "image/png" } : null;
+    const m = /^(\d{1,18})-[\w-]+\.png$/.exec(fileName);
+    const row = m ? await selectRealmEmojiById(db, realmId, Number(m[1])) : null;
+    return row?.isAnimated && `${stem(row.fileName)}.png` === fileName ? { key: emojiStillKey(row.realmId, row.id), contentType: "image/png" } : null;
   }
-  const row = await selectRealmEmojiByFileName(db, who.realmId, fileName);
+  const row = await selectRealmEmojiByFileName(db, realmId, fileName);
   return row ? { key: emojiImageKey(row.realmId, row.fileName), contentType: row.contentType } : null;
 }

@@ -50,7 +50,8 @@ async function sendImage(reply: FastifyReply, req: FastifyRequest, storage: File
     "content-length": String(file.size),
     "x-content-type-options": "nosniff",
     "content-security-policy": "default-src 'none'; sandbox",
-    "cache-control": "private, max-age=86400",
+    // An emoji's file never changes (a new upload is a new file name).
+    "cache-control": "public, max-age=31536000",
     [INTERNAL_HEADERS.requestId]: req.id,
   });
   await pipeline(file.stream, reply.raw).catch((err) => req.log.warn({ err: (err as Error).message }, "emoji download interrupted"));
@@ -74,15 +75,15 @@ export function realmEmojiRoutes(storage: FileStorage, opts: { maxBytes?: number
       return {};
     });
 
-    registerRoute(app, GetRealmEmojiImage, async ({ params, identity, req, reply }) => {
-      const image = await accessRealmEmojiImage(deps.pool, identity, params.realm_id_str, params.filename, false);
+    registerRoute(app, GetRealmEmojiImage, async ({ params, req, reply }) => {
+      const image = await accessRealmEmojiImage(deps.pool, params.realm_id_str, params.filename, false);
       if (!image) throw notFound();
       await sendImage(reply, req, storage, image.key, image.contentType);
       return {};
     });
 
-    registerRoute(app, GetRealmEmojiStillImage, async ({ params, identity, req, reply }) => {
-      const image = await accessRealmEmojiImage(deps.pool, identity, params.realm_id_str, params.filename, true);
+    registerRoute(app, GetRealmEmojiStillImage, async ({ params, req, reply }) => {
+      const image = await accessRealmEmojiImage(deps.pool, params.realm_id_str, params.filename, true);
       if (!image) throw notFound();
       await sendImage(reply, req, storage, image.key, image.contentType);
       return {};

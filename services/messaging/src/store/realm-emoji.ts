@@ -56,17 +56,20 @@ export async function lockRealmEmoji(db: Queryable, realmId: number): Promise<vo
   await db.query("SELECT pg_advisory_xact_lock(hashtext('realm_emoji'), $1::int)", [realmId]);
 }
 
-/** A new active emoji; its file name is its id with the extension given. */
+/**
+ * A new active emoji; its file name is its id, a random token (the images are public, as
+ * avatars are: the name must not be guessable) and the extension given.
+ */
 export async function insertRealmEmoji(
   db: Queryable,
-  e: { realmId: number; name: string; authorId: number; extension: string; contentType: string; isAnimated: boolean; dateCreated: Date },
+  e: { realmId: number; name: string; authorId: number; token: string; extension: string; contentType: string; isAnimated: boolean; dateCreated: Date },
 ): Promise<RealmEmojiRow> {
   const { rows } = await db.query(
     `WITH next AS (SELECT nextval(pg_get_serial_sequence('realm_emoji', 'id')) AS id)
      INSERT INTO realm_emoji (id, realm_id, name, author_id, file_name, content_type, is_animated, date_created)
-     SELECT id, $1, $2, $3, id || $4, $5, $6, $7 FROM next
+     SELECT id, $1, $2, $3, id || '-' || $8 || $4, $5, $6, $7 FROM next
      RETURNING ${COLUMNS}`,
-    [e.realmId, e.name, e.authorId, e.extension, e.contentType, e.isAnimated, e.dateCreated],
+    [e.realmId, e.name, e.authorId, e.extension, e.contentType, e.isAnimated, e.dateCreated, e.token],
   );
   return toRealmEmoji(rows[0]);
 }
