@@ -1,7 +1,8 @@
 import { UpdateRealm } from "@chat/contracts";
+import { identityHeaders } from "@chat/platform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, startAccounts, type Accounts, type Org, type TestUser } from "./helpers";
-import { everyone, notices, registerState } from "./settings-kit";
+import { everyone, multipart, notices, PNG_1X1, registerState } from "./settings-kit";
 
 /**
  * PATCH /realm as Zulip's update_realm: who may change what, each parameter's checks and texts,
@@ -340,5 +341,90 @@ describe("message_retention_days", () => {
     const [n] = await notices(t);
     expect([n.event.value, n.payload.value]).toEqual([-1, null]);
     expect((await internalSettings(o)).message_retention_days).toBeNull();
+  });
+});
+
+describe("settings accounts enforces", () => {
+  it("bot_creation_policy: administrators only (3), or generic bots for administrators only (2)", async () => {
+    const o = await t.createOrg();
+    const createBot = (who: TestUser, short_name: string, bot_type: number) =>
+      t.call("POST", "/bots", { as: who.as, params: { full_name: `Bot ${short_name}`, short_name, bot_type } });
+    await t.ok(await patchRealm(o.admin, { bot_creation_policy: 3 }));
+    expectError(await createBot(o.member, "one", 1), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    expectError(await createBot(o.member, "hook", 2), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    await t.ok(await createBot(o.admin, "admins", 1));
+    await t.ok(await patchRealm(o.admin, { bot_creation_policy: 2 }));
+    expectError(await createBot(o.member, "one", 1), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    await t.ok(await createBot(o.member, "hook", 2));
+    await t.ok(await patchRealm(o.admin, { bot_creation_policy: 1 }));
+    await t.ok(await createBot(o.member, "one", 1));
+  });
+
+  it("name_changes_disabled: a member's new name is ignored without an error; administrators still change theirs", async () => {
+    const o = await t.createOrg();
+    await t.ok(await patchRealm(o.admin, { name_changes_disabled: true }));
+    await t.markOutbox();
+    expect(await t.ok(await t.call("PATCH", "/settings", { as: o.member.as, params: { full_name: "Someone Else" } }))).toEqual({ result: "success", msg: "" });
+    expect(await notices(t)).toEqual([]);
+    await t.ok(await t.call("PATCH", "/settings", { as: o.admin.as, params: { full_name: "Admin Renamed" } }));
+    const users = (await registerState(t, o.member.as, { fetch_event_types: ["realm_user"] })).realm_users;
+    const nameOf = (u: TestUser) => users.find((x: any) => x.user_id === u.user_id).full_name;
+    expect([nameOf(o.member), nameOf(o.admin)]).toEqual(["Mel Member", "Admin Renamed"]);
+  });
+
+  it("avatar_changes_disabled: members may neither upload nor remove an avatar; administrators may", async () => {
+    const o = await t.createOrg();
+    await t.ok(await patchRealm(o.admin, { avatar_changes_disabled: true }));
+    const upload = async (who: TestUser) => {
+      const body = multipart([{ name: "file", filename: "me.png", type: "image/png", data: PNG_1X1 }]);
+      const r = await t.app.inject({
+        method: "POST",
+        url: "/api/v1/users/me/avatar",
+        headers: { ...identityHeaders(who.as, t.config.INTERNAL_TOKEN), "content-type": body.contentType },
+        payload: body.payload,
+      });
+      return { status: r.statusCode, body: r.json() };
+    };
+    expectError(await upload(o.member), 400, "BAD_REQUEST", "Avatar changes are disabled in this organization.");
+    expectError(await t.call("DELETE", "/users/me/avatar", { as: o.member.as }), 400, "BAD_REQUEST", "Avatar changes are disabled in this organization.");
+    await t.ok(await upload(o.admin));
+    await t.ok(await t.call("DELETE", "/users/me/avatar", { as: o.admin.as }));
+  });
+
+  it("require_unique_names: a name another user has (case and Unicode form aside) is refused, for renames and new users", async () => {
+    const o = await t.createOrg();
+    await t.ok(await patchRealm(o.admin, { require_unique_names: true }));
+    expectError(await t.call("PATCH", "/settings", { as: o.member.as, params: { full_name: "MAX member" } }), 400, "BAD_REQUEST", "Unique names required in this organization.");
+    expectError(
+      await t.call("PATCH", `/users/${o.member.user_id}`, { as: o.admin.as, params: { full_name: "ｍａｘ ｍｅｍｂｅｒ" } }),
+      400,
+      "BAD_REQUEST",
+      "Unique names required in this organization.",
+    );
+    // One's own name, differently written, is no conflict.
+    await t.ok(await t.call("PATCH", "/settings", { as: o.member.as, params: { full_name: "MEL MEMBER" } }));
+    expectError(
+      await t.call("POST", "/internal/users", { params: { realm_id: o.realmId, email: `max2@${o.slug}.test`, full_name: "Max Member", role: 400 } }),
+      400,
+      "BAD_REQUEST",
+      "Unique names required in this organization.",
+    );
+    expectError(
+      await t.call("POST", "/bots", { as: o.member.as, params: { full_name: "Gus Guest", short_name: "gus", bot_type: 1 } }),
+      400,
+      "BAD_REQUEST",
+      "Unique names required in this organization.",
+    );
+    // Elsewhere, names may repeat.
+    await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: other.realmId, email: `max2@${other.slug}.test`, full_name: "Max Member", role: 400 } }));
+  });
+
+  it("default_language: new users start with the organization's language", async () => {
+    const o = await t.createOrg();
+    await t.ok(await patchRealm(o.admin, { default_language: "fr" }));
+    const u = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: o.realmId, email: `new@${o.slug}.test`, full_name: "New Person", role: 400 } }));
+    const as = t.identity({ ...u, role: 400, realm_id: o.realmId });
+    expect((await registerState(t, as, { fetch_event_types: ["user_settings"] })).user_settings.default_language).toBe("fr");
+    expect((await registerState(t, o.member.as, { fetch_event_types: ["user_settings"] })).user_settings.default_language).toBe("en");
   });
 });

@@ -5,9 +5,9 @@ import { ROLE, VALID_ROLES } from "../lib/format";
 import { checkFullName } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
 import { getProfileUser, setBotOwner, type ProfileUser } from "../store/profile";
-import { getRealm, lockRealm } from "../store/realms";
+import { getRealm, lockRealm, type RealmRow } from "../store/realms";
 import { getUserByEmail } from "../store/users";
-import { changeFullNameInTx, changeRoleInTx, deactivateBotInTx, notifyRealmUserUpdate } from "./profile";
+import { changeFullNameInTx, changeRoleInTx, checkUniqueFullNameInTx, deactivateBotInTx, notifyRealmUserUpdate, requireAdmin } from "./profile";
 import { createUserInTx } from "./users";
 
 /** Bot types anyone may create here (embedded bots need server-side bot code we do not run). */
@@ -33,6 +33,16 @@ export interface CreateBotInput {
   botType: number;
 }
 
+/**
+ * Zulip's check_bot_creation_policy: administrators always; otherwise the organization's
+ * bot_creation_policy (1 everyone, 2 everyone but generic bots are for administrators,
+ * 3 administrators only).
+ */
+function checkBotCreationPolicy(who: Identity, realm: RealmRow, botType: number): void {
+  if (who.role <= ROLE.administrator || realm.botCreationPolicy === 1) return;
+  if (realm.botCreationPolicy === 3 || (realm.botCreationPolicy === 2 && botType === 1)) requireAdmin(who);
+}
+
 /** POST /bots: the bot belongs to the caller; its email is `<short_name>-bot@<bot domain>`. */
 export async function doCreateBot(deps: AccountsDeps, who: Identity, p: CreateBotInput): Promise<{ bot: ProfileUser; apiKey: string }> {
   requireMemberOrAdmin(who);
@@ -46,7 +56,10 @@ export async function doCreateBot(deps: AccountsDeps, who: Identity, p: CreateBo
     if (!realm) throw badRequest("Invalid organization");
     const email = `${shortName}-bot@${realm.stringId}.invalid`;
     if (await getUserByEmail(tx, who.realmId, email)) throw badRequest("Username already in use");
+    // Zulip's order: check_full_name (unique names), then check_bot_name_available.
+    await checkUniqueFullNameInTx(tx, realm, fullName, null);
     await checkBotNameAvailable(tx, who.realmId, fullName, null);
+    checkBotCreationPolicy(who, realm, p.botType);
     const { user, apiKey } = await createUserInTx(tx, deps, {
       realmId: who.realmId,
       email,

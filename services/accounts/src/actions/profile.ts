@@ -5,10 +5,10 @@ import { avatarUrl, MAX_AVATAR_BYTES, sniffImageType } from "../lib/avatar";
 import { randomToken } from "../lib/credentials";
 import { avatarSummary, ROLE, userSummary, VALID_ROLES } from "../lib/format";
 import { emailVisibilityOf } from "../queries/profile";
-import { checkFullName } from "../lib/validate";
-import { getRealm, lockRealm } from "../store/realms";
+import { checkFullName, fullNameKey } from "../lib/validate";
+import { getRealm, lockRealm, type RealmRow } from "../store/realms";
 import { deleteAllTokens } from "../store/push-tokens";
-import { activeBotsOwnedBy, activeUserIds, countActiveOwners, setUserActive, type UserRow } from "../store/users";
+import { activeBotsOwnedBy, activeUserIds, countActiveOwners, realmFullNames, setUserActive, type UserRow } from "../store/users";
 import {
   deleteAvatarImage,
   getProfileUser,
@@ -83,9 +83,23 @@ export const requireOwner = (who: Identity) => {
   if (who.role !== ROLE.owner) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
 };
 
+/**
+ * In an organization that requires unique names, no other user may have the name, compared
+ * without case and Unicode form (Zulip's check_full_name).
+ */
+export async function checkUniqueFullNameInTx(tx: Queryable, realm: Pick<RealmRow, "id" | "requireUniqueNames">, name: string, exceptUserId: number | null): Promise<void> {
+  if (!realm.requireUniqueNames) return;
+  const key = fullNameKey(name);
+  if ((await realmFullNames(tx, realm.id, exceptUserId)).some((other) => fullNameKey(other) === key)) {
+    throw badRequest("Unique names required in this organization.");
+  }
+}
+
 export async function changeFullNameInTx(tx: Queryable, user: ProfileUser, rawName: string): Promise<void> {
   const name = checkFullName(rawName);
   if (name === user.fullName) return;
+  const realm = await getRealm(tx, user.realmId);
+  if (realm) await checkUniqueFullNameInTx(tx, realm, name, user.id);
   await setFullName(tx, user.realmId, user.id, name);
   await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, full_name: name });
 }
@@ -224,9 +238,16 @@ export async function notifyAvatar(tx: Queryable, realmId: number, userId: numbe
   return url;
 }
 
+/** With avatar changes disabled in the organization only administrators change their own (Zulip's). */
+async function checkAvatarChangesAllowed(deps: AccountsDeps, who: Identity): Promise<void> {
+  if (who.role <= ROLE.administrator) return;
+  if ((await getRealm(deps.pool, who.realmId))?.avatarChangesDisabled) throw badRequest("Avatar changes are disabled in this organization.");
+}
+
 /** POST /users/me/avatar: one image file replaces the avatar; the version bumps. */
 export async function doUploadOwnAvatar(deps: AccountsDeps, who: Identity, files: Array<{ data: Buffer; truncated: boolean }>): Promise<string> {
   if (files.length !== 1) throw badRequest("You must upload exactly one avatar.");
+  await checkAvatarChangesAllowed(deps, who);
   const [file] = files;
   if (file.truncated || file.data.length > MAX_AVATAR_BYTES) {
     throw badRequest(`Uploaded file is larger than the allowed limit of ${MAX_AVATAR_BYTES / (1024 * 1024)} MiB`);
@@ -244,6 +265,7 @@ export async function doUploadOwnAvatar(deps: AccountsDeps, who: Identity, files
 
 /** DELETE /users/me/avatar: back to Gravatar; the version bumps so caches refresh. */
 export async function doDeleteOwnAvatar(deps: AccountsDeps, who: Identity): Promise<string> {
+  await checkAvatarChangesAllowed(deps, who);
   return withTx(deps.pool, async (tx) => {
     const user = await accessSelf(tx, who);
     await deleteAvatarImage(tx, user.realmId, user.id);

@@ -1,6 +1,7 @@
 import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { hashPassword, longEnoughPassword, verifyPassword } from "../lib/credentials";
+import { ROLE } from "../lib/format";
 import {
   canSeeDeliveryEmail,
   dummyEmail,
@@ -8,6 +9,7 @@ import {
   LANGUAGES,
   legacyGroupOf,
   OWN_ONLY_SETTINGS,
+  SETTING_DEFAULTS,
   settingProblem,
   type SettingValue,
 } from "../lib/user-settings";
@@ -56,7 +58,7 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
     if (user.isBot && visibility !== undefined && visibility !== EMAIL_VISIBILITY.everyone) {
       throw badRequest("A bot's email address is always visible to everyone");
     }
-    if (p.fullName !== undefined) await changeFullNameInTx(tx, user, p.fullName);
+    if (p.fullName !== undefined && (await mayChangeOwnName(tx, user))) await changeFullNameInTx(tx, user, p.fullName);
     if (passwordHash) await setPasswordHash(tx, user.realmId, user.id, passwordHash);
     const row = await lockUserSettingsRow(tx, user.realmId, user.id);
     const current = effectiveSettings(row, user);
@@ -79,6 +81,15 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
     }
     await saveUserSettingsRow(tx, user.realmId, user.id, row);
   });
+}
+
+/**
+ * With name changes disabled in the organization only administrators change their own name;
+ * anyone else's new name is ignored without an error, as Zulip's json_change_settings does
+ * (clients do not offer it).
+ */
+async function mayChangeOwnName(tx: Queryable, user: ProfileUser): Promise<boolean> {
+  return user.role <= ROLE.administrator || !(await getRealm(tx, user.realmId))?.nameChangesDisabled;
 }
 
 /** Verifies the old password and hashes the new one (outside the transaction: scrypt is slow). */
@@ -156,11 +167,13 @@ export async function applyRealmDefaultsToNewUser(tx: Queryable, user: UserRow):
   const { presence_enabled: presence, ...stored } = defaults;
   // A bot's address is everyone's to see, whatever the default (as Zulip creates bots).
   if (user.isBot) delete stored.email_address_visibility;
+  // The language is the organization's (Zulip's create_user takes realm.default_language).
+  const realm = await getRealm(tx, user.realmId);
+  if (realm && realm.defaultLanguage !== SETTING_DEFAULTS.default_language) stored.default_language = realm.defaultLanguage;
   if (Object.keys(stored).length) await saveUserSettingsRow(tx, user.realmId, user.id, stored);
   if (presence === false) await setPresenceEnabled(tx, user.realmId, user.id, false);
   const visibility = stored.email_address_visibility;
   if (visibility !== undefined && visibility !== EMAIL_VISIBILITY.everyone) {
-    const realm = await getRealm(tx, user.realmId);
     await setApiEmail(tx, user.realmId, user.id, dummyEmail(user.id, realm!.stringId));
   }
   return (await getProfileUser(tx, user.realmId, user.id)) ?? user;

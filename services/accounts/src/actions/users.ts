@@ -7,7 +7,7 @@ import { checkFullName, isValidEmail } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
 import { getRealm, lockRealm } from "../store/realms";
 import { addToSystemGroupsInTx } from "./system-groups";
-import { deactivateInTx } from "./profile";
+import { checkUniqueFullNameInTx, deactivateInTx } from "./profile";
 import {
   activeBotsOwnedBy,
   activeUserIds,
@@ -58,6 +58,7 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
   }
   const realm = await getRealm(tx, input.realmId);
   if (!realm) throw badRequest("Invalid organization");
+  await checkUniqueFullNameInTx(tx, realm, fullName, null);
   if (await getUserByEmail(tx, input.realmId, email)) throw badRequest(`Email '${email}' already in use`);
   if (input.checkPasswordStrength && !longEnoughPassword(input.password ?? "")) throw badRequest("The password is too weak.");
 

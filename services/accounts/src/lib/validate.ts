@@ -18,6 +18,12 @@ export const PG_INT_MAX = 2 ** 31 - 1;
 /** The last instant Python's datetime (so Zulip and its clients) can represent: 9999-12-31. */
 export const MAX_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
+/**
+ * What two names are compared by where names must be unique: NFKC, then case folded (Zulip's
+ * `unicodedata.normalize("NFKC", name).casefold()`; upper then lower case folds "ß" to "ss" too).
+ */
+export const fullNameKey = (name: string): string => name.normalize("NFKC").toUpperCase().toLowerCase();
+
 /** Zulip's full-name rules: trimmed, 1-100 characters, no control or markup-breaking characters. */
 export function checkFullName(raw: string): string {
   const name = raw.trim();

@@ -168,3 +168,9 @@ export async function activeBotsOwnedBy(db: Queryable, realmId: number, ownerId:
 export async function setPresenceEnabled(db: Queryable, realmId: number, userId: number, enabled: boolean): Promise<void> {
   await db.query("UPDATE users SET presence_enabled = $3 WHERE realm_id = $1 AND id = $2", [realmId, userId, enabled]);
 }
+
+/** Full names of the organization's users, deactivated ones and bots too (not system bots), but one. */
+export async function realmFullNames(db: Queryable, realmId: number, exceptUserId: number | null): Promise<string[]> {
+  const { rows } = await db.query("SELECT full_name FROM users WHERE realm_id = $1 AND NOT is_system_bot AND id IS DISTINCT FROM $2", [realmId, exceptUserId]);
+  return rows.map((r) => r.full_name as string);
+}
