@@ -24,6 +24,8 @@ export * from "./events/typing";
 export * from "./events/presence";
 export * from "./events/message-edits";
 export * from "./events/reactions";
+export * from "./events/playgrounds";
+export * from "./events/saved-snippets";
 export * from "./models";
 export * from "./openapi";
 export * from "./params";
