@@ -17,6 +17,7 @@ import { customProfileFieldRoutes } from "./routes/custom-profile-fields";
 import { profileRoutes } from "./routes/profile";
 import { settingsRoutes } from "./routes/settings";
 import { presenceRoutes } from "./routes/presence";
+import { playgroundRoutes } from "./routes/playgrounds";
 
 /** One plugin per resource; each registers its contract routes. */
 const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> = [
@@ -35,6 +36,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   botRoutes,
   customProfileFieldRoutes,
   presenceRoutes,
+  playgroundRoutes,
   registerStateRoutes,
 ];
 

@@ -1,21 +1,24 @@
 import type { StateContext } from "./register-state";
 import { getLinkifiers } from "./linkifiers";
+import { getPlaygrounds } from "./playgrounds";
 import { realmUserGroupsState } from "./user-groups";
 import { userStatusState } from "./user-status";
 
-/** State of the issue-5 resources: user groups, status, linkifiers. */
+/** State of the issue-5 resources: user groups, status, linkifiers; and code playgrounds. */
 export async function registerStateExtras(ctx: StateContext): Promise<Record<string, unknown>> {
   const state: Record<string, unknown> = {};
   // Clients that cannot read url_template get an empty list rather than a form they misread.
   const linkifiers = ctx.wants("realm_linkifiers") && ctx.capabilities.linkifier_url_template;
-  const [groups, status, linkifierList] = await Promise.all([
+  const [groups, status, linkifierList, playgrounds] = await Promise.all([
     ctx.wants("realm_user_groups") ? realmUserGroupsState(ctx.deps, ctx.realm.id) : null,
     ctx.wants("user_status") ? userStatusState(ctx.deps, ctx.realm.id) : null,
     linkifiers ? getLinkifiers(ctx.deps, ctx.realm.id) : [],
+    ctx.wants("realm_playgrounds") ? getPlaygrounds(ctx.deps.pool, ctx.realm.id) : null,
   ]);
   if (ctx.wants("realm_user_groups")) state.realm_user_groups = groups;
   if (ctx.wants("user_status")) state.user_status = status;
   if (ctx.wants("realm_linkifiers")) state.realm_linkifiers = linkifierList;
   if (ctx.wants("realm_filters")) state.realm_filters = [];
+  if (ctx.wants("realm_playgrounds")) state.realm_playgrounds = playgrounds;
   return state;
 }
