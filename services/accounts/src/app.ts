@@ -18,6 +18,7 @@ import { profileRoutes } from "./routes/profile";
 import { settingsRoutes } from "./routes/settings";
 import { presenceRoutes } from "./routes/presence";
 import { playgroundRoutes } from "./routes/playgrounds";
+import { mobilePushRoutes } from "./routes/mobile-push";
 
 /** One plugin per resource; each registers its contract routes. */
 const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> = [
@@ -37,6 +38,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   customProfileFieldRoutes,
   presenceRoutes,
   playgroundRoutes,
+  mobilePushRoutes,
   registerStateRoutes,
 ];
 

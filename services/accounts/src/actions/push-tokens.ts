@@ -5,7 +5,7 @@ import { deleteToken, insertToken, PUSH_KIND } from "../store/push-tokens";
 
 const MAX_TOKEN_LENGTH = 4096;
 
-function checkHuman(who: Identity): void {
+export function checkHuman(who: Identity): void {
   if (who.isBot) throw badRequest("This endpoint does not accept bot requests.");
 }
 

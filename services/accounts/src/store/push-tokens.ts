@@ -26,3 +26,12 @@ export async function countTokens(db: Queryable, realmId: number, userId: number
   const { rows } = await db.query("SELECT count(*)::int AS n FROM push_device_tokens WHERE realm_id = $1 AND user_id = $2", [realmId, userId]);
   return rows[0].n;
 }
+
+/** The user's registered device tokens of any kind, or only those equal to `token`. */
+export async function countUserTokens(db: Queryable, realmId: number, userId: number, token: string | null): Promise<number> {
+  const { rows } = await db.query(
+    "SELECT count(*)::int AS n FROM push_device_tokens WHERE realm_id = $1 AND user_id = $2 AND ($3::text IS NULL OR token = $3)",
+    [realmId, userId, token],
+  );
+  return rows[0].n;
+}
