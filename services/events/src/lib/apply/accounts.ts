@@ -1,3 +1,4 @@
+import { recomputeOwnPermissions } from "./own-permissions";
 import { fetched, sortedUnique, upsert, type Applier, type AppliedEvent, type ApplyContext, type State } from "./types";
 
 // Events carry full avatar URLs; clients that compute gravatars keep null (as register gives),
@@ -142,6 +143,7 @@ export const accountAppliers: Record<string, Applier> = {
     if (event.op === "update") state[`realm_${event.property}`] = event.value;
     else if (event.op === "update_dict") for (const [k, v] of Object.entries(event.data ?? {})) state[`realm_${k}`] = v;
     else return false;
+    recomputeOwnPermissions(state, ctx);
     return true;
   },
 
