@@ -5,6 +5,7 @@ import type { AppDeps, MessageHooks, RoutePlugin } from "./deps";
 import { AccountsClient } from "./lib/accounts-client";
 import { draftRoutes } from "./routes/drafts";
 import { flagRoutes } from "./routes/flags";
+import { groupSettingUseRoutes } from "./routes/group-setting-uses";
 import { messageQueryRoutes } from "./routes/message-queries";
 import { messageRoutes } from "./routes/messages";
 import { reactionRoutes } from "./routes/reactions";
@@ -26,6 +27,7 @@ export const ROUTE_PLUGINS: RoutePlugin[] = [
   typingRoutes,
   reactionRoutes,
   registerStateRoutes,
+  groupSettingUseRoutes,
 ];
 
 export interface BuildOptions {

@@ -153,3 +153,16 @@ export const DeleteTopic = route({
   params: { stream_id: p.int().path(), topic_name: p.str().required() },
   response: success({ complete: z.boolean() }),
 });
+
+/**
+ * The organization's channels (not deleted ones) whose group settings name one of these groups,
+ * with the settings that do: a user group in use cannot be deactivated (Zulip's objections).
+ */
+export const InternalStreamGroupSettingUses = route({
+  method: "GET",
+  path: "/internal/streams/group_setting_uses",
+  service: "messaging",
+  auth: "internal",
+  params: { realm_id: p.int().required(), group_ids: p.json(z.array(z.number().int())).required() },
+  response: success({ channels: z.array(z.strictObject({ channel_id: z.number().int(), settings: z.array(z.string()) })) }),
+});

@@ -217,3 +217,13 @@ export async function markStreamMessagesReadForEveryone(db: Queryable, realmId: 
     [realmId, streamId],
   );
 }
+
+/** Active channels whose can_remove_subscribers_group is one of these groups (the only group setting of a channel here). */
+export async function selectStreamsUsingGroups(db: Queryable, realmId: number, groupIds: number[]): Promise<Array<{ id: number; canRemoveSubscribersGroup: number }>> {
+  const { rows } = await db.query(
+    `SELECT id, can_remove_subscribers_group FROM streams
+      WHERE realm_id = $1 AND NOT deactivated AND can_remove_subscribers_group = ANY($2::bigint[]) ORDER BY id`,
+    [realmId, groupIds],
+  );
+  return rows.map((r) => ({ id: Number(r.id), canRemoveSubscribersGroup: Number(r.can_remove_subscribers_group) }));
+}
