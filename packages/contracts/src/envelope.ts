@@ -32,6 +32,8 @@ export const ClientNotice = z.object({
   public_stream_id: z.number().int().optional(),
   /** Local echo: the sending client's queue gets `local_message_id` / `local_id`. */
   sender_queue: z.object({ queue_id: z.string(), local_id: z.string() }).optional(),
+  /** Only queues registered with this client capability set to true get the event. */
+  capability: z.string().optional(),
 });
 export type ClientNotice = z.infer<typeof ClientNotice>;
 

@@ -114,6 +114,25 @@ describe("presence events", () => {
   });
 });
 
+describe("user group deactivation", () => {
+  const deactivated: ClientNotice = { event: { type: "user_group", op: "update", group_id: 9, data: { deactivated: true } }, users: [5] };
+  const capable = queue({ capabilities: { include_deactivated_groups: true } });
+
+  it("is an update for clients that list deactivated groups and a remove for the others", () => {
+    expect(eventsForQueue(capable, deactivated, undefined)).toEqual([deactivated.event]);
+    expect(eventsForQueue(queue(), deactivated, undefined)).toEqual([{ type: "user_group", op: "remove", group_id: 9 }]);
+    expect(eventsForQueue(queue({ capabilities: { include_deactivated_groups: false } }), deactivated, undefined)).toEqual([{ type: "user_group", op: "remove", group_id: 9 }]);
+    const renamed: ClientNotice = { event: { type: "user_group", op: "update", group_id: 9, data: { name: "x" } }, users: [5] };
+    expect(eventsForQueue(queue(), renamed, undefined)).toEqual([renamed.event]);
+  });
+
+  it("a notice for one capability reaches only queues registered with it", () => {
+    const renamed: ClientNotice = { event: { type: "user_group", op: "update", group_id: 9, data: { name: "x" } }, users: [5], capability: "include_deactivated_groups" };
+    expect(eventsForQueue(capable, renamed, undefined)).toEqual([renamed.event]);
+    expect(eventsForQueue(queue(), renamed, undefined)).toEqual([]);
+  });
+});
+
 describe("acceptsEvent", () => {
   it("lets heartbeats and restarts through unless types exclude restart", () => {
     expect(acceptsEvent(queue({ eventTypes: ["message"] }), { type: "restart" })).toBe(false);

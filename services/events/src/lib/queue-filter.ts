@@ -109,6 +109,7 @@ function deleteMessageForQueue(queue: QueueDescriptor, event: Event): Event[] {
  * form that queue asked for. `flags` are the receiving user's, when the producer gave them.
  */
 export function eventsForQueue(queue: QueueDescriptor, notice: ClientNotice, flags: string[] | undefined): Event[] {
+  if (notice.capability !== undefined && queue.capabilities[notice.capability] !== true) return [];
   let event: Event = { ...(notice.event as Event) };
   if (flags !== undefined) event.flags = flags;
   else if (event.type === "message") event.flags = [];
@@ -131,6 +132,13 @@ export function eventsForQueue(queue: QueueDescriptor, notice: ClientNotice, fla
     case "presence":
       // As Zulip's Tornado does for slim_presence clients (they key presence by user id).
       if (queue.slimPresence) delete event.email;
+      break;
+    case "user_group":
+      // A deactivated group is gone for clients that do not list deactivated groups (Zulip's
+      // process_deactivate_user_group_event, feature level 294).
+      if (event.op === "update" && (event.data as Record<string, unknown> | undefined)?.deactivated === true && queue.capabilities.include_deactivated_groups !== true) {
+        return [{ type: "user_group", op: "remove", group_id: event.group_id }];
+      }
       break;
   }
   return [event];
