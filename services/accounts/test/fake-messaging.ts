@@ -15,6 +15,8 @@ export interface Recorded {
 export async function startFakeMessaging() {
   const calls: Recorded[] = [];
   const visible = new Map<number, Array<{ stream_id: number; name: string; is_default?: boolean }>>();
+  /** Channel id -> its can_remove_subscribers_group, as the test sets them. */
+  const channelGroups = new Map<number, number>();
   let failNext = 0;
   const server = http.createServer((req, res) => {
     let body = "";
@@ -40,6 +42,11 @@ export async function startFakeMessaging() {
       if (url.pathname === "/api/v1/internal/subscriptions/new_user") {
         return send(200, { result: "success", msg: "", stream_ids: JSON.parse(params.stream_ids ?? "[]") });
       }
+      if (url.pathname === "/api/v1/internal/streams/group_setting_uses") {
+        const ids: number[] = JSON.parse(params.group_ids ?? "[]");
+        const channels = [...channelGroups].filter(([, g]) => ids.includes(g)).map(([id]) => ({ channel_id: id, settings: ["can_remove_subscribers_group"] }));
+        return send(200, { result: "success", msg: "", channels });
+      }
       if (url.pathname === "/api/v1/internal/messages/send") return send(200, { result: "success", msg: "", id: 1 });
       if (url.pathname === "/api/v1/internal/register_state/messaging") return send(200, { result: "success", msg: "", max_message_id: 1000 + userId });
       send(404, { result: "error", msg: "Not Found", code: "BAD_REQUEST" });
@@ -51,6 +58,7 @@ export async function startFakeMessaging() {
     url: `http://127.0.0.1:${port}`,
     calls,
     visible,
+    channelGroups,
     failNext(n: number) {
       failNext = n;
     },

@@ -86,6 +86,7 @@ describe("POST /user_groups/create", () => {
       direct_subgroup_ids: [],
       is_system_group: false,
       can_mention_group: sys["role:everyone"],
+      deactivated: false,
     });
     const events = await t.outbox();
     expect(events).toHaveLength(1);

@@ -8,8 +8,18 @@ export const UserGroupUpdateEvent = z.strictObject({
   type: z.literal("user_group"),
   op: z.literal("update"),
   group_id: z.number().int(),
-  data: z.strictObject({ name: z.string().optional(), description: z.string().optional(), can_mention_group: GroupSettingValue.optional() }),
+  data: z.strictObject({
+    name: z.string().optional(),
+    description: z.string().optional(),
+    can_mention_group: GroupSettingValue.optional(),
+    deactivated: z.boolean().optional(),
+  }),
 });
+/**
+ * A deactivated group, as clients without the include_deactivated_groups capability get its
+ * `update` with `deactivated: true` (the events service rewrites it per queue, as Zulip's Tornado does).
+ */
+export const UserGroupRemoveEvent = z.strictObject({ type: z.literal("user_group"), op: z.literal("remove"), group_id: z.number().int() });
 export const UserGroupMembersEvent = z.strictObject({
   type: z.literal("user_group"),
   op: z.enum(["add_members", "remove_members"]),

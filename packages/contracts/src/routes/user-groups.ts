@@ -18,6 +18,8 @@ export const UserGroup = z.strictObject({
   direct_subgroup_ids: z.array(z.number().int()),
   is_system_group: z.boolean(),
   can_mention_group: GroupSettingValue,
+  /** Zulip 10 (feature level 290): deactivated groups reach only clients that ask for them. */
+  deactivated: z.boolean(),
 });
 export type UserGroup = z.infer<typeof UserGroup>;
 
@@ -42,7 +44,8 @@ export const GetUserGroups = route({
   path: "/user_groups",
   service: "accounts",
   auth: "user",
-  params: {},
+  // Named allow_deactivated at feature levels 290-293.
+  params: { include_deactivated_groups: p.bool().default(false).alias("allow_deactivated") },
   response: success({ user_groups: z.array(UserGroup) }),
 });
 
@@ -106,4 +109,14 @@ export const GetIsUserGroupMember = route({
   auth: "user",
   params: { user_group_id: p.int().path(), user_id: p.int().path(), direct_member_only: p.bool().default(false) },
   response: success({ is_user_group_member: z.boolean() }),
+});
+
+/** Zulip 10 (feature level 290): a deactivated group keeps its members but serves no purpose. */
+export const DeactivateUserGroup = route({
+  method: "POST",
+  path: "/user_groups/{user_group_id}/deactivate",
+  service: "accounts",
+  auth: "user",
+  params: { user_group_id: p.int().path() },
+  response: empty,
 });

@@ -9,15 +9,16 @@ import {
   addSubgroups,
   directMemberIds,
   directSubgroupIds,
-  getGroup,
   getGroupsByIds,
   groupNameTaken,
   insertGroup,
   listNamedGroups,
+  lockGroup,
   recursiveSubgroupIds,
   removeMembers,
   removeSubgroups,
   setCanMentionGroup,
+  shareLockGroups,
   systemGroupIds,
   type UserGroupRow,
 } from "../store/user-groups";
@@ -52,12 +53,18 @@ async function checkActiveUsers(tx: Queryable, realmId: number, ids: number[]): 
   return unique;
 }
 
-/** Named groups of the realm with these ids, or "Invalid user group ID: n". */
-async function checkNamedGroups(tx: Queryable, realmId: number, ids: number[]): Promise<UserGroupRow[]> {
+const DEACTIVATED = "User group is deactivated.";
+
+/**
+ * Named groups of the realm with these ids, or "Invalid user group ID: n". Groups to be used (as
+ * subgroups, in a setting) are share-locked and must be active: deactivating one waits.
+ */
+async function checkNamedGroups(tx: Queryable, realmId: number, ids: number[], opts: { forUse: boolean }): Promise<UserGroupRow[]> {
   const unique = [...new Set(ids)];
-  const found = await getGroupsByIds(tx, realmId, unique);
+  const found = opts.forUse ? await shareLockGroups(tx, realmId, unique) : await getGroupsByIds(tx, realmId, unique);
   const byId = new Map(found.filter((g) => g.name !== null).map((g) => [g.id, g]));
   for (const id of unique) if (!byId.has(id)) throw badRequest(`Invalid user group ID: ${id}`);
+  if (opts.forUse && found.some((g) => g.deactivated)) throw badRequest(DEACTIVATED);
   return unique.map((id) => byId.get(id)!);
 }
 
@@ -75,13 +82,14 @@ async function resolveMentionSetting(tx: Queryable, deps: AccountsDeps, realmId:
     }
   };
   if (typeof value === "number") {
-    const [g] = await getGroupsByIds(tx, realmId, [value]);
+    const [g] = await shareLockGroups(tx, realmId, [value]);
     if (!g || g.name === null) throw badRequest("Invalid user group");
+    if (g.deactivated) throw badRequest(DEACTIVATED);
     forbidden(g);
     return g.id;
   }
   const members = await checkActiveUsers(tx, realmId, value.direct_members);
-  const subgroups = await checkNamedGroups(tx, realmId, value.direct_subgroups);
+  const subgroups = await checkNamedGroups(tx, realmId, value.direct_subgroups, { forUse: true });
   // Nor may those groups stand inside a set: it would reach the same users.
   subgroups.forEach(forbidden);
   const anon = await insertGroup(tx, { realmId, name: null, description: "", isSystemGroup: false, canMentionGroupId: null, creatorId: null, now: deps.clock.now() });
@@ -107,11 +115,16 @@ function sameSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
   return sameSet(a.direct_members, b.direct_members) && sameSet(a.direct_subgroups, b.direct_subgroups);
 }
 
-/** Whether the caller may change this group: never a system group; admins and moderators any other; members one they belong to or created. */
-async function accessGroupForUpdate(tx: Queryable, who: Identity, groupId: number): Promise<UserGroupRow> {
+/**
+ * The group, locked for a change, if the caller may change it: never a system group; admins and
+ * moderators any other; members one they belong to or created. A deactivated group only where
+ * `allowDeactivated` (renaming, describing), as Zulip's access_user_group_for_update.
+ */
+export async function accessGroupForUpdate(tx: Queryable, who: Identity, groupId: number, opts: { allowDeactivated?: boolean } = {}): Promise<UserGroupRow> {
   checkGroupsApiCaller(who);
-  const g = await getGroup(tx, who.realmId, groupId);
+  const g = await lockGroup(tx, who.realmId, groupId);
   if (!g || g.name === null) throw badRequest("Invalid user group");
+  if (g.deactivated && !opts.allowDeactivated) throw badRequest(DEACTIVATED);
   if (g.isSystemGroup) throw badRequest("Insufficient permission");
   if (who.role <= ROLE.moderator) return g;
   const { rows } = await tx.query(
@@ -123,9 +136,10 @@ async function accessGroupForUpdate(tx: Queryable, who: Identity, groupId: numbe
   return g;
 }
 
-async function notifyGroup(tx: Queryable, realmId: number, type: string, payload: Record<string, unknown>, event: Record<string, unknown>) {
+/** A user_group event to everyone active in the organization (only to queues with `capability`, when given). */
+export async function notifyGroup(tx: Queryable, realmId: number, type: string, payload: Record<string, unknown>, event: Record<string, unknown>, capability?: string) {
   const users = await activeUserIds(tx, realmId);
-  await emitEvent(tx, { type, realmId, payload: { ...payload, client: { event, users } } });
+  await emitEvent(tx, { type, realmId, payload: { ...payload, client: { event, users, ...(capability ? { capability } : {}) } } });
 }
 
 export async function doCreateUserGroup(
@@ -165,7 +179,7 @@ export async function doUpdateUserGroup(
 ): Promise<void> {
   if (p.name === undefined && p.description === undefined && p.canMentionGroup === undefined) throw badRequest("No new data supplied");
   await withTx(deps.pool, async (tx) => {
-    const group = await accessGroupForUpdate(tx, who, groupId);
+    const group = await accessGroupForUpdate(tx, who, groupId, { allowDeactivated: true });
     const data: Record<string, unknown> = {};
     if (p.name !== undefined) {
       const name = checkName(p.name);
@@ -196,7 +210,9 @@ export async function doUpdateUserGroup(
       }
     }
     if (!Object.keys(data).length) return;
-    await notifyGroup(tx, who.realmId, "accounts.user_group.updated", { group_id: groupId, data }, { type: "user_group", op: "update", group_id: groupId, data });
+    // A deactivated group's new name only reaches clients that list deactivated groups (Zulip's Tornado).
+    const capability = group.deactivated && "name" in data ? "include_deactivated_groups" : undefined;
+    await notifyGroup(tx, who.realmId, "accounts.user_group.updated", { group_id: groupId, data }, { type: "user_group", op: "update", group_id: groupId, data }, capability);
   });
 }
 
@@ -237,8 +253,8 @@ export async function doUpdateSubgroups(deps: AccountsDeps, who: Identity, group
     await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.subgroups'), $1::int)", [who.realmId]);
     await accessGroupForUpdate(tx, who, groupId);
     const current = new Set(await directSubgroupIds(tx, who.realmId, groupId));
-    const adding = await checkNamedGroups(tx, who.realmId, add);
-    const removing = await checkNamedGroups(tx, who.realmId, remove);
+    const adding = await checkNamedGroups(tx, who.realmId, add, { forUse: true });
+    const removing = await checkNamedGroups(tx, who.realmId, remove, { forUse: false });
     for (const g of adding) {
       if (g.isSystemGroup) throw badRequest(`Invalid user group ID: ${g.id}`);
       if (current.has(g.id)) throw badRequest(`User group ${g.id} is already a subgroup of this group.`);

@@ -33,5 +33,6 @@ export async function formatGroups(db: Queryable, realmId: number, groups: UserG
     direct_subgroup_ids: g.directSubgroupIds,
     is_system_group: g.isSystemGroup,
     can_mention_group: g.canMentionGroupId !== null ? (settings.get(g.canMentionGroupId) ?? g.canMentionGroupId) : 0,
+    deactivated: g.deactivated,
   }));
 }

@@ -1,4 +1,4 @@
-import { InternalSubscribeNewUser, MessagingRegisterState } from "@chat/contracts";
+import { InternalStreamGroupSettingUses, InternalSubscribeNewUser, MessagingRegisterState } from "@chat/contracts";
 import { InternalClient, type Identity } from "@chat/platform";
 
 export interface StreamRef {
@@ -10,7 +10,8 @@ export interface StreamRef {
 /**
  * The few messaging calls accounts makes: the channels an inviting user can access (asked as
  * that user, who is making the request), subscribing a user who accepted an invitation, the
- * notification bot's direct message, and the newest message a user received.
+ * notification bot's direct message, the newest message a user received, and the channels whose
+ * settings name a user group.
  */
 export class MessagingClient {
   private readonly http: InternalClient;
@@ -30,6 +31,16 @@ export class MessagingClient {
     await this.http.call(InternalSubscribeNewUser.method, InternalSubscribeNewUser.path, {
       params: { realm_id: realmId, user_id: userId, stream_ids: streamIds },
     });
+  }
+
+  /** Channels whose group settings name one of these groups, with those settings (deactivating a group). */
+  async channelsUsingGroups(realmId: number, groupIds: number[]): Promise<Array<{ channel_id: number; settings: string[] }>> {
+    const r = await this.http.call<{ channels: Array<{ channel_id: number; settings: string[] }> }>(
+      InternalStreamGroupSettingUses.method,
+      InternalStreamGroupSettingUses.path,
+      { params: { realm_id: realmId, group_ids: groupIds } },
+    );
+    return r.channels;
   }
 
   /** The id of the newest message the user received, -1 when none (the `message` state). */

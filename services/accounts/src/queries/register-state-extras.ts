@@ -10,7 +10,7 @@ export async function registerStateExtras(ctx: StateContext): Promise<Record<str
   // Clients that cannot read url_template get an empty list rather than a form they misread.
   const linkifiers = ctx.wants("realm_linkifiers") && ctx.capabilities.linkifier_url_template;
   const [groups, status, linkifierList, playgrounds] = await Promise.all([
-    ctx.wants("realm_user_groups") ? realmUserGroupsState(ctx.deps, ctx.realm.id) : null,
+    ctx.wants("realm_user_groups") ? realmUserGroupsState(ctx.deps, ctx.realm.id, ctx.capabilities.include_deactivated_groups === true) : null,
     ctx.wants("user_status") ? userStatusState(ctx.deps, ctx.realm.id) : null,
     linkifiers ? getLinkifiers(ctx.deps, ctx.realm.id) : [],
     ctx.wants("realm_playgrounds") ? getPlaygrounds(ctx.deps.pool, ctx.realm.id) : null,

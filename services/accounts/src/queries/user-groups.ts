@@ -52,19 +52,26 @@ export async function groupCanMention(deps: AccountsDeps, realmId: number, group
   return isRecursiveMember(deps.pool, realmId, g.canMentionGroupId, userId);
 }
 
-export async function getUserGroups(deps: AccountsDeps, who: Identity) {
+/** GET /user_groups: deactivated groups only when asked for (include_deactivated_groups). */
+export async function getUserGroups(deps: AccountsDeps, who: Identity, includeDeactivated: boolean) {
   checkGroupsApiCaller(who);
-  return formatGroups(deps.pool, who.realmId, await listNamedGroups(deps.pool, who.realmId));
+  return formatGroups(deps.pool, who.realmId, await listNamedGroups(deps.pool, who.realmId, undefined, includeDeactivated));
 }
 
-/** Service-to-service listing of the realm's named groups (system ones included). */
+/**
+ * Service-to-service listing of the realm's active named groups (system ones included):
+ * deactivated groups cannot be mentioned nor named in a channel's settings.
+ */
 export async function getInternalUserGroups(deps: AccountsDeps, realmId: number) {
   return (await listNamedGroupRefs(deps.pool, realmId)).map((g) => ({ id: g.id, name: g.name, is_system_group: g.isSystemGroup }));
 }
 
-/** realm_user_groups in register: same objects, readable by everyone in the realm. */
-export async function realmUserGroupsState(deps: AccountsDeps, realmId: number) {
-  return formatGroups(deps.pool, realmId, await listNamedGroups(deps.pool, realmId));
+/**
+ * realm_user_groups in register: same objects, readable by everyone in the realm; deactivated
+ * groups only for clients with the include_deactivated_groups capability.
+ */
+export async function realmUserGroupsState(deps: AccountsDeps, realmId: number, includeDeactivated: boolean) {
+  return formatGroups(deps.pool, realmId, await listNamedGroups(deps.pool, realmId, undefined, includeDeactivated));
 }
 
 /**

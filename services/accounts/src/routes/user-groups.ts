@@ -1,5 +1,6 @@
 import {
   CreateUserGroup,
+  DeactivateUserGroup,
   GetIsUserGroupMember,
   GetUserGroupMembers,
   GetUserGroups,
@@ -10,6 +11,7 @@ import {
 } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
+import { doDeactivateUserGroup } from "../actions/user-group-deactivation";
 import { doCreateUserGroup, doUpdateGroupMembers, doUpdateSubgroups, doUpdateUserGroup } from "../actions/user-groups";
 import type { AccountsDeps } from "../deps";
 import { getGroupMembers, getGroupSubgroups, getIsGroupMember, getUserGroups } from "../queries/user-groups";
@@ -25,7 +27,14 @@ export function userGroupRoutes(app: FastifyInstance, deps: AccountsDeps): void 
     return {};
   });
 
-  registerRoute(app, GetUserGroups, async ({ identity }) => ({ user_groups: await getUserGroups(deps, identity) }));
+  registerRoute(app, GetUserGroups, async ({ identity, params }) => ({
+    user_groups: await getUserGroups(deps, identity, params.include_deactivated_groups),
+  }));
+
+  registerRoute(app, DeactivateUserGroup, async ({ identity, params }) => {
+    await doDeactivateUserGroup(deps, identity, params.user_group_id);
+    return {};
+  });
 
   registerRoute(app, UpdateUserGroup, async ({ identity, params }) => {
     await doUpdateUserGroup(deps, identity, params.user_group_id, {

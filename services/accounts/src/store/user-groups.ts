@@ -8,6 +8,7 @@ export interface UserGroupRow {
   description: string;
   isSystemGroup: boolean;
   canMentionGroupId: number | null;
+  deactivated: boolean;
 }
 
 /** A named group with its direct members and direct subgroups (API shape source). */
@@ -24,6 +25,7 @@ function toGroup(r: any): UserGroupRow {
     description: r.description,
     isSystemGroup: r.is_system_group,
     canMentionGroupId: r.can_mention_group_id,
+    deactivated: r.deactivated,
   };
 }
 
@@ -48,8 +50,54 @@ export async function getGroup(db: Queryable, realmId: number, groupId: number):
   return rows[0] ? toGroup(rows[0]) : null;
 }
 
+/** The group, locked until the transaction ends (a change to it). */
+export async function lockGroup(db: Queryable, realmId: number, groupId: number): Promise<UserGroupRow | null> {
+  const { rows } = await db.query("SELECT * FROM user_groups WHERE realm_id = $1 AND id = $2 FOR UPDATE", [realmId, groupId]);
+  return rows[0] ? toGroup(rows[0]) : null;
+}
+
+export async function setGroupDeactivated(db: Queryable, realmId: number, groupId: number, deactivated: boolean): Promise<void> {
+  await db.query("UPDATE user_groups SET deactivated = $3 WHERE realm_id = $1 AND id = $2", [realmId, groupId, deactivated]);
+}
+
+/** Active named groups that have this one as a direct subgroup. */
+export async function activeNamedSupergroupIds(db: Queryable, realmId: number, groupId: number): Promise<number[]> {
+  const { rows } = await db.query(
+    `SELECT g.id FROM user_group_subgroups s JOIN user_groups g ON g.id = s.supergroup_id
+      WHERE s.realm_id = $1 AND s.subgroup_id = $2 AND g.name IS NOT NULL AND NOT g.deactivated ORDER BY g.id`,
+    [realmId, groupId],
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+/** Anonymous groups (setting values) that have this one as a direct subgroup. */
+export async function anonymousSupergroupIds(db: Queryable, realmId: number, groupId: number): Promise<number[]> {
+  const { rows } = await db.query(
+    `SELECT g.id FROM user_group_subgroups s JOIN user_groups g ON g.id = s.supergroup_id
+      WHERE s.realm_id = $1 AND s.subgroup_id = $2 AND g.name IS NULL ORDER BY g.id`,
+    [realmId, groupId],
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+/** Active named groups, other than `exceptId`, whose can_mention_group is one of these setting groups. */
+export async function activeGroupsMentionableBy(db: Queryable, realmId: number, settingGroupIds: number[], exceptId: number): Promise<number[]> {
+  const { rows } = await db.query(
+    `SELECT id FROM user_groups WHERE realm_id = $1 AND name IS NOT NULL AND NOT deactivated AND id <> $3
+        AND can_mention_group_id = ANY($2::bigint[]) ORDER BY id`,
+    [realmId, settingGroupIds, exceptId],
+  );
+  return rows.map((r) => Number(r.id));
+}
+
 export async function getGroupsByIds(db: Queryable, realmId: number, ids: number[]): Promise<UserGroupRow[]> {
   const { rows } = await db.query("SELECT * FROM user_groups WHERE realm_id = $1 AND id = ANY($2::bigint[])", [realmId, ids]);
+  return rows.map(toGroup);
+}
+
+/** Groups about to be used in a setting or as subgroups: share-locked so that deactivating one waits. */
+export async function shareLockGroups(db: Queryable, realmId: number, ids: number[]): Promise<UserGroupRow[]> {
+  const { rows } = await db.query("SELECT * FROM user_groups WHERE realm_id = $1 AND id = ANY($2::bigint[]) FOR SHARE", [realmId, ids]);
   return rows.map(toGroup);
 }
 
@@ -58,8 +106,11 @@ export async function groupNameTaken(db: Queryable, realmId: number, name: strin
   return (rowCount ?? 0) > 0;
 }
 
-/** Named groups (system ones included) with direct members (deactivated ones included) and direct subgroups. */
-export async function listNamedGroups(db: Queryable, realmId: number, onlyIds?: number[]): Promise<UserGroupWithMembers[]> {
+/**
+ * Named groups (system ones included) with direct members (deactivated users included) and
+ * direct subgroups; deactivated groups unless `includeDeactivated` is false.
+ */
+export async function listNamedGroups(db: Queryable, realmId: number, onlyIds?: number[], includeDeactivated = true): Promise<UserGroupWithMembers[]> {
   const { rows } = await db.query(
     `SELECT g.*,
        COALESCE((SELECT array_agg(m.user_id ORDER BY m.user_id) FROM user_group_members m
@@ -67,16 +118,19 @@ export async function listNamedGroups(db: Queryable, realmId: number, onlyIds?: 
        COALESCE((SELECT array_agg(s.subgroup_id ORDER BY s.subgroup_id) FROM user_group_subgroups s
                   WHERE s.supergroup_id = g.id), '{}') AS subgroups
      FROM user_groups g
-     WHERE g.realm_id = $1 AND g.name IS NOT NULL AND ($2::bigint[] IS NULL OR g.id = ANY($2::bigint[]))
+     WHERE g.realm_id = $1 AND g.name IS NOT NULL AND ($2::bigint[] IS NULL OR g.id = ANY($2::bigint[])) AND ($3 OR NOT g.deactivated)
      ORDER BY g.id`,
-    [realmId, onlyIds ?? null],
+    [realmId, onlyIds ?? null, includeDeactivated],
   );
   return rows.map((r) => ({ ...toGroup(r), members: r.members.map(Number), directSubgroupIds: r.subgroups.map(Number) }));
 }
 
-/** Id, name and kind of every named group (no member lists: lookups by name or id). */
+/** Id, name and kind of every active named group (no member lists: lookups by name or id). */
 export async function listNamedGroupRefs(db: Queryable, realmId: number): Promise<Array<{ id: number; name: string; isSystemGroup: boolean }>> {
-  const { rows } = await db.query("SELECT id, name, is_system_group FROM user_groups WHERE realm_id = $1 AND name IS NOT NULL ORDER BY id", [realmId]);
+  const { rows } = await db.query(
+    "SELECT id, name, is_system_group FROM user_groups WHERE realm_id = $1 AND name IS NOT NULL AND NOT deactivated ORDER BY id",
+    [realmId],
+  );
   return rows.map((r) => ({ id: Number(r.id), name: r.name, isSystemGroup: r.is_system_group }));
 }
 
