@@ -1,0 +1,165 @@
+import { isDeepStrictEqual } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
+import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
+
+/**
+ * PATCH /realm through the whole stack (gateway, accounts, messaging, events), as Zulip's
+ * verify_action checks it: register, change a setting as an administrator, collect the events
+ * (each checked against our contract and Zulip's schema), apply them to the registered state and
+ * compare with a fresh register. Users of another organization hear nothing.
+ */
+
+let stack: Stack;
+let demo: DemoOutput;
+let org: DemoOutput["orgs"][0];
+const clients = new Map<DemoUser, ApiClient>();
+const as = (u: DemoUser) => clients.get(u) ?? clients.set(u, demoClient(demo, u)).get(u)!;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const MODERN = { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, linkifier_url_template: true };
+
+beforeAll(async () => {
+  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
+  demo = await runDemo(stack);
+  org = demo.orgs[0];
+}, 180_000);
+afterAll(async () => {
+  await stack?.stop();
+}, 60_000);
+
+function ok(res: { status: number; body: any }) {
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.result).toBe("success");
+  return res.body;
+}
+
+async function register(u: DemoUser, params: Record<string, unknown> = {}) {
+  return ok(await as(u).post("/register", { client_capabilities: MODERN, ...params })) as Record<string, any>;
+}
+
+const VOLATILE = ["queue_id", "last_event_id", "result", "msg", "server_timestamp"];
+function comparable(state: Record<string, any>) {
+  const copy = structuredClone(state);
+  for (const k of VOLATILE) delete copy[k];
+  return copy;
+}
+
+/**
+ * Zulip's YAML (feature level 330) no longer lists edit_topic_policy in update_dict's data: its
+ * changelog says it was removed at feature level 316, after the level we speak (267).
+ */
+const removedAfterOurLevel = (e: any) => e.type === "realm" && e.op === "update_dict" && "edit_topic_policy" in e.data;
+
+/** Register, act, apply the events to the state, compare with a fresh register. Returns the events. */
+async function verifyAction(u: DemoUser, action: () => Promise<unknown>) {
+  const state = await register(u);
+  const queueId = state.queue_id as string;
+  const ctx: ApplyContext = { userId: u.user_id, fetchTypes: null, includeSubscribers: false, clientGravatar: true };
+  let last: number = state.last_event_id;
+  const events: any[] = [];
+  await action();
+  const drain = async () => {
+    const res = ok(await as(u).get("/events", { queue_id: queueId, last_event_id: last, dont_block: true }));
+    for (const e of res.events) {
+      last = e.id;
+      if (e.type === "heartbeat") continue;
+      expect(contractEventErrors(e), `contract: ${JSON.stringify(e)}`).toEqual([]);
+      if (openapiAvailable && !removedAfterOurLevel(e)) expect(zulipEventErrors(e), `Zulip schema: ${JSON.stringify(e)}`).toEqual([]);
+      events.push(e);
+      expect(applyEvent(state, e, ctx), `could not apply ${JSON.stringify(e)}`).toBe(true);
+    }
+  };
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    await drain();
+    const fresh = await register(u);
+    await as(u).delete("/events", { queue_id: fresh.queue_id });
+    const same = isDeepStrictEqual(comparable(state), comparable(fresh));
+    if (same || Date.now() > deadline) {
+      if (same) {
+        await sleep(300);
+        await drain();
+      }
+      expect(comparable(state)).toEqual(comparable(fresh));
+      break;
+    }
+    await sleep(150);
+  }
+  await as(u).delete("/events", { queue_id: queueId });
+  return events;
+}
+
+const patchRealm = (who: DemoUser, params: Record<string, unknown>) => as(who).patch("/realm", params);
+const bodies = (events: any[]) => events.map(({ id: _id, ...e }) => e);
+
+describe("PATCH /realm through the stack", () => {
+  it("name, description and other settings: realm/update events that bring a registered state up to date", async () => {
+    const events = await verifyAction(org.users.member, async () =>
+      expect(ok(await patchRealm(org.users.admin, { name: "E2E Renamed", description: "Our **place**", mandatory_topics: true, giphy_rating: 3 }))).toEqual({
+        result: "success",
+        msg: "",
+        name: "updated",
+        description: "updated",
+        mandatory_topics: true,
+        giphy_rating: 3,
+      }),
+    );
+    expect(bodies(events)).toEqual([
+      { type: "realm", op: "update", property: "name", value: "E2E Renamed" },
+      { type: "realm", op: "update", property: "description", value: "Our **place**" },
+      { type: "realm", op: "update", property: "mandatory_topics", value: true },
+      { type: "realm", op: "update", property: "giphy_rating", value: 3 },
+    ]);
+  });
+
+  it("the message editing settings: realm/update_dict events", async () => {
+    const events = await verifyAction(org.users.guest, async () =>
+      ok(await patchRealm(org.users.admin, { allow_message_editing: false, edit_topic_policy: 2, message_content_edit_limit_seconds: JSON.stringify("unlimited") })),
+    );
+    expect(bodies(events)).toEqual([
+      { type: "realm", op: "update_dict", property: "default", data: { allow_message_editing: false } },
+      { type: "realm", op: "update_dict", property: "default", data: { edit_topic_policy: 2 } },
+      { type: "realm", op: "update_dict", property: "default", data: { message_content_edit_limit_seconds: null } },
+    ]);
+    await verifyAction(org.users.guest, async () => ok(await patchRealm(org.users.admin, { allow_message_editing: true, edit_topic_policy: 5, message_content_edit_limit_seconds: 600 })));
+  });
+
+  it("a policy changes what the user may do, in the applied state as in a fresh register", async () => {
+    const member = org.users.member;
+    const before = await register(member);
+    expect(before.can_create_public_streams).toBe(true);
+    await verifyAction(member, async () => ok(await patchRealm(org.users.admin, { create_public_stream_policy: 2, invite_to_stream_policy: 4 })));
+    const after = await register(member);
+    expect([after.can_create_public_streams, after.can_subscribe_other_users, after.can_create_private_streams]).toEqual([false, false, true]);
+    // Enforced by messaging too (its cached settings were dropped by the announcement).
+    const res = await as(member).post("/users/me/subscriptions", { subscriptions: [{ name: "not allowed" }] });
+    expect(res.body).toMatchObject({ result: "error", msg: "Insufficient permission" });
+    await verifyAction(member, async () => ok(await patchRealm(org.users.admin, { create_public_stream_policy: 1, invite_to_stream_policy: 1 })));
+  });
+
+  it("a waiting period takes new members out of role:fullmembers (user_group events in the same change)", async () => {
+    const events = await verifyAction(org.users.member, async () => ok(await patchRealm(org.users.admin, { waiting_period_threshold: 30 })));
+    expect(events.map((e) => `${e.type}/${e.op}`)).toEqual(["realm/update", "user_group/remove_members"]);
+    expect(events[1].user_ids).toContain(org.users.member.user_id);
+    const back = await verifyAction(org.users.member, async () => ok(await patchRealm(org.users.admin, { waiting_period_threshold: 0 })));
+    expect(back.map((e) => `${e.type}/${e.op}`)).toEqual(["realm/update", "user_group/add_members"]);
+  });
+
+  it("users of another organization hear nothing and keep their settings", async () => {
+    const stranger = demo.orgs[1].users.member;
+    const state = await register(stranger);
+    ok(await patchRealm(org.users.admin, { name: "Only Ours", presence_disabled: true }));
+    await sleep(500);
+    const res = ok(await as(stranger).get("/events", { queue_id: state.queue_id, last_event_id: state.last_event_id, dont_block: true }));
+    expect(res.events.filter((e: any) => e.type !== "heartbeat")).toEqual([]);
+    const fresh = await register(stranger);
+    expect([fresh.realm_name, fresh.realm_presence_disabled]).toEqual([state.realm_name, false]);
+  });
+
+  it("members are refused, as a Zulip client shows it", async () => {
+    const res = await patchRealm(org.users.member, { name: "Mine" });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ result: "error", msg: "Must be an organization administrator", code: "UNAUTHORIZED_PRINCIPAL" });
+  });
+});
