@@ -9,6 +9,7 @@ import { groupSettingUseRoutes } from "./routes/group-setting-uses";
 import { messageQueryRoutes } from "./routes/message-queries";
 import { messageRoutes } from "./routes/messages";
 import { reactionRoutes } from "./routes/reactions";
+import { savedSnippetRoutes } from "./routes/saved-snippets";
 import { registerStateRoutes } from "./routes/register-state";
 import { streamRoutes } from "./routes/streams";
 import { subscriptionRoutes } from "./routes/subscriptions";
@@ -23,6 +24,7 @@ export const ROUTE_PLUGINS: RoutePlugin[] = [
   streamRoutes,
   subscriptionRoutes,
   draftRoutes,
+  savedSnippetRoutes,
   userTopicRoutes,
   typingRoutes,
   reactionRoutes,

@@ -10,6 +10,7 @@ import { selectUserTopics } from "../store/user-topics";
 import { selectRecentDirectConversations, selectStarredIds, selectUnread } from "../store/usermessages";
 import { getRegisterDrafts } from "./drafts";
 import { getRealmEmojiDict } from "./realm-emoji";
+import { getSavedSnippets } from "./saved-snippets";
 import { viewerOf } from "./streams";
 import { getDefaultStreams } from "./default-streams";
 import { gatherSubscriptions, readChannelView, visibleStreams, type ChannelView, type SubscriptionState } from "./subscriptions";
@@ -37,7 +38,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   topicRows?.catch(() => {});
   const topics = want("user_topic") || want("muted_topics") ? userTopics(deps, who, topicRows!, view) : null;
   // Independent reads, in parallel (each on its own pooled connection); keys keep this order.
-  const [maxId, subscriptions, streams, unread, starred, drafts, userTopicRows, recent, realmEmoji, defaultStreams] = await Promise.all([
+  const [maxId, subscriptions, streams, unread, starred, drafts, userTopicRows, recent, realmEmoji, defaultStreams, savedSnippets] = await Promise.all([
     want("message") ? selectMaxMessageId(deps.pool, who.realmId, who.userId) : null,
     want("subscription") ? gatherSubscriptions(deps, viewer, req.includeSubscribers, view!) : null,
     want("stream") ? visibleStreams(deps, viewer, view!) : null,
@@ -48,6 +49,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
     want("recent_private_conversations") ? recentConversations(deps, who) : null,
     want("realm_emoji") ? getRealmEmojiDict(deps.pool, who.realmId) : null,
     want("default_streams") ? getDefaultStreams(deps, viewer) : null,
+    want("saved_snippets") ? getSavedSnippets(deps, who) : null,
   ]);
   if (want("message")) state.max_message_id = maxId;
   if (want("subscription")) Object.assign(state, req.notificationSettingsNull ? subscriptions : await withNotificationDefaults(deps, who, subscriptions!));
@@ -55,6 +57,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   if (wantUnread) state.unread_msgs = unread;
   if (want("starred_messages")) state.starred_messages = starred;
   if (want("drafts")) state.drafts = drafts;
+  if (want("saved_snippets")) state.saved_snippets = savedSnippets;
   if (want("user_topic")) state.user_topics = userTopicRows!.map(({ streamName: _n, ...t }) => t);
   // The legacy list, unless the client asked by name for user_topic, which replaces it (Zulip).
   if (want("muted_topics") && !req.fetchEventTypes?.includes("user_topic")) {
