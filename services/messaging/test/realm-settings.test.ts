@@ -105,3 +105,20 @@ describe("move time limits", () => {
     expect(moved.message.subject).toBe("much later");
   });
 });
+
+describe("allow_edit_history", () => {
+  it("off: fetched messages carry no edit_history and GET /messages/{id}/history is refused; on again, both are back", async () => {
+    const id = await m.send(org.member, { type: "stream", to: "general", topic: "history", content: "first" });
+    await m.ok(await m.call("PATCH", `/messages/${id}`, org.member, { content: "second" }));
+    const fetchOne = async () => (await m.ok(await m.call("GET", `/messages/${id}`, org.member2))).message;
+    expect((await fetchOne()).edit_history).toHaveLength(1);
+    await patchRealm(org.admin, { allow_edit_history: false });
+    expect(await fetchOne()).not.toHaveProperty("edit_history");
+    const listed = await m.ok(await m.call("GET", "/messages", org.member2, { anchor: id, num_before: 0, num_after: 0 }));
+    expect(listed.messages[0]).not.toHaveProperty("edit_history");
+    expectError(await m.call("GET", `/messages/${id}/history`, org.member), 400, "BAD_REQUEST", "Message edit history is disabled in this organization");
+    await patchRealm(org.admin, { allow_edit_history: true });
+    expect((await fetchOne()).edit_history).toHaveLength(1);
+    expect((await m.ok(await m.call("GET", `/messages/${id}/history`, org.member))).message_history).toHaveLength(2);
+  });
+});

@@ -97,6 +97,8 @@ export interface MessageContext {
   topicLinks?: TopicLink[];
   /** The message's reactions, oldest first (none when not given: a message just sent). */
   reactions?: MessageReaction[];
+  /** The organization's allow_edit_history; edit_history is left out when it is off (default on). */
+  allowEditHistory?: boolean;
 }
 
 /** Zulip's message dictionary as clients read it. */
@@ -132,8 +134,8 @@ export function messageObject(m: MessageRow, ctx: MessageContext): MessageObject
   if (m.streamId !== null) out.stream_id = m.streamId;
   if (ctx.flags !== undefined) out.flags = flagsToList(ctx.flags);
   if (m.lastEditTime) out.last_edit_timestamp = unix(m.lastEditTime);
-  // The organization always allows viewing edit history here (register's realm_allow_edit_history).
-  if (m.editHistory) out.edit_history = m.editHistory;
+  // Never to clients of an organization that hides edit history (Zulip's messages_for_ids).
+  if (m.editHistory && ctx.allowEditHistory !== false) out.edit_history = m.editHistory;
   return out;
 }
 

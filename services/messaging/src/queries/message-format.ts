@@ -48,6 +48,7 @@ export async function formatMessages(
       flags,
       topicLinks: row.streamId !== null ? topicLinks(row.topic, linkifiers) : [],
       reactions: (reactions.get(row.id) ?? []).map((r) => reactionObject(r, users.get(r.userId))),
+      allowEditHistory: realm.settings.allow_edit_history,
     }),
     ...extra,
   }));

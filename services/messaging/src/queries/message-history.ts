@@ -14,6 +14,8 @@ type Snapshot = z.infer<typeof MessageHistorySnapshot>;
  * with the topic and content the message had after it, the original message first.
  */
 export async function getMessageHistory(deps: AppDeps, who: Identity, messageId: number): Promise<{ message_history: Snapshot[] }> {
+  // Checked first, as Zulip's get_message_edit_history does.
+  if (!(await deps.accounts.getRealm(who.realmId)).settings.allow_edit_history) throw badRequest("Message edit history is disabled in this organization");
   const message = (await accessMessages(deps.pool, viewerOf(who), [messageId])).get(messageId)?.row;
   if (!message) throw badRequest("Invalid message(s)");
   return { message_history: fillEditHistory(message.editHistory ?? [], message).reverse() };
