@@ -559,6 +559,34 @@ describe("verify action: accounts and organization changes", () => {
     expect(typesOf(gone)).toContain("realm_user/update");
   });
 
+  it("code playgrounds: the whole list to everyone", async () => {
+    const admin = org.users.admin;
+    let id = 0;
+    const added = await verifyAction(member(), async () => {
+      const r = await as(admin).post("/realm/playgrounds", { name: "Python", pygments_language: "Python", url_template: "https://python.example.com?code={code}" });
+      ok(r);
+      id = (r.body as any).id;
+    });
+    expect(typesOf(added)).toEqual(["realm_playgrounds"]);
+    expect(added[0].realm_playgrounds).toContainEqual({ id, name: "Python", pygments_language: "Python", url_template: "https://python.example.com?code={code}" });
+    const removed = await verifyAction(member(), async () => ok(await as(admin).delete(`/realm/playgrounds/${id}`)), { fetch_event_types: ["realm_playgrounds"] });
+    expect(typesOf(removed)).toEqual(["realm_playgrounds"]);
+  });
+
+  it("saved snippets", async () => {
+    let id = 0;
+    const added = await verifyAction(member(), async () => {
+      const r = await as(member()).post("/saved_snippets", { title: "Hello", content: "Welcome to the organization." });
+      ok(r);
+      id = (r.body as any).saved_snippet_id;
+    });
+    expect(typesOf(added)).toEqual(["saved_snippets/add"]);
+    expect(added[0].saved_snippet).toMatchObject({ id, title: "Hello", content: "Welcome to the organization." });
+    expect(typesOf(await verifyAction(member(), async () => ok(await as(member()).delete(`/saved_snippets/${id}`)), { fetch_event_types: ["saved_snippets"] }))).toEqual([
+      "saved_snippets/remove",
+    ]);
+  });
+
   it("invitations tell administrators to refresh", async () => {
     const admin = org.users.admin;
     const events = await verifyAction(admin, async () =>

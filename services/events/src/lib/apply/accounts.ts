@@ -153,6 +153,13 @@ export const accountAppliers: Record<string, Applier> = {
     return true;
   },
 
+  realm_playgrounds(state, event, ctx) {
+    if (!fetched(ctx, "realm_playgrounds")) return false;
+    // The whole list rides in every event.
+    if (Array.isArray(state.realm_playgrounds)) state.realm_playgrounds = event.realm_playgrounds;
+    return true;
+  },
+
   user_settings(state, event, ctx) {
     if (!fetched(ctx, "user_settings") && !fetched(ctx, "update_display_settings") && !fetched(ctx, "update_global_notifications")) return false;
     if (event.op !== "update") return false;

@@ -41,6 +41,17 @@ const appliers: Record<string, Applier> = {
     return true;
   },
 
+  saved_snippets(state, event, ctx) {
+    if (!fetched(ctx, "saved_snippets")) return false;
+    if (!Array.isArray(state.saved_snippets)) return true;
+    if (event.op === "add") upsert(state.saved_snippets, "id", event.saved_snippet);
+    else if (event.op === "remove") state.saved_snippets = state.saved_snippets.filter((s: any) => s.id !== event.saved_snippet_id);
+    else return false;
+    // Oldest first, as register lists them.
+    state.saved_snippets.sort((a: any, b: any) => a.id - b.id);
+    return true;
+  },
+
   realm_emoji(state, event, ctx) {
     if (!fetched(ctx, "realm_emoji")) return false;
     // The whole dictionary rides in every event.
