@@ -10,6 +10,11 @@ export const accountsConfigShape = {
   INVITES_DAILY_LIMIT: z.coerce.number().int().min(0).default(100),
   /** Default validity of an invitation (Zulip: 10 days). */
   INVITATION_VALIDITY_MINUTES: z.coerce.number().int().min(1).default(14400),
+  /**
+   * Whether a push notification service is configured: reported as `push_notifications_enabled`
+   * by `GET /server_settings` and register; without one, `POST /mobile_push/test_notification`
+   * answers `PUSH_SERVICE_NOT_CONFIGURED`.
+   */
   PUSH_NOTIFICATIONS_ENABLED: envBool(false),
   /**
    * Largest accepted upload, in MiB (Zulip's `max_file_upload_size_mib`). Messaging enforces it;
