@@ -146,6 +146,20 @@ describe("PATCH /realm through the stack", () => {
     expect(back.map((e) => `${e.type}/${e.op}`)).toEqual(["realm/update", "user_group/add_members"]);
   });
 
+  it("an announcement channel: set to a channel, and forgotten (-1) once the channel is deleted", async () => {
+    const { admin, member } = org.users;
+    ok(await as(admin).post("/users/me/subscriptions", { subscriptions: [{ name: "announce-e2e" }], principals: [admin.user_id, member.user_id] }));
+    const channel = ok(await as(admin).get("/get_stream_id", { stream: "announce-e2e" })).stream_id;
+    const set = await verifyAction(member, async () => ok(await patchRealm(admin, { new_stream_announcements_stream_id: channel })));
+    expect(bodies(set)).toEqual([{ type: "realm", op: "update", property: "new_stream_announcements_stream_id", value: channel }]);
+    const refused = await patchRealm(admin, { signup_announcements_stream_id: 987654 });
+    expect(refused.body).toMatchObject({ result: "error", msg: "Invalid channel ID" });
+    // The channel's delete event tells clients; accounts learns it from messaging's domain event.
+    const gone = await verifyAction(member, async () => ok(await as(admin).delete(`/streams/${channel}`)));
+    expect(gone.some((e) => e.type === "stream" && e.op === "delete")).toBe(true);
+    expect((await register(member)).realm_new_stream_announcements_stream_id).toBe(-1);
+  });
+
   it("users of another organization hear nothing and keep their settings", async () => {
     const stranger = demo.orgs[1].users.member;
     const state = await register(stranger);

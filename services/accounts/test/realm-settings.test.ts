@@ -1,6 +1,8 @@
 import { UpdateRealm } from "@chat/contracts";
 import { identityHeaders } from "@chat/platform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { doForgetDeletedChannel } from "../src/actions/realm-settings";
+import { startFakeMessaging } from "./fake-messaging";
 import { expectError, startAccounts, type Accounts, type Org, type TestUser } from "./helpers";
 import { everyone, multipart, notices, PNG_1X1, registerState } from "./settings-kit";
 
@@ -14,13 +16,18 @@ import { everyone, multipart, notices, PNG_1X1, registerState } from "./settings
 let t: Accounts;
 let org: Org;
 let other: Org;
+let messaging: Awaited<ReturnType<typeof startFakeMessaging>>;
 
 beforeAll(async () => {
-  t = await startAccounts();
+  messaging = await startFakeMessaging();
+  t = await startAccounts({ MESSAGING_URL: messaging.url });
   org = await t.createOrg();
   other = await t.createOrg();
 });
-afterAll(() => t?.close());
+afterAll(async () => {
+  await t?.close();
+  await messaging?.close();
+});
 
 const patchRealm = (who: TestUser, params: Record<string, unknown>) => t.call("PATCH", "/realm", { as: who.as, params });
 const realmState = (who: TestUser) => registerState(t, who.as, { fetch_event_types: ["realm"] });
@@ -329,6 +336,44 @@ describe("waiting_period_threshold", () => {
       { type: "user_group", op: "add_members", group_id: full, user_ids: members },
     ]);
     expect(await directMembers()).toEqual(members);
+  });
+});
+
+describe("announcement channels", () => {
+  const names = ["new_stream_announcements_stream_id", "signup_announcements_stream_id", "zulip_update_announcements_stream_id"];
+
+  it("a channel the administrator can access (messaging says which), or -1 for none", async () => {
+    const o = await t.createOrg();
+    messaging.visible.set(o.admin.user_id, [{ stream_id: 41, name: "announce" }, { stream_id: 42, name: "welcome" }]);
+    await t.markOutbox();
+    for (const name of names) expectError(await patchRealm(o.admin, { [name]: 43 }), 400, "BAD_REQUEST", "Invalid channel ID");
+    expect(await notices(t)).toEqual([]);
+    const params = { new_stream_announcements_stream_id: 41, signup_announcements_stream_id: 42, zulip_update_announcements_stream_id: 41 };
+    expect(await changed(o.admin, params)).toEqual({ result: "success", msg: "", ...params });
+    expect((await notices(t)).map((n) => n.event)).toEqual(names.map((property) => ({ type: "realm", op: "update", property, value: params[property as keyof typeof params] })));
+    let state = await realmState(o.member);
+    expect(names.map((name) => state[`realm_${name}`])).toEqual([41, 42, 41]);
+    expect(await changed(o.admin, { signup_announcements_stream_id: -1 })).toEqual({ result: "success", msg: "", signup_announcements_stream_id: -1 });
+    expect((await notices(t)).map((n) => [n.event, n.payload.value])).toEqual([
+      [{ type: "realm", op: "update", property: "signup_announcements_stream_id", value: -1 }, null],
+    ]);
+    state = await realmState(o.member);
+    expect(state.realm_signup_announcements_stream_id).toBe(-1);
+    expect((await realmState(other.member)).realm_new_stream_announcements_stream_id).toBe(-1);
+  });
+
+  it("a deleted channel is forgotten (messaging.stream.deleted), in its organization only", async () => {
+    const o = await t.createOrg();
+    const o2 = await t.createOrg();
+    for (const x of [o, o2]) {
+      messaging.visible.set(x.admin.user_id, [{ stream_id: 51, name: "news" }]);
+      await t.ok(await patchRealm(x.admin, { new_stream_announcements_stream_id: 51, zulip_update_announcements_stream_id: 51 }));
+    }
+    await doForgetDeletedChannel(t.deps, o.realmId, 51);
+    await doForgetDeletedChannel(t.deps, o.realmId, 51);
+    const state = await realmState(o.member);
+    expect([state.realm_new_stream_announcements_stream_id, state.realm_zulip_update_announcements_stream_id]).toEqual([-1, -1]);
+    expect((await realmState(o2.member)).realm_new_stream_announcements_stream_id).toBe(51);
   });
 });
 

@@ -143,6 +143,10 @@ export const realmSettingParams = {
   default_language: p.str(),
   /** Days; the column is a PostgreSQL integer, as Zulip's PositiveIntegerField. */
   waiting_period_threshold: p.int(z.number().int().min(0).max(2 ** 31 - 1)),
+  /** Channels for the automated announcements: a channel the administrator can access, or -1 (none). */
+  new_stream_announcements_stream_id: p.int(),
+  signup_announcements_stream_id: p.int(),
+  zulip_update_announcements_stream_id: p.int(),
   /** `"unlimited"` keeps messages forever; otherwise a positive number of days. Owners only. */
   message_retention_days: timeLimit(),
   send_welcome_emails: p.bool(),

@@ -2,6 +2,7 @@ import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@c
 import type { AccountsDeps } from "../deps";
 import { ROLE } from "../lib/format";
 import {
+  ANNOUNCEMENT_CHANNEL_SETTINGS,
   answeredRealmValue,
   checkRealmSettingValues,
   clientRealmValue,
@@ -9,7 +10,8 @@ import {
   UPDATE_DICT_REALM_SETTINGS,
   type RealmValue,
 } from "../lib/realm-settings";
-import { lockRealm, updateRealmSettings } from "../store/realms";
+import { messagingOf } from "../lib/messaging-client";
+import { clearAnnouncementChannel, lockRealm, updateRealmSettings } from "../store/realms";
 import { activeUserIds } from "../store/users";
 import { requireAdmin } from "./profile";
 import { updateFullMembersInTx } from "./system-groups";
@@ -25,6 +27,7 @@ export async function doUpdateRealm(deps: AccountsDeps, who: Identity, given: Re
   requireAdmin(who);
   const values = checkRealmSettingValues(given, who.role === ROLE.owner);
   if (!values.size) return {};
+  await checkAnnouncementChannels(deps, who, values);
   return withTx(deps.pool, async (tx) => {
     const realm = await lockRealm(tx, who.realmId);
     if (!realm) throw badRequest("Invalid organization");
@@ -43,6 +46,27 @@ export async function doUpdateRealm(deps: AccountsDeps, who: Identity, given: Re
     }
     return answer;
   });
+}
+
+/**
+ * An announcement channel must be one the administrator can access (Zulip's access_stream_by_id:
+ * a public channel, or a private one they are subscribed to), asked of messaging, which owns
+ * channels; "Invalid channel ID" otherwise.
+ */
+async function checkAnnouncementChannels(deps: AccountsDeps, who: Identity, values: Map<string, RealmValue>): Promise<void> {
+  const ids = [...values].filter(([name, id]) => ANNOUNCEMENT_CHANNEL_SETTINGS.has(name) && id !== null).map(([, id]) => id as number);
+  if (!ids.length) return;
+  const accessible = new Set((await messagingOf(deps).accessibleStreams(who)).map((s) => s.stream_id));
+  if (ids.some((id) => !accessible.has(id))) throw badRequest("Invalid channel ID");
+}
+
+/**
+ * Messaging deleted a channel: announcement settings naming it become disabled, as Zulip's
+ * register reports a deactivated channel there as -1. No event: clients clear the setting
+ * themselves on the channel's delete event, as Zulip's do.
+ */
+export async function doForgetDeletedChannel(deps: AccountsDeps, realmId: number, streamId: number): Promise<void> {
+  await clearAnnouncementChannel(deps.pool, realmId, streamId);
 }
 
 /** The `realm` event for one changed setting, to `users`; its domain event drops cached settings. */

@@ -28,6 +28,16 @@ const TIME_LIMITS = new Set([
   "message_retention_days",
 ]);
 
+/**
+ * Settings naming a channel for automated announcements: a channel id (which the administrator
+ * must be able to access), or a negative number for none (stored as null, -1 to clients).
+ */
+export const ANNOUNCEMENT_CHANNEL_SETTINGS = new Set([
+  "new_stream_announcements_stream_id",
+  "signup_announcements_stream_id",
+  "zulip_update_announcements_stream_id",
+]);
+
 /** The providers register offers (realm_available_video_chat_providers): none and Jitsi Meet. */
 export const VIDEO_CHAT_PROVIDER_IDS = [0, 1];
 /** Zulip's GIPHY_RATING_OPTIONS: disabled, Y, G, PG, PG-13, R. */
@@ -63,7 +73,9 @@ export function checkRealmSettingValues(given: Record<string, unknown>, isOwner:
   for (const [name, raw] of Object.entries(given)) {
     if (raw === undefined) continue;
     if (name === "message_retention_days") values.set(name, retention!);
-    else values.set(name, TIME_LIMITS.has(name) ? parseTimeLimit(name, raw) : (raw as RealmValue));
+    else if (TIME_LIMITS.has(name)) values.set(name, parseTimeLimit(name, raw));
+    else if (ANNOUNCEMENT_CHANNEL_SETTINGS.has(name)) values.set(name, (raw as number) < 0 ? null : (raw as number));
+    else values.set(name, raw as RealmValue);
   }
   return values;
 }
@@ -77,9 +89,9 @@ export function realmRowValue(realm: RealmRow, name: string): RealmValue {
   return realm[field] as RealmValue;
 }
 
-/** A setting's value as clients see it: messages kept forever are -1 there (stored as null). */
+/** A setting's value as clients see it: messages kept forever and no announcement channel are -1 there (stored as null). */
 export function clientRealmValue(name: string, value: RealmValue): RealmValue {
-  return name === "message_retention_days" && value === null ? -1 : value;
+  return (name === "message_retention_days" || ANNOUNCEMENT_CHANNEL_SETTINGS.has(name)) && value === null ? -1 : value;
 }
 
 /** What Zulip's update_realm answers for a changed setting: strings are just "updated". */

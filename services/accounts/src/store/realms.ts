@@ -50,6 +50,10 @@ export interface RealmRow {
   requireUniqueNames: boolean;
   defaultCodeBlockLanguage: string;
   orgType: number;
+  /** Channel ids (messaging's); null when disabled. */
+  newStreamAnnouncementsStreamId: number | null;
+  signupAnnouncementsStreamId: number | null;
+  zulipUpdateAnnouncementsStreamId: number | null;
   maxInvitesPerDay: number | null;
   notificationBotId: number | null;
 }
@@ -105,6 +109,9 @@ function toRealm(r: any): RealmRow {
     requireUniqueNames: r.require_unique_names,
     defaultCodeBlockLanguage: r.default_code_block_language,
     orgType: r.org_type,
+    newStreamAnnouncementsStreamId: r.new_stream_announcements_stream_id === null ? null : Number(r.new_stream_announcements_stream_id),
+    signupAnnouncementsStreamId: r.signup_announcements_stream_id === null ? null : Number(r.signup_announcements_stream_id),
+    zulipUpdateAnnouncementsStreamId: r.zulip_update_announcements_stream_id === null ? null : Number(r.zulip_update_announcements_stream_id),
     maxInvitesPerDay: r.max_invites_per_day,
     notificationBotId: r.notification_bot_id,
   };
@@ -160,4 +167,15 @@ export async function updateRealmSettings(db: Queryable, realmId: number, values
   for (const name of names) if (!/^[a-z_]+$/.test(name)) throw new Error(`not a realm column: ${name}`);
   const sets = names.map((name, i) => `${name} = $${i + 2}`).join(", ");
   await db.query(`UPDATE realms SET ${sets} WHERE id = $1`, [realmId, ...values.values()]);
+}
+
+/** The announcement settings that named a now deleted channel become disabled; returns their names. */
+export async function clearAnnouncementChannel(db: Queryable, realmId: number, streamId: number): Promise<string[]> {
+  const names = ["new_stream_announcements_stream_id", "signup_announcements_stream_id", "zulip_update_announcements_stream_id"];
+  const cleared: string[] = [];
+  for (const name of names) {
+    const { rowCount } = await db.query(`UPDATE realms SET ${name} = NULL WHERE id = $1 AND ${name} = $2`, [realmId, streamId]);
+    if (rowCount) cleared.push(name);
+  }
+  return cleared;
 }

@@ -101,6 +101,10 @@ function stream(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
       if (Array.isArray(state.realm_default_streams)) {
         state.realm_default_streams = state.realm_default_streams.filter((s: any) => !ids.has(s.stream_id));
       }
+      // Announcements to a deleted channel are off (register says -1 then; no realm event comes).
+      for (const key of ["realm_new_stream_announcements_stream_id", "realm_signup_announcements_stream_id", "realm_zulip_update_announcements_stream_id"]) {
+        if (ids.has(state[key])) state[key] = -1;
+      }
       break;
     }
     case "update":
