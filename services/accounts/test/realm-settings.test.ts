@@ -464,6 +464,21 @@ describe("settings accounts enforces", () => {
     await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: other.realmId, email: `max2@${other.slug}.test`, full_name: "Max Member", role: 400 } }));
   });
 
+  it("presence_disabled: nobody's presence is shown and reports tell no one; on again, presence is back", async () => {
+    const o = await t.createOrg();
+    const report = (who: TestUser) => t.call("POST", "/users/me/presence", { as: who.as, params: { status: "active", slim_presence: true } });
+    await t.ok(await report(o.member));
+    await t.ok(await patchRealm(o.admin, { presence_disabled: true }));
+    await t.markOutbox();
+    expect((await t.ok(await report(o.member2))).presences).toEqual({});
+    expect((await notices(t)).filter((n) => n.event.type === "presence")).toEqual([]);
+    expect((await t.ok(await t.call("GET", "/realm/presence", { as: o.member.as }))).presences).toEqual({});
+    expect((await registerState(t, o.member.as, { fetch_event_types: ["presence"], slim_presence: true })).presences).toEqual({});
+    await t.ok(await patchRealm(o.admin, { presence_disabled: false }));
+    const shown = (await registerState(t, o.member.as, { fetch_event_types: ["presence"], slim_presence: true })).presences;
+    expect(Object.keys(shown).sort()).toEqual([String(o.member.user_id), String(o.member2.user_id)].sort());
+  });
+
   it("default_language: new users start with the organization's language", async () => {
     const o = await t.createOrg();
     await t.ok(await patchRealm(o.admin, { default_language: "fr" }));

@@ -9,6 +9,7 @@ import {
   type PresenceStatus,
 } from "../lib/presence";
 import { deletePresence, getPresenceSubject, lockPresence, nextPresenceUpdateId, savePresence, type PresenceRow } from "../store/presence";
+import { getRealm } from "../store/realms";
 import { activeUserIds } from "../store/users";
 
 const isStatus = (s: string): s is PresenceStatus => (PRESENCE_STATUSES as readonly string[]).includes(s);
@@ -64,6 +65,8 @@ async function writePresenceInTx(
   const change = presenceChange(row, status, logTime);
   if (change.changed) await savePresence(tx, user.realmId, user.userId, change.times, updateId);
   if (!opts.force && row !== null && !change.becameOnline) return;
+  // Nobody is told of reports in an organization with presence disabled; forced updates still go (Zulip's).
+  if (!opts.force && (await getRealm(tx, user.realmId))?.presenceDisabled) return;
   const users = await activeUserIds(tx, user.realmId);
   if (!opts.force && users.length > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS) return;
   const website = legacyClientPresence({ ...user, ...change.times });

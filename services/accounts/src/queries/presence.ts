@@ -3,6 +3,7 @@ import { badRequest, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { legacyClientPresence, legacyPresence, modernPresence, OFFLINE_THRESHOLD_SECS, PRESENCE_HISTORY_LIMIT_DAYS, unixSeconds } from "../lib/presence";
 import { getUserPresence, listRealmPresence, type PresenceRow } from "../store/presence";
+import { getRealm } from "../store/realms";
 import { getUser, getUserByEmail } from "../store/users";
 
 export interface PresenceQuery {
@@ -35,7 +36,8 @@ export async function getRealmPresences(deps: AccountsDeps, realmId: number, q: 
 export async function getRealmPresences(deps: AccountsDeps, realmId: number, q: PresenceQuery): Promise<RealmPresences> {
   const now = deps.clock.now();
   let rows: PresenceRow[] = [];
-  if (q.historyLimitDays !== 0) {
+  // An organization with presence disabled shows nobody's (Zulip's get_presences_for_realm).
+  if (q.historyLimitDays !== 0 && !(await getRealm(deps.pool, realmId))?.presenceDisabled) {
     const filter: { afterUpdateId?: number; connectedSince?: Date } = {};
     if (q.lastUpdateId !== undefined) filter.afterUpdateId = q.lastUpdateId;
     if (q.lastUpdateId === undefined || q.lastUpdateId <= 0) {
