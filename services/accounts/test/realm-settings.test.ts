@@ -405,6 +405,30 @@ describe("settings accounts enforces", () => {
     await t.ok(await createBot(o.member, "one", 1));
   });
 
+  it("user_group_edit_policy: who may create and change user groups ('Insufficient permission')", async () => {
+    const o = await t.createOrg();
+    const create = (who: TestUser, name: string) =>
+      t.call("POST", "/user_groups/create", { as: who.as, params: { name, description: "d", members: JSON.stringify([who.user_id]) } });
+    await t.ok(await create(o.member, "members-own"));
+    const groups = (await t.ok(await t.call("GET", "/user_groups", { as: o.member.as }))).user_groups;
+    const own = groups.find((g: any) => g.name === "members-own").id;
+    await t.ok(await patchRealm(o.admin, { user_group_edit_policy: 4 }));
+    expectError(await create(o.member, "refused"), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await t.call("PATCH", `/user_groups/${own}`, { as: o.member.as, params: { description: "new" } }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(
+      await t.call("POST", `/user_groups/${own}/members`, { as: o.member.as, params: { add: JSON.stringify([o.member2.user_id]) } }),
+      400,
+      "BAD_REQUEST",
+      "Insufficient permission",
+    );
+    await t.ok(await create(o.moderator, "moderators-own"));
+    // Full members only: new members wait out the waiting period.
+    await t.ok(await patchRealm(o.admin, { user_group_edit_policy: 3, waiting_period_threshold: 10 }));
+    expectError(await create(o.member, "still refused"), 400, "BAD_REQUEST", "Insufficient permission");
+    t.clock.advance(11 * 86_400_000);
+    await t.ok(await create(o.member, "full member's"));
+  });
+
   it("name_changes_disabled: a member's new name is ignored without an error; administrators still change theirs", async () => {
     const o = await t.createOrg();
     await t.ok(await patchRealm(o.admin, { name_changes_disabled: true }));

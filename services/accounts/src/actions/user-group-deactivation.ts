@@ -2,7 +2,7 @@ import { ApiError, withTx, type Identity, type Queryable } from "@chat/platform"
 import type { AccountsDeps } from "../deps";
 import { messagingOf } from "../lib/messaging-client";
 import { activeGroupsMentionableBy, activeNamedSupergroupIds, anonymousSupergroupIds, setGroupDeactivated } from "../store/user-groups";
-import { accessGroupForUpdate, notifyGroup } from "./user-groups";
+import { accessGroupForUpdate, checkUserGroupEditPolicy, notifyGroup } from "./user-groups";
 
 export type GroupUseObjection =
   | { type: "subgroup"; supergroup_ids: number[] }
@@ -37,6 +37,7 @@ async function groupUseObjections(tx: Queryable, deps: AccountsDeps, realmId: nu
  * into a `remove` for clients without the include_deactivated_groups capability.
  */
 export async function doDeactivateUserGroup(deps: AccountsDeps, who: Identity, groupId: number): Promise<void> {
+  await checkUserGroupEditPolicy(deps, who);
   await withTx(deps.pool, async (tx) => {
     // Subgroup changes take this lock too, so none can add the group while it is checked.
     await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.subgroups'), $1::int)", [who.realmId]);

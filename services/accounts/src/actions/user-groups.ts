@@ -22,7 +22,9 @@ import {
   systemGroupIds,
   type UserGroupRow,
 } from "../store/user-groups";
-import { activeUserIds, getUsersByIds } from "../store/users";
+import { activeUserIds, getUser, getUsersByIds } from "../store/users";
+import { getRealm } from "../store/realms";
+import { policyAllows } from "../lib/policy";
 import { checkGroupsApiCaller } from "../queries/user-groups";
 
 const MAX_NAME = 100;
@@ -136,6 +138,17 @@ export async function accessGroupForUpdate(tx: Queryable, who: Identity, groupId
   return g;
 }
 
+/**
+ * Zulip's require_user_group_edit_permission: members and administrators (checkGroupsApiCaller)
+ * whom the organization's user_group_edit_policy allows ("Insufficient permission"), before
+ * anything else of a request that creates or changes a group.
+ */
+export async function checkUserGroupEditPolicy(deps: AccountsDeps, who: Identity): Promise<void> {
+  checkGroupsApiCaller(who);
+  const [realm, user] = await Promise.all([getRealm(deps.pool, who.realmId), getUser(deps.pool, who.realmId, who.userId)]);
+  if (!realm || !user || !policyAllows(realm.userGroupEditPolicy, user, realm, deps.clock.now())) throw badRequest("Insufficient permission");
+}
+
 /** A user_group event to everyone active in the organization (only to queues with `capability`, when given). */
 export async function notifyGroup(tx: Queryable, realmId: number, type: string, payload: Record<string, unknown>, event: Record<string, unknown>, capability?: string) {
   const users = await activeUserIds(tx, realmId);
@@ -147,7 +160,7 @@ export async function doCreateUserGroup(
   who: Identity,
   p: { name: string; description: string; members: number[]; canMentionGroup?: GroupSettingValue },
 ): Promise<number> {
-  checkGroupsApiCaller(who);
+  await checkUserGroupEditPolicy(deps, who);
   const name = checkName(p.name);
   const description = checkDescription(p.description);
   return withTx(deps.pool, async (tx) => {
@@ -177,6 +190,7 @@ export async function doUpdateUserGroup(
   groupId: number,
   p: { name?: string; description?: string; canMentionGroup?: { new: GroupSettingValue; old?: GroupSettingValue } },
 ): Promise<void> {
+  await checkUserGroupEditPolicy(deps, who);
   if (p.name === undefined && p.description === undefined && p.canMentionGroup === undefined) throw badRequest("No new data supplied");
   await withTx(deps.pool, async (tx) => {
     const group = await accessGroupForUpdate(tx, who, groupId, { allowDeactivated: true });
@@ -217,6 +231,7 @@ export async function doUpdateUserGroup(
 }
 
 export async function doUpdateGroupMembers(deps: AccountsDeps, who: Identity, groupId: number, add: number[] = [], remove: number[] = []): Promise<void> {
+  await checkUserGroupEditPolicy(deps, who);
   if (!add.length && !remove.length) throw badRequest("Nothing to do. Specify at least one of 'add' or 'delete'.");
   await withTx(deps.pool, async (tx) => {
     await accessGroupForUpdate(tx, who, groupId);
@@ -247,6 +262,7 @@ export async function notifyMembers(tx: Queryable, realmId: number, groupId: num
 }
 
 export async function doUpdateSubgroups(deps: AccountsDeps, who: Identity, groupId: number, add: number[] = [], remove: number[] = []): Promise<void> {
+  await checkUserGroupEditPolicy(deps, who);
   if (!add.length && !remove.length) throw badRequest("Nothing to do. Specify at least one of 'add' or 'delete'.");
   await withTx(deps.pool, async (tx) => {
     // Serializes subgroup changes in the realm so two concurrent additions cannot form a cycle.
