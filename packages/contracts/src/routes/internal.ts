@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Linkifier } from "../events/accounts";
 import { UserAvatarSummary, UserSummary } from "../models";
 import { p } from "../params";
+import { RealmEmojiDict } from "./realm-emoji";
 import { empty, route, success, type ServiceName } from "../route";
 
 /**
@@ -332,4 +333,18 @@ export const InternalGetUserSettings = route({
   response: success({
     users: z.array(z.strictObject({ user_id: z.number().int(), settings: z.record(z.string(), UserSettingValue) })),
   }),
+});
+
+/**
+ * An organization's whole custom emoji dictionary, as GET /realm/emoji gives it, for accounts'
+ * replica (status emoji) when it misses an emoji: uploaded before the replica existed, or whose
+ * messaging.realm_emoji.updated has not arrived yet.
+ */
+export const InternalGetRealmEmoji = route({
+  method: "GET",
+  path: "/internal/realm/emoji",
+  service: "messaging",
+  auth: "internal",
+  params: { realm_id: p.int().required() },
+  response: success({ emoji: RealmEmojiDict }),
 });

@@ -1,6 +1,7 @@
 import { badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
-import { checkEmoji, emojiNameToCode } from "../lib/emoji";
+import { checkEmoji, emojiNameToCode, realmEmojiLookups } from "../lib/emoji";
+import { doLoadRealmEmoji } from "./realm-emoji";
 import { upsertStatus } from "../store/user-status";
 import { activeUserIds, setPresenceEnabled } from "../store/users";
 import { doForcePresenceUpdateInTx } from "./presence";
@@ -29,14 +30,18 @@ export async function doUpdateOwnStatus(deps: AccountsDeps, who: Identity, p: St
   if (p.emojiName === "") {
     emoji = { name: "", code: "", type: "unicode_emoji" };
   } else if (p.emojiName !== undefined) {
-    let code = p.emojiCode;
-    let type = p.reactionType;
-    if (code === undefined || type === undefined) {
-      const found = emojiNameToCode(p.emojiName);
-      code ??= found.code;
-      type ??= found.type;
-    }
-    checkEmoji(p.emojiName, code, type);
+    const name = p.emojiName;
+    const byName = p.emojiCode === undefined || p.reactionType === undefined;
+    // Custom emoji live in messaging; the replica is read only when they can matter.
+    const custom = realmEmojiLookups(
+      byName || p.reactionType === "realm_emoji"
+        ? await doLoadRealmEmoji(deps, who.realmId, (all) => all.some((e) => (byName ? e.name === name && !e.deactivated : String(e.id) === p.emojiCode)))
+        : [],
+    );
+    const found = byName ? emojiNameToCode(name, custom.activeIdByName) : undefined;
+    const code = p.emojiCode ?? found!.code;
+    const type = p.reactionType ?? found!.type;
+    checkEmoji(name, code, type, custom.byId);
     emoji = { name: p.emojiName, code, type };
   } else if (p.emojiCode !== undefined || p.reactionType !== undefined) {
     throw badRequest("Client must pass emoji_name if they pass either emoji_code or reaction_type.");

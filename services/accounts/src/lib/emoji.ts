@@ -4,12 +4,23 @@ import { badRequest } from "@chat/platform";
 export const REACTION_TYPES = ["unicode_emoji", "realm_emoji", "zulip_extra_emoji"] as const;
 export type ReactionType = (typeof REACTION_TYPES)[number];
 
-/** Realm custom emoji known to this server (none can be uploaded yet). */
+/** The organization's custom emoji, by id (deactivated ones too). */
 export type RealmEmojiLookup = (id: string) => { name: string; deactivated: boolean } | null;
 const noRealmEmoji: RealmEmojiLookup = () => null;
 
-/** Zulip's lookup of an emoji given by name only: custom, then Unicode, then the Zulip logo. */
-export function emojiNameToCode(name: string): { code: string; type: ReactionType } {
+type CustomEmoji = { id: number; name: string; deactivated: boolean };
+
+/** Lookups over a list of the organization's custom emoji. */
+export function realmEmojiLookups(emoji: CustomEmoji[]): { byId: RealmEmojiLookup; activeIdByName: (name: string) => string | null } {
+  const byId = new Map(emoji.map((e) => [String(e.id), e]));
+  const active = new Map(emoji.filter((e) => !e.deactivated).map((e) => [e.name, String(e.id)]));
+  return { byId: (id) => byId.get(id) ?? null, activeIdByName: (name) => active.get(name) ?? null };
+}
+
+/** Zulip's lookup of an emoji given by name only: an active custom one, then Unicode, then the Zulip logo. */
+export function emojiNameToCode(name: string, activeIdByName: (name: string) => string | null = () => null): { code: string; type: ReactionType } {
+  const id = activeIdByName(name);
+  if (id !== null) return { code: id, type: "realm_emoji" };
   const code = emojiCodeByName(name);
   if (code) return { code, type: "unicode_emoji" };
   if (name === "zulip") return { code: "zulip", type: "zulip_extra_emoji" };

@@ -1,4 +1,4 @@
-import { InternalStreamGroupSettingUses, InternalSubscribeNewUser, MessagingRegisterState } from "@chat/contracts";
+import { InternalGetRealmEmoji, InternalStreamGroupSettingUses, InternalSubscribeNewUser, MessagingRegisterState, type RealmEmojiDict } from "@chat/contracts";
 import { InternalClient, type Identity } from "@chat/platform";
 
 export interface StreamRef {
@@ -41,6 +41,12 @@ export class MessagingClient {
       { params: { realm_id: realmId, group_ids: groupIds } },
     );
     return r.channels;
+  }
+
+  /** The organization's whole custom emoji dictionary (the replica's read-through). */
+  async realmEmoji(realmId: number): Promise<RealmEmojiDict> {
+    const r = await this.http.call<{ emoji: RealmEmojiDict }>(InternalGetRealmEmoji.method, InternalGetRealmEmoji.path, { params: { realm_id: realmId } });
+    return r.emoji;
   }
 
   /** The id of the newest message the user received, -1 when none (the `message` state). */

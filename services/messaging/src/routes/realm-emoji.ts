@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { pipeline } from "node:stream/promises";
-import { DeactivateRealmEmoji, GetRealmEmoji, GetRealmEmojiImage, GetRealmEmojiStillImage, UploadRealmEmoji } from "@chat/contracts";
+import { DeactivateRealmEmoji, GetRealmEmoji, GetRealmEmojiImage, GetRealmEmojiStillImage, InternalGetRealmEmoji, UploadRealmEmoji } from "@chat/contracts";
 import { ApiError, badRequest, INTERNAL_HEADERS, registerRoute } from "@chat/platform";
 import { checkCanUploadRealmEmoji, doDeactivateRealmEmoji, doUploadRealmEmoji, MAX_EMOJI_FILE_SIZE_MIB, type EmojiFile } from "../actions/realm-emoji";
 import type { AppDeps, RoutePlugin } from "../deps";
@@ -62,6 +62,8 @@ export function realmEmojiRoutes(storage: FileStorage, opts: { maxBytes?: number
   const maxBytes = opts.maxBytes ?? MAX_EMOJI_FILE_SIZE_MIB * 1024 * 1024;
   return (app, deps: AppDeps) => {
     registerRoute(app, GetRealmEmoji, async ({ identity }) => ({ emoji: await getRealmEmojiDict(deps.pool, identity.realmId) }));
+    // Accounts' replica reads through on a miss (status emoji).
+    registerRoute(app, InternalGetRealmEmoji, async ({ params }) => ({ emoji: await getRealmEmojiDict(deps.pool, params.realm_id) }));
 
     registerRoute(app, UploadRealmEmoji, async ({ params, identity, req }) => {
       const name = await checkCanUploadRealmEmoji(deps, identity, params.emoji_name);
