@@ -8,6 +8,7 @@ import { doCleanupExpiredInvites } from "./actions/invites";
 import { doPromoteNewFullMembers } from "./actions/system-groups";
 import { consumeChannelDeletions } from "./consumers/channels";
 import { consumeInviteAccepted } from "./consumers/invites";
+import { consumeUserJoined } from "./consumers/new-users";
 import { consumeRealmEmoji } from "./consumers/realm-emoji";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
   relay.start();
   await consumeInviteAccepted(amqp, deps);
   await consumeRealmEmoji(amqp, deps);
+  await consumeUserJoined(amqp, deps);
   await consumeChannelDeletions(amqp, deps);
   // Expired invitations cannot be used; this removes them (hourly, idempotent across replicas).
   const cleanup = setInterval(() => void doCleanupExpiredInvites(deps).catch((err) => log.warn({ err }, "invite clean-up failed")), 3_600_000);

@@ -46,6 +46,13 @@ export const AccountsInviteAccepted = defineEvent(
     .passthrough(),
 );
 
+/**
+ * A human joined without an invitation (POST /users, the admin CLI): as in Zulip's
+ * do_create_user, they join the organization's default channels. Accounts consumes it itself
+ * and calls messaging, so the work is retried until it succeeds.
+ */
+export const AccountsUserJoined = defineEvent("accounts.user.joined", z.object({ user_id: z.number().int() }).passthrough());
+
 /** Client event `realm_user` / add: the whole user object. */
 export const RealmUserAddEvent = z.strictObject({
   type: z.literal("realm_user"),

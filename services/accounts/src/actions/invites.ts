@@ -257,8 +257,8 @@ export interface InviteAccepted {
  * Consumer side of an accepted invitation: the new user joins the invitation's channels (checked
  * against the inviter's access when inviting; nobody acts now, as in Zulip) and the
  * notification bot tells the referrer. Both calls are idempotent, so a retry repeats nothing.
- * Messaging keeps no organization default channels, so `include_realm_default_subscriptions`
- * adds none.
+ * With `include_realm_default_subscriptions` (Zulip's, default false) the organization's default
+ * channels too.
  */
 export async function doCompleteInviteAcceptance(deps: AccountsDeps, realmId: number, e: InviteAccepted): Promise<void> {
   const messaging = messagingOf(deps);
@@ -268,7 +268,7 @@ export async function doCompleteInviteAcceptance(deps: AccountsDeps, realmId: nu
     getRealm(deps.pool, realmId),
   ]);
   if (!newUser || !newUser.isActive || !realm) return;
-  await messaging.subscribeNewUser(realmId, newUser.id, e.stream_ids);
+  await messaging.subscribeNewUser(realmId, newUser.id, e.stream_ids, e.include_realm_default_subscriptions);
   if (e.notify_referrer_on_join && referrer && referrer.isActive && realm.notificationBotId) {
     const bot = await getUser(deps.pool, realmId, realm.notificationBotId);
     if (bot) {

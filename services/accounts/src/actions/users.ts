@@ -23,6 +23,7 @@ import {
 } from "../store/users";
 import { emailVisibilityOf } from "../queries/profile";
 import { canSeeDeliveryEmail } from "../lib/user-settings";
+import { messagingOf } from "../lib/messaging-client";
 
 export interface CreateUserInput {
   realmId: number;
@@ -120,7 +121,27 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
 
 /** Admin CLI and tests: create any user or bot. */
 export async function doCreateUser(deps: AccountsDeps, input: CreateUserInput) {
-  return withTx(deps.pool, (tx) => createUserInTx(tx, deps, input));
+  return withTx(deps.pool, async (tx) => {
+    const created = await createUserInTx(tx, deps, input);
+    await notifyJoinedWithoutInviteInTx(tx, created.user);
+    return created;
+  });
+}
+
+/**
+ * A human created without an invitation joins the default channels (Zulip's do_create_user with
+ * no prereg_user), done by this service's consumer of `accounts.user.joined`; bots join none.
+ */
+async function notifyJoinedWithoutInviteInTx(tx: Queryable, user: UserRow): Promise<void> {
+  if (user.isBot) return;
+  await emitEvent(tx, { type: "accounts.user.joined", realmId: user.realmId, payload: { user_id: user.id } });
+}
+
+/** Consumer side of `accounts.user.joined`: the default channels, if the user is still active (idempotent). */
+export async function doSubscribeJoinedUser(deps: AccountsDeps, realmId: number, userId: number): Promise<void> {
+  const user = await getUser(deps.pool, realmId, userId);
+  if (!user || !user.isActive || user.isBot) return;
+  await messagingOf(deps).subscribeNewUser(realmId, user.id, [], true);
 }
 
 /** POST /users: an administrator creates a member with a password. */
@@ -135,6 +156,7 @@ export async function doCreateUserByAdmin(deps: AccountsDeps, who: Identity, p: 
       password: p.password,
       checkPasswordStrength: true,
     });
+    await notifyJoinedWithoutInviteInTx(tx, user);
     return user;
   });
 }

@@ -25,11 +25,14 @@ export class MessagingClient {
     return r.streams;
   }
 
-  /** A user who accepted an invitation joins its channels that still exist (no acting user). */
-  async subscribeNewUser(realmId: number, userId: number, streamIds: number[]): Promise<void> {
-    if (!streamIds.length) return;
+  /**
+   * A new user joins these channels that still exist, and with `includeDefault` the
+   * organization's default channels (no acting user).
+   */
+  async subscribeNewUser(realmId: number, userId: number, streamIds: number[], includeDefault = false): Promise<void> {
+    if (!streamIds.length && !includeDefault) return;
     await this.http.call(InternalSubscribeNewUser.method, InternalSubscribeNewUser.path, {
-      params: { realm_id: realmId, user_id: userId, stream_ids: streamIds },
+      params: { realm_id: realmId, user_id: userId, stream_ids: streamIds, include_default: includeDefault },
     });
   }
 
