@@ -222,7 +222,7 @@ describe("accepting an invitation", () => {
       // The new user joins the invitation's channels; nobody's identity is borrowed for it.
       const sub = messaging.calls.find((c) => c.path === "/api/v1/internal/subscriptions/new_user" && c.method === "POST")!;
       expect(sub.userId).toBeNaN();
-      expect(sub.params).toEqual({ realm_id: String(org.realmId), user_id: String(acc.user_id), stream_ids: "[12]" });
+      expect(sub.params).toEqual({ realm_id: String(org.realmId), user_id: String(acc.user_id), stream_ids: "[12]", include_default: "true" });
       expect(messaging.calls.some((c) => c.path === "/api/v1/users/me/subscriptions")).toBe(false);
       const dm = messaging.calls.find((c) => c.path === "/api/v1/internal/messages/send")!;
       const botId = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.notification_bot_id;

@@ -178,7 +178,9 @@ describe("users", () => {
     await t.markOutbox();
     const body = await t.ok(await t.call("POST", "/users", { as: org.admin.as, params: { email: "New.Person@x.test", password: "pw-123456", full_name: " New Person " } }));
     const events = await t.outbox();
-    expect(events.map((e) => e.type)).toEqual(["accounts.user.created", "accounts.user_group.members_changed", "accounts.user_group.members_changed"]);
+    // The last one has this service's consumer subscribe them to the default channels.
+    expect(events.map((e) => e.type)).toEqual(["accounts.user.created", "accounts.user_group.members_changed", "accounts.user_group.members_changed", "accounts.user.joined"]);
+    expect(events[3].payload).toEqual({ user_id: body.user_id });
     expect(events[0].payload.user).toMatchObject({ user_id: body.user_id, role: 400, full_name: "New Person", email: "New.Person@x.test" });
     const client = events[0].payload.client;
     expect(client.event.person).toMatchObject({ user_id: body.user_id, full_name: "New Person", is_active: true });
