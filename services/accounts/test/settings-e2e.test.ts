@@ -251,7 +251,8 @@ describe("every realm_user update form, seen by another user", () => {
     await eventually(async () => expect((await as(subject()).get("/users/me")).status).toBe(401));
     const on = await verifyAction(viewer(), async () => ok(await as(org.users.admin).post(`/users/${subject().user_id}/reactivate`)));
     expect(persons(on)).toEqual([{ user_id: subject().user_id, is_active: true }]);
-    expect(typesOf(on)).toEqual(["realm_user/update"]);
+    // Back among their channels' subscribers, as Zulip's do_reactivate_user tells peers.
+    expect(typesOf(on)).toEqual(["realm_user/update", "subscription/peer_add"]);
     await eventually(async () => expect((await as(subject()).get("/users/me")).status).toBe(200));
   });
 });

@@ -68,7 +68,8 @@ describe("system groups", () => {
     await t.markOutbox();
     const u = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "mod2@x.test", full_name: "Mod Two", role: 300 } }));
     const events = await t.outbox();
-    expect(events.map((e) => e.type)).toEqual(["accounts.user.created", "accounts.user_group.members_changed"]);
+    // accounts.user.joined: the default channels are subscribed by accounts' own consumer.
+    expect(events.map((e) => e.type)).toEqual(["accounts.user.created", "accounts.user_group.members_changed", "accounts.user.joined"]);
     const ev = events[1].payload.client.event;
     expect(UserGroupMembersEvent.parse(ev)).toEqual({ type: "user_group", op: "add_members", group_id: sys["role:moderators"], user_ids: [u.user_id] });
   });
