@@ -60,8 +60,8 @@ async function writePresenceInTx(
 ): Promise<void> {
   // Every writer locks the sequence before the user's row: no two can wait on each other.
   const updateId = await nextPresenceUpdateId(tx, user.realmId);
-  if (opts.startOver) await deletePresence(tx, user.userId);
-  const row = opts.startOver ? null : await lockPresence(tx, user.userId);
+  if (opts.startOver) await deletePresence(tx, user.realmId, user.userId);
+  const row = opts.startOver ? null : await lockPresence(tx, user.realmId, user.userId);
   const change = presenceChange(row, status, logTime);
   if (change.changed) await savePresence(tx, user.realmId, user.userId, change.times, updateId);
   if (!opts.force && row !== null && !change.becameOnline) return;

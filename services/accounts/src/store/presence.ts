@@ -46,8 +46,11 @@ export async function getPresenceSubject(db: Queryable, realmId: number, userId:
 }
 
 /** The row locked for update, or null when the user has none yet. */
-export async function lockPresence(db: Queryable, userId: number): Promise<PresenceTimes | null> {
-  const { rows } = await db.query("SELECT last_active_time, last_connected_time FROM user_presence WHERE user_id = $1 FOR UPDATE", [userId]);
+export async function lockPresence(db: Queryable, realmId: number, userId: number): Promise<PresenceTimes | null> {
+  const { rows } = await db.query(
+    "SELECT last_active_time, last_connected_time FROM user_presence WHERE realm_id = $1 AND user_id = $2 FOR UPDATE",
+    [realmId, userId],
+  );
   return rows[0] ? { lastActive: rows[0].last_active_time, lastConnected: rows[0].last_connected_time } : null;
 }
 
@@ -75,8 +78,8 @@ export async function savePresence(db: Queryable, realmId: number, userId: numbe
   );
 }
 
-export async function deletePresence(db: Queryable, userId: number): Promise<void> {
-  await db.query("DELETE FROM user_presence WHERE user_id = $1", [userId]);
+export async function deletePresence(db: Queryable, realmId: number, userId: number): Promise<void> {
+  await db.query("DELETE FROM user_presence WHERE realm_id = $1 AND user_id = $2", [realmId, userId]);
 }
 
 /**
