@@ -108,8 +108,14 @@ export class OutboxRelay {
     // The read is its own statement, after the lock's: in READ COMMITTED each statement takes its
     // snapshot when it starts, so it sees the marks of the relay that held the lock before us
     // (a single statement would snapshot before the lock was taken and republish those rows).
+    // The read walks the partial index in order, never a bitmap or a sequential scan: marking a
+    // row published leaves its entry in `outbox_unpublished` until vacuum, and only an index scan
+    // flags such entries dead as it passes them, so the next claim skips them without reading the
+    // table. A bitmap scan visits every one of them again on every claim: with a day's published
+    // rows kept, that grew to 0.9 ms a claim within a minute of sends (bench/README.md, round 16).
     this.claimSql = `BEGIN; SET LOCAL synchronous_commit TO off;
-      SELECT set_config('chat.outbox_lock', pg_try_advisory_xact_lock(hashtext('${lockName}'))::text, true) AS ok;
+      SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
+             set_config('chat.outbox_lock', pg_try_advisory_xact_lock(hashtext('${lockName}'))::text, true) AS ok;
       SELECT seq, id, type, version, realm_id, payload, occurred_at FROM outbox
        WHERE current_setting('chat.outbox_lock') = 'true' AND published_at IS NULL
        ORDER BY seq LIMIT ${Math.trunc(this.batchSize)}`;
