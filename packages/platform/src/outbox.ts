@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { DomainEnvelope } from "@chat/contracts";
 import type { AmqpClient } from "./amqp";
-import type { Queryable } from "./db";
+import { withTx, type Queryable } from "./db";
 import type { Logger } from "./logger";
 import { onOutboxCommitted, onOutboxFlush, outboxRowsWritten } from "./outbox-signal";
 import { outboxMetrics, watchRelay } from "./pipeline-metrics";
@@ -170,10 +170,15 @@ export class OutboxRelay {
 
   /** Unpublished rows and the age of the oldest (for `/metrics`). */
   async pending(): Promise<{ count: number; oldestSeconds: number }> {
-    const { rows } = await this.opts.pool.query<{ count: number; oldest: number }>(
-      `SELECT count(*)::int AS count, coalesce(extract(epoch FROM now() - min(occurred_at)), 0)::float8 AS oldest
-         FROM outbox WHERE published_at IS NULL`,
-    );
+    // In index order for the same reason as the claim (see claimSql): a bitmap scan would read
+    // every published row still listed in the partial index on every scrape.
+    const { rows } = await withTx(this.opts.pool, async (tx) => {
+      await tx.query("SET LOCAL enable_bitmapscan TO off; SET LOCAL enable_seqscan TO off");
+      return tx.query<{ count: number; oldest: number }>(
+        `SELECT count(*)::int AS count, coalesce(extract(epoch FROM now() - min(occurred_at)), 0)::float8 AS oldest
+           FROM outbox WHERE published_at IS NULL`,
+      );
+    });
     return { count: rows[0].count, oldestSeconds: Math.max(0, rows[0].oldest) };
   }
 
