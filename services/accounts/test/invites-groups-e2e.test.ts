@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiClient, demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
+import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 
 /**
  * Reusable invitation links, resending, and user group deactivation through the whole stack

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
+import { drain, NO_RATE_LIMITS, ok, register, sleep, useDemoStack, waitForEvents } from "@chat/testkit/e2e";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
 
 /**
  * Presence through the whole stack (gateway, accounts, events): a report reaches the queues of
@@ -10,84 +10,38 @@ import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../e
  * register's presences plus the events equal a fresh register (Zulip's verify_action).
  */
 
-let stack: Stack;
-let demo: DemoOutput;
-let org: DemoOutput["orgs"][0];
-let org2: DemoOutput["orgs"][1];
-const clients = new Map<DemoUser, ApiClient>();
-const as = (u: DemoUser) => clients.get(u) ?? clients.set(u, demoClient(demo, u)).get(u)!;
-
-beforeAll(async () => {
-  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
-  demo = await runDemo(stack);
-  org = demo.orgs[0];
-  org2 = demo.orgs[1];
-}, 180_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function ok(res: { status: number; body: any }) {
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.result).toBe("success");
-  return res.body;
-}
+let org: DemoOrg;
+let org2: DemoOrg2;
+const { as } = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org, org2] = demo.orgs));
 
 const PRESENCE_ONLY = { event_types: ["presence"], fetch_event_types: ["presence"] };
-
-async function register(u: DemoUser, params: Record<string, unknown> = {}) {
-  return ok(await as(u).post("/register", { ...PRESENCE_ONLY, ...params })) as Record<string, any>;
-}
-
-/** Events of a queue after `last` (heartbeats skipped), each checked against our contract and Zulip's schema. */
-async function drain(u: DemoUser, queue: Record<string, any>) {
-  const res = ok(await as(u).get("/events", { queue_id: queue.queue_id, last_event_id: queue.last_event_id, dont_block: true }));
-  const events = (res.events as any[]).filter((e) => e.type !== "heartbeat");
-  for (const e of events) {
-    expect(contractEventErrors(e), `contract: ${JSON.stringify(e)}`).toEqual([]);
-    if (openapiAvailable) expect(zulipEventErrors(e), `Zulip schema: ${JSON.stringify(e)}`).toEqual([]);
-  }
-  if (res.events.length) queue.last_event_id = res.events[res.events.length - 1].id;
-  return events;
-}
-
-async function waitForEvents(u: DemoUser, queue: Record<string, any>, count: number) {
-  const got: any[] = [];
-  const deadline = Date.now() + 15_000;
-  while (got.length < count && Date.now() < deadline) {
-    got.push(...(await drain(u, queue)));
-    if (got.length < count) await sleep(100);
-  }
-  return got;
-}
+const presenceQueue = (u: DemoUser, params: Record<string, unknown> = {}) => register(as(u), { ...PRESENCE_ONLY, ...params });
 
 describe("presence through the gateway", () => {
   it("a first report reaches every queue of the organization, with email only for queues without slim_presence; none elsewhere", async () => {
     const { member, member2, guest } = org.users;
-    const legacyQ = await register(member2);
-    const slimQ = await register(member2, { slim_presence: true });
-    const guestQ = await register(guest);
-    const outsiderQ = await register(org2.users.member);
+    const legacyQ = await presenceQueue(member2);
+    const slimQ = await presenceQueue(member2, { slim_presence: true });
+    const guestQ = await presenceQueue(guest);
+    const outsiderQ = await presenceQueue(org2.users.member);
 
     const reply = ok(await as(member).post("/users/me/presence", { status: "active", new_user_input: true }));
     const website = reply.presences[member.email].website;
     expect(website).toMatchObject({ client: "website", status: "active", pushable: false });
 
-    const [legacy] = await waitForEvents(member2, legacyQ, 1);
+    const [legacy] = await waitForEvents(legacyQ, 1);
     const { id: _id, ...event } = legacy;
     expect(event).toEqual({ type: "presence", user_id: member.user_id, email: member.email, server_timestamp: expect.any(Number), presence: { website } });
-    const [slim] = await waitForEvents(member2, slimQ, 1);
+    const [slim] = await waitForEvents(slimQ, 1);
     expect(slim).not.toHaveProperty("email");
     expect(slim).toMatchObject({ type: "presence", user_id: member.user_id, presence: { website } });
-    expect((await waitForEvents(guest, guestQ, 1)).map((e) => e.type)).toEqual(["presence"]);
+    expect((await waitForEvents(guestQ, 1)).map((e) => e.type)).toEqual(["presence"]);
 
     // A minute's ping that changes nothing sends nothing; nor does anything reach another organization.
     ok(await as(member).post("/users/me/presence", { status: "active", ping_only: true }));
     await sleep(1000);
-    expect(await drain(member2, legacyQ)).toEqual([]);
-    expect(await drain(org2.users.member, outsiderQ)).toEqual([]);
+    expect(await drain(legacyQ)).toEqual([]);
+    expect(await drain(outsiderQ)).toEqual([]);
   });
 
   it("the incremental protocol, GET /realm/presence and GET /users/{id or email}/presence", async () => {
@@ -121,23 +75,23 @@ describe("presence through the gateway", () => {
       ];
       const counts: number[] = [];
       for (const action of act) {
-        const state = await register(moderator, params);
-        const queue = { queue_id: state.queue_id as string, last_event_id: state.last_event_id as number };
+        const queue = await presenceQueue(moderator, params);
+        const state = queue.state;
         const ctx: ApplyContext = { userId: moderator.user_id, fetchTypes: ["presence"], includeSubscribers: false, clientGravatar: true, slimPresence: slim };
         const res = await action();
         expect(res.status, JSON.stringify(res.body)).toBe(200);
         const deadline = Date.now() + 10_000;
         counts.push(0);
         for (;;) {
-          for (const e of await drain(moderator, queue)) {
+          for (const e of await drain(queue)) {
             counts[counts.length - 1]++;
             expect(applyEvent(state, e, ctx), `could not apply ${JSON.stringify(e)}`).toBe(true);
           }
-          const fresh = await register(moderator, params);
+          const fresh = await presenceQueue(moderator, params);
           await as(moderator).delete("/events", { queue_id: fresh.queue_id });
-          const same = isDeepStrictEqual(state.presences, fresh.presences);
+          const same = isDeepStrictEqual(state.presences, fresh.state.presences);
           if (same || Date.now() > deadline) {
-            expect(state.presences).toEqual(fresh.presences);
+            expect(state.presences).toEqual(fresh.state.presences);
             break;
           }
           await sleep(150);

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
+import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 
 /**
  * PATCH /realm through the whole stack (gateway, accounts, messaging, events), as Zulip's

@@ -3,7 +3,7 @@ import { InternalClient } from "@chat/platform";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
+import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 import { PNG_1X1 } from "./settings-kit";
 
 /**

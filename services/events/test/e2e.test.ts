@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
 import { applyEvent, type ApplyContext } from "../src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "./openapi";
+import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 
 /**
  * The whole stack through the gateway: register, act through the public API, collect events

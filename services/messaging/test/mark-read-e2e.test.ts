@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoClient, runDemo, startStack, type DemoOrg, type DemoOrg2, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
+import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 
 /**
  * The mark-as-read endpoints, GET /messages/matches_narrow and read receipts through the whole

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoClient, runDemo, startProxy, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack, type TcpProxy } from "@chat/testkit";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "../../events/test/openapi";
+import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 
 /**
  * Scheduled messages and uploads through the whole stack (gateway, accounts, messaging,
