@@ -314,6 +314,30 @@ describe("moves to another channel", () => {
     expect((await getOne(org.admin, id)).flags).toEqual(["read"]);
   });
 
+  it("first_message_id follows the move in both channels, each with a stream update event", async () => {
+    const from = await m.createStream(org.owner, "move source", [org.owner, org.member]);
+    const to = await m.createStream(org.owner, "move target", [org.owner, org.member]);
+    const first = await m.send(org.owner, { type: "stream", to: "move source", topic: "old", content: "first" });
+    const later = await m.send(org.owner, { type: "stream", to: "move source", topic: "stays", content: "second" });
+    const target = await m.send(org.owner, { type: "stream", to: "move target", topic: "t", content: "target's own" });
+    await m.outbox();
+    await m.ok(await edit(org.owner, first, { stream_id: to, send_notification_to_new_thread: false, send_notification_to_old_thread: false }));
+    const firstIds = async (id: number) => (await m.ok(await m.call("GET", `/streams/${id}`, org.member))).stream.first_message_id;
+    expect(await firstIds(from)).toBe(later);
+    expect(await firstIds(to)).toBe(first);
+    const updates = (await m.clientEvents()).filter((e) => e.event.type === "stream").map((e) => e.event);
+    expect(updates).toEqual([
+      { type: "stream", op: "update", stream_id: from, name: "move source", property: "first_message_id", value: later },
+      { type: "stream", op: "update", stream_id: to, name: "move target", property: "first_message_id", value: first },
+    ]);
+    // Moving a later message in changes neither channel's oldest: no stream event.
+    await m.ok(await edit(org.owner, later, { stream_id: to, send_notification_to_new_thread: false, send_notification_to_old_thread: false }));
+    expect(await firstIds(from)).toBeNull();
+    expect(await firstIds(to)).toBe(first);
+    expect((await m.clientEvents()).filter((e) => e.event.type === "stream").map((e) => [e.event.stream_id, e.event.value])).toEqual([[from, null]]);
+    expect(target).toBeGreaterThan(first);
+  });
+
   it("moving into a channel one may not post in is refused", async () => {
     const announce = await m.createStream(org.owner, "announce", [org.owner, org.moderator], { stream_post_policy: 2 });
     const id = await m.send(org.moderator, { type: "stream", to: "general", topic: "news", content: "x" });

@@ -35,6 +35,7 @@ import { selectStreamById, type StreamRow } from "../store/streams";
 import { selectSubscriberIds } from "../store/subscriptions";
 import { selectMessageRowsForUpdate, updateMessageFlags } from "../store/usermessages";
 import type { UserRow } from "../store/users";
+import { refreshFirstMessageId } from "./message-delete";
 import { moveMessages, moveTopicPolicies, planNotices, sendNotices, type Notice } from "./message-move";
 
 export interface EditRequest {
@@ -283,6 +284,11 @@ async function applyEdit(deps: AppDeps, tx: Queryable, who: Identity, editor: Us
     payload: MessagingMessageUpdated.parse({ message_id: message.id, message_ids: event.message_ids, edit: entry, client: { event, users } }),
   });
   if (!move) return [];
+  if (move.newStream.id !== move.origStream.id) {
+    // Both channels' oldest messages may have changed (stream updates, as Zulip 9 sends them).
+    await refreshFirstMessageId(tx, deps, realmId, move.origStream.id);
+    await refreshFirstMessageId(tx, deps, realmId, move.newStream.id);
+  }
   await moveTopicPolicies(tx, realmId, move, now);
   return planNotices(deps, tx, who, editor, plan, req, move);
 }
