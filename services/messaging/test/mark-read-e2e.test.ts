@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type DemoOrg, type DemoOrg2, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
+import { nextEvent, NO_RATE_LIMITS, ok, register, useDemoStack, type EventQueue } from "@chat/testkit/e2e";
 
 /**
  * The mark-as-read endpoints, GET /messages/matches_narrow and read receipts through the whole
@@ -10,71 +10,29 @@ import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/t
  * next event is a later marker never got the earlier one.
  */
 
-let stack: Stack;
-let demo: DemoOutput;
 let org: DemoOrg;
 let org2: DemoOrg2;
-const as = (u: DemoUser) => demoClient(demo, u);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const { as } = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org, org2] = demo.orgs));
 
-beforeAll(async () => {
-  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
-  demo = await runDemo(stack);
-  [org, org2] = demo.orgs;
-}, 180_000);
-afterAll(async () => stack?.stop(), 60_000);
-
-async function ok(p: Promise<{ status: number; body: any }>): Promise<any> {
-  const res = await p;
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body).toMatchObject({ result: "success", msg: "" });
-  return res.body;
-}
-
-interface Queue {
-  user: DemoUser;
-  id: string;
-  last: number;
-}
-
-async function flagsQueue(user: DemoUser): Promise<Queue> {
-  const body = await ok(as(user).post("/register", { event_types: ["update_message_flags"] }));
-  return { user, id: body.queue_id, last: body.last_event_id };
-}
-
-/** The queue's next event (checked against our contract and Zulip's schema), without its id. */
-async function nextEvent(q: Queue, waitMs = 10_000): Promise<any> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const { events } = await ok(as(q.user).get("/events", { queue_id: q.id, last_event_id: q.last, dont_block: true }));
-    const event = events.find((e: any) => e.type !== "heartbeat");
-    if (event) {
-      q.last = event.id;
-      expect(contractEventErrors(event), JSON.stringify(event)).toEqual([]);
-      if (openapiAvailable) expect(zulipEventErrors(event), JSON.stringify(event)).toEqual([]);
-      const { id: _id, ...rest } = event;
-      return rest;
-    }
-    if (Date.now() > deadline) throw new Error(`no event for ${q.user.email}`);
-    await sleep(50);
-  }
-}
+/** A user's queue for flag changes, and the user, whose own later events serve as markers. */
+type FlagsQueue = EventQueue & { user: DemoUser };
+const flagsQueue = async (user: DemoUser): Promise<FlagsQueue> => ({ ...(await register(as(user), { event_types: ["update_message_flags"] })), user });
 
 /** A later event of the user's own, to show by order that nothing came before it. */
-async function marker(q: Queue): Promise<void> {
+async function marker(q: FlagsQueue): Promise<void> {
   const id = await send(q.user, { type: "direct", to: [q.user.user_id], content: "marker" });
-  await ok(as(q.user).post("/messages/flags", { messages: [id], op: "add", flag: "starred" }));
+  ok(await as(q.user).post("/messages/flags", { messages: [id], op: "add", flag: "starred" }));
   expect(await nextEvent(q)).toMatchObject({ type: "update_message_flags", flag: "starred", messages: [id] });
 }
 
 /** The user's unread message ids as a fresh register's unread_msgs lists them. */
 async function registeredUnread(user: DemoUser): Promise<number[]> {
-  const body = await ok(as(user).post("/register", { event_types: ["message", "update_message_flags"] }));
+  const body = ok(await as(user).post("/register", { event_types: ["message", "update_message_flags"] }));
   const u = body.unread_msgs;
   return [...u.streams, ...u.pms, ...u.huddles].flatMap((c: { unread_message_ids: number[] }) => c.unread_message_ids).sort((a: number, b: number) => a - b);
 }
 
-const send = async (from: DemoUser, params: Record<string, unknown>) => (await ok(as(from).post("/messages", params))).id as number;
+const send = async (from: DemoUser, params: Record<string, unknown>) => ok(await as(from).post("/messages", params)).id as number;
 const readEvent = (messages: number[], all = false) => ({ type: "update_message_flags", op: "add", operation: "add", flag: "read", messages, all });
 
 describe("marking as read through the stack", () => {
@@ -86,14 +44,14 @@ describe("marking as read through the stack", () => {
     const b = await send(owner, { type: "stream", to: pub.stream_id, topic: "E2E Read", content: "two" });
     const c = await send(owner, { type: "stream", to: pub.stream_id, topic: "elsewhere", content: "three" });
 
-    expect(await ok(as(member).post("/mark_topic_as_read", { stream_id: pub.stream_id, topic_name: "e2e read" }))).toEqual({ result: "success", msg: "" });
+    expect(ok(await as(member).post("/mark_topic_as_read", { stream_id: pub.stream_id, topic_name: "e2e read" }))).toEqual({ result: "success", msg: "" });
     expect(await nextEvent(reader)).toEqual(readEvent([a, b]));
     expect(await nextEvent(readerOther)).toEqual(readEvent([a, b]));
     const unread = await registeredUnread(member);
     expect(unread).toContain(c);
     expect(unread).not.toContain(a);
 
-    await ok(as(member).post("/mark_stream_as_read", { stream_id: pub.stream_id }));
+    ok(await as(member).post("/mark_stream_as_read", { stream_id: pub.stream_id }));
     const event = await nextEvent(reader);
     expect(event).toEqual(readEvent(event.messages));
     expect(event.messages).toContain(c);
@@ -111,7 +69,7 @@ describe("marking as read through the stack", () => {
     await send(member2, { type: "direct", to: [member.user_id], content: "y" });
     expect(await registeredUnread(member)).not.toEqual([]);
 
-    expect(await ok(as(member).post("/mark_all_as_read"))).toEqual({ result: "success", msg: "", complete: true });
+    expect(ok(await as(member).post("/mark_all_as_read"))).toEqual({ result: "success", msg: "", complete: true });
     expect(await nextEvent(reader)).toEqual(readEvent([], true));
     expect(await registeredUnread(member)).toEqual([]);
     await marker(bystander);
@@ -128,7 +86,7 @@ describe("message questions through the gateway", () => {
   it("matches_narrow is routed as its own path, not as a message id", async () => {
     const { owner, member } = org.users;
     const id = await send(owner, { type: "stream", to: org.channels.public.stream_id, topic: "search", content: "a zebra crossing" });
-    const res = await ok(as(member).get("/messages/matches_narrow", { msg_ids: [id], narrow: [{ operator: "search", operand: "zebra" }] }));
+    const res = ok(await as(member).get("/messages/matches_narrow", { msg_ids: [id], narrow: [{ operator: "search", operand: "zebra" }] }));
     expect(res.messages).toEqual({ [id]: { match_content: '<p>a <span class="highlight">zebra</span> crossing</p>', match_subject: "search" } });
   });
 

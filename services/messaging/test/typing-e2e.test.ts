@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type DemoOrg, type DemoOrg2, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
+import { nextEvent, NO_RATE_LIMITS, ok, register, until, useDemoStack, type EventQueue } from "@chat/testkit/e2e";
 
 /**
  * POST /typing through the whole stack (gateway, messaging, the broker, events) as Zulip
@@ -9,76 +9,25 @@ import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/t
  * whose next event is a later marker never got the earlier one.
  */
 
-let stack: Stack;
-let demo: DemoOutput;
 let org: DemoOrg;
 let org2: DemoOrg2;
-const as = (u: DemoUser) => demoClient(demo, u);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-beforeAll(async () => {
-  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
-  demo = await runDemo(stack);
-  [org, org2] = demo.orgs;
-}, 180_000);
-afterAll(async () => stack?.stop(), 60_000);
-
-async function ok(p: Promise<{ status: number; body: any }>): Promise<any> {
-  const res = await p;
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body).toMatchObject({ result: "success", msg: "" });
-  return res.body;
-}
-
-interface Queue {
-  user: DemoUser;
-  id: string;
-  last: number;
-}
+const { as } = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org, org2] = demo.orgs));
 
 /** A queue for typing events; `channelTyping`: the client declares stream_typing_notifications. */
-async function typingQueue(user: DemoUser, channelTyping = true): Promise<Queue> {
+function typingQueue(user: DemoUser, channelTyping = true): Promise<EventQueue> {
   const caps = channelTyping ? { notification_settings_null: true, stream_typing_notifications: true } : { notification_settings_null: true };
-  const body = await ok(as(user).post("/register", { event_types: ["typing"], client_capabilities: caps }));
-  return { user, id: body.queue_id, last: body.last_event_id };
-}
-
-/** The queue's next event (each checked against our contract and Zulip's schema). */
-async function nextEvent(q: Queue, waitMs = 10_000): Promise<any> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const { events } = await ok(as(q.user).get("/events", { queue_id: q.id, last_event_id: q.last, dont_block: true }));
-    const event = events.find((e: any) => e.type !== "heartbeat");
-    if (event) {
-      q.last = event.id;
-      expect(contractEventErrors(event), JSON.stringify(event)).toEqual([]);
-      if (openapiAvailable) expect(zulipEventErrors(event), JSON.stringify(event)).toEqual([]);
-      const { id: _id, ...rest } = event;
-      return rest;
-    }
-    if (Date.now() > deadline) throw new Error(`no event for ${q.user.email}`);
-    await sleep(50);
-  }
+  return register(as(user), { event_types: ["typing"], client_capabilities: caps });
 }
 
 /** Each user as typing events show them: id and the API email clients know them by. */
 const shown = new Map<DemoUser, { user_id: number; email: string }>();
 async function who(u: DemoUser) {
-  if (!shown.has(u)) shown.set(u, { user_id: u.user_id, email: (await ok(as(u).get("/users/me"))).email });
+  if (!shown.has(u)) shown.set(u, { user_id: u.user_id, email: ok(await as(u).get("/users/me")).email });
   return shown.get(u)!;
 }
 
-/** Retries `check` until it holds (what messaging learns from accounts arrives a moment later). */
-async function eventually(check: () => Promise<boolean>) {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("never happened");
-    await sleep(100);
-  }
-}
-
 const startDirect = async (from: DemoUser, to: DemoUser[]) =>
-  ok(as(from).post("/typing", { op: "start", to: to.map((u) => u.user_id) }));
+  ok(await as(from).post("/typing", { op: "start", to: to.map((u) => u.user_id) }));
 
 describe("typing events in clients' queues", () => {
   it("direct: the recipients and the sender get it; nobody else, in no other organization", async () => {
@@ -93,7 +42,7 @@ describe("typing events in clients' queues", () => {
     expect(await nextEvent(bystander)).toMatchObject({ sender: await who(owner) });
     await startDirect(org2.users.owner, [org2.users.member]);
     expect(await nextEvent(foreign)).toMatchObject({ sender: { user_id: org2.users.owner.user_id } });
-    await ok(as(member).post("/typing", { op: "stop", to: [member2.user_id] }));
+    ok(await as(member).post("/typing", { op: "stop", to: [member2.user_id] }));
     expect(await nextEvent(recipient)).toEqual({ ...expected, op: "stop" });
   });
 
@@ -101,10 +50,10 @@ describe("typing events in clients' queues", () => {
     const { member, member2, admin } = org.users;
     const [insider, outsider, modern, legacy] = await Promise.all([typingQueue(admin), typingQueue(member2), typingQueue(member2), typingQueue(member2, false)]);
     // The private channel's subscribers: the owner, admin and member.
-    await ok(as(member).post("/typing", { type: "stream", op: "start", stream_id: org.channels.private.stream_id, topic: "plans" }));
+    ok(await as(member).post("/typing", { type: "stream", op: "start", stream_id: org.channels.private.stream_id, topic: "plans" }));
     const inPrivate = { type: "typing", op: "start", message_type: "stream", sender: await who(member), stream_id: org.channels.private.stream_id, topic: "plans" };
     expect(await nextEvent(insider)).toEqual(inPrivate);
-    await ok(as(member).post("/typing", { type: "channel", op: "start", stream_id: org.channels.public.stream_id, topic: "lunch" }));
+    ok(await as(member).post("/typing", { type: "channel", op: "start", stream_id: org.channels.public.stream_id, topic: "lunch" }));
     const inPublic = { ...inPrivate, stream_id: org.channels.public.stream_id, topic: "lunch" };
     expect(await nextEvent(outsider)).toEqual(inPublic);
     expect(await nextEvent(modern)).toEqual(inPublic);
@@ -132,22 +81,22 @@ describe("typing events in clients' queues", () => {
     const quiet = await typingQueue(moderator);
     // Two changes, in this order: messaging applies accounts' events in order, so once the
     // second shows (a refusal), the first has been applied too.
-    await ok(as(moderator).patch("/settings", { receives_typing_notifications: false }));
-    await ok(as(moderator).patch("/settings", { send_private_typing_notifications: false }));
-    await eventually(async () => {
+    ok(await as(moderator).patch("/settings", { receives_typing_notifications: false }));
+    ok(await as(moderator).patch("/settings", { send_private_typing_notifications: false }));
+    await until("the refusal", async () => {
       const res = await as(moderator).post("/typing", { op: "start", to: [member2.user_id] });
       if (res.status === 200) return false;
       expect(res.body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg: "User has disabled typing notifications for direct messages" });
       return true;
     });
     await startDirect(member, [moderator]);
-    await ok(as(moderator).patch("/settings", { receives_typing_notifications: true }));
+    ok(await as(moderator).patch("/settings", { receives_typing_notifications: true }));
     // Typing with member2 too, until moderator hears member again: the first thing heard from
     // member is that (moderator's own typing before the refusal may be there before it).
     let heard: any = null;
-    await eventually(async () => {
+    await until("moderator hears member", async () => {
       await startDirect(member, [moderator, member2]);
-      do heard = await nextEvent(quiet, 300).catch(() => null);
+      do heard = await nextEvent(quiet, { timeoutMs: 300 }).catch(() => null);
       while (heard !== null && heard.sender.user_id !== member.user_id);
       return heard !== null;
     });
