@@ -26,6 +26,12 @@ export function ok<T = any>(res: Answer): T {
   return res.body;
 }
 
+/** A refusal as Zulip words it: status 400 and exactly `{result: "error", code, msg}`. */
+export function refused(res: Answer, msg: string, code = "BAD_REQUEST"): void {
+  expect(res.status, JSON.stringify(res.body)).toBe(400);
+  expect(res.body).toEqual({ result: "error", code, msg });
+}
+
 /** Polls `check` until it gives something truthy, and returns it; fails after `timeoutMs`. */
 export async function until<T>(what: string, check: () => Promise<T | undefined | null | false>, { timeoutMs = 10_000, pollMs = 100 } = {}): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -151,7 +157,11 @@ export function checkEvent(event: Record<string, any>, zulipForm: ZulipForm = (e
   if (form) expectZulipEvent(form, `Zulip schema: ${JSON.stringify(event)}`);
 }
 
-export const withoutId = ({ id: _id, ...event }: Record<string, any>) => event;
+/** An event without its queue id, as tests compare events. */
+export const withoutId = ({ id: _id, ...event }: Record<string, any>): any => event;
+
+/** Events as `type/op` (`type` where there is no op): what a test usually asserts first. */
+export const typesOf = (events: any[]): string[] => events.map((e) => (e.op ? `${e.type}/${e.op}` : e.type));
 
 /** The events that arrived since the last read (heartbeats left out), each checked; does not wait. */
 export async function drain(q: EventQueue): Promise<any[]> {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
+import { drain, NO_RATE_LIMITS, ok, register as registerQueue, sleep, useDemoStack, waitForEvents, withoutId, type EventQueue } from "@chat/testkit/e2e";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 
 /**
  * Reusable invitation links, resending, and user group deactivation through the whole stack
@@ -10,79 +10,25 @@ import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/t
  * organization's, register state with and without the include_deactivated_groups capability.
  */
 
-let stack: Stack;
-let demo: DemoOutput;
-let org: DemoOutput["orgs"][0];
-let org2: DemoOutput["orgs"][1];
-const clients = new Map<DemoUser, ApiClient>();
-const as = (u: DemoUser) => clients.get(u) ?? clients.set(u, demoClient(demo, u)).get(u)!;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let org: DemoOrg;
+let org2: DemoOrg2;
+const e2e = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org, org2] = demo.orgs));
+const { as } = e2e;
 
-beforeAll(async () => {
-  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
-  demo = await runDemo(stack);
-  [org, org2] = demo.orgs;
-}, 180_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
-
-function ok(res: { status: number; body: any }) {
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.result).toBe("success");
-  return res.body;
-}
-
-interface Queue {
-  user: DemoUser;
-  queue_id: string;
-  last: number;
-  state: Record<string, any>;
-  types: string[];
-  /** Every event read from the queue, as delivered. */
-  seen: any[];
-}
+/** A user's queue for `types`, and what it was registered with (to register a fresh one alike). */
+type Queue = EventQueue & { user: DemoUser; types: string[] };
 
 async function register(user: DemoUser, types: string[], capabilities: Record<string, boolean> = {}): Promise<Queue> {
-  const state = ok(await as(user).post("/register", { event_types: types, fetch_event_types: types, client_capabilities: { notification_settings_null: true, ...capabilities } }));
-  return { user, queue_id: state.queue_id, last: state.last_event_id, state, types, seen: [] };
-}
-
-/** Events that arrived since the last read (heartbeats left out), each checked against both schemas. */
-async function read(q: Queue): Promise<any[]> {
-  const res = ok(await as(q.user).get("/events", { queue_id: q.queue_id, last_event_id: q.last, dont_block: true }));
-  const out: any[] = [];
-  for (const e of res.events) {
-    q.last = e.id;
-    if (e.type === "heartbeat") continue;
-    expect(contractEventErrors(e), `contract: ${JSON.stringify(e)}`).toEqual([]);
-    if (openapiAvailable) expect(zulipEventErrors(e), `Zulip schema: ${JSON.stringify(e)}`).toEqual([]);
-    out.push(e);
-    q.seen.push(e);
-  }
-  return out;
+  const params = { event_types: types, fetch_event_types: types, client_capabilities: { notification_settings_null: true, ...capabilities } };
+  return { ...(await registerQueue(as(user), params)), user, types };
 }
 
 /** Reads until `count` events arrived (delivery crosses services), then once more for stragglers. */
 async function waitFor(q: Queue, count = 1): Promise<any[]> {
-  const got: any[] = [];
-  const deadline = Date.now() + 15_000;
-  while (got.length < count && Date.now() < deadline) {
-    got.push(...(await read(q)));
-    if (got.length < count) await sleep(150);
-  }
+  const got = await waitForEvents(q, count, { pollMs: 150 });
   await sleep(300);
-  got.push(...(await read(q)));
-  return got.map(({ id: _id, ...e }) => e);
-}
-
-async function internalPost(path: string, params: Record<string, string>) {
-  const res = await fetch(`${stack.urls.accounts}/api/v1${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", "x-chat-internal-token": stack.vars.INTERNAL_TOKEN },
-    body: new URLSearchParams(params).toString(),
-  });
-  return { status: res.status, body: (await res.json()) as any };
+  got.push(...(await drain(q)));
+  return got.map(withoutId);
 }
 
 describe("invitations through the gateway", () => {
@@ -94,10 +40,10 @@ describe("invitations through the gateway", () => {
 
     // A link, by an administrator.
     const { invite_link } = ok(await as(admin).post("/invites/multiuse", { invite_expires_in_minutes: 60, stream_ids: [pub] }));
-    expect(invite_link).toMatch(new RegExp(`^${demo.base_url.replace(/\/+$/, "").replace(/[.]/g, "\\.")}/join/[a-z2-7]{24}/$`));
+    expect(invite_link).toMatch(new RegExp(`^${e2e.demo.base_url.replace(/\/+$/, "").replace(/[.]/g, "\\.")}/join/[a-z2-7]{24}/$`));
     expect(await waitFor(qAdmin)).toEqual([{ type: "invites_changed" }]);
-    expect(await read(qOwner)).toEqual([expect.objectContaining({ type: "invites_changed" })]);
-    for (const q of [qMember, qMember2, qOther]) expect(await read(q)).toEqual([]);
+    expect(await drain(qOwner)).toEqual([expect.objectContaining({ type: "invites_changed" })]);
+    for (const q of [qMember, qMember2, qOther]) expect(await drain(q)).toEqual([]);
     expect((await as(member).post("/invites/multiuse", {})).body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Insufficient permission" });
 
     // An email invitation by a member, resent by an administrator: the member is told both times.
@@ -106,7 +52,7 @@ describe("invitations through the gateway", () => {
     expect(ok(await as(admin).post(`/invites/${sent.id}/resend`))).toEqual({ result: "success", msg: "" });
     expect(await waitFor(qMember, 2)).toEqual([{ type: "invites_changed" }, { type: "invites_changed" }]);
     expect((await waitFor(qAdmin, 2)).length).toBe(2);
-    for (const q of [qMember2, qOther]) expect(await read(q)).toEqual([]);
+    for (const q of [qMember2, qOther]) expect(await drain(q)).toEqual([]);
     expect((await as(member2).post(`/invites/${sent.id}/resend`)).body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Must be an organization administrator" });
     expect((await as(org2.users.owner).post(`/invites/${sent.id}/resend`)).body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "No such invitation" });
 
@@ -120,9 +66,9 @@ describe("invitations through the gateway", () => {
     // Two people sign up through the link; both get its channel.
     const key = /\/join\/([a-z2-7]{24})\/$/.exec(invite_link)![1];
     for (const email of ["link-one@e2e-links.test", "link-two@e2e-links.test"]) {
-      const acc = await internalPost("/internal/invites/multiuse/accept", { realm_id: String(org.id), key, email, full_name: email.split("@")[0] });
+      const acc = await e2e.internalPost("/internal/invites/multiuse/accept", { realm_id: String(org.id), key, email, full_name: email.split("@")[0] });
       expect(acc.body).toMatchObject({ result: "success", role: 400, email });
-      const joined = apiClient(demo.base_url, acc.body.email, acc.body.api_key);
+      const joined = e2e.client(acc.body);
       const deadline = Date.now() + 20_000;
       let subs: number[] = [];
       while (Date.now() < deadline && !subs.includes(pub)) {
@@ -136,9 +82,9 @@ describe("invitations through the gateway", () => {
     await waitFor(qAdmin, 0);
     expect(ok(await as(owner).delete(`/invites/multiuse/${link.id}`))).toEqual({ result: "success", msg: "" });
     expect(await waitFor(qAdmin)).toEqual([{ type: "invites_changed" }]);
-    for (const q of [qMember2, qOther]) expect(await read(q)).toEqual([]);
+    for (const q of [qMember2, qOther]) expect(await drain(q)).toEqual([]);
     expect(ok(await as(admin).get("/invites")).invites.some((i: any) => i.is_multiuse && i.id === link.id)).toBe(false);
-    const late = await internalPost("/internal/invites/multiuse/accept", { realm_id: String(org.id), key, email: "link-three@e2e-links.test", full_name: "Three" });
+    const late = await e2e.internalPost("/internal/invites/multiuse/accept", { realm_id: String(org.id), key, email: "link-three@e2e-links.test", full_name: "Three" });
     expect(late.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "The confirmation link has expired or been deactivated." });
     for (const q of queues) await as(q.user).delete("/events", { queue_id: q.queue_id });
   });
@@ -160,7 +106,7 @@ describe("user group deactivation through the gateway", () => {
     expect(ok(await as(member).post(`/user_groups/${id}/deactivate`))).toEqual({ result: "success", msg: "" });
     expect(await waitFor(capable)).toEqual([{ type: "user_group", op: "update", group_id: id, data: { deactivated: true } }]);
     expect(await waitFor(plain)).toEqual([{ type: "user_group", op: "remove", group_id: id }]);
-    expect(await read(other)).toEqual([]);
+    expect(await drain(other)).toEqual([]);
 
     for (const [q, caps] of [[capable, { include_deactivated_groups: true }], [plain, {}]] as const) {
       const state = structuredClone(q.state);
@@ -182,7 +128,7 @@ describe("user group deactivation through the gateway", () => {
     // Renamed while deactivated: only the capable queue hears of it.
     ok(await as(member).patch(`/user_groups/${id}`, { name: "e2e-retired" }));
     expect(await waitFor(capable)).toEqual([{ type: "user_group", op: "update", group_id: id, data: { name: "e2e-retired" } }]);
-    expect(await read(plain)).toEqual([]);
+    expect(await drain(plain)).toEqual([]);
   });
 
   it("a channel's setting keeps a group in use (asked of messaging); a deactivated group is no channel setting nor mention", async () => {

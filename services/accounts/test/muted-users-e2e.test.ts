@@ -1,8 +1,7 @@
-import { isDeepStrictEqual } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
+import { NO_RATE_LIMITS, ok, refused, register as registerQueue, useDemoStack, verifyAction as verify, withoutId } from "@chat/testkit/e2e";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 
 /**
  * Muted users through the whole stack (gateway, accounts, messaging, events), as a Zulip client
@@ -11,86 +10,30 @@ import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/t
  * register), and messages from the muted user read for them and unread for others.
  */
 
-let stack: Stack;
-let demo: DemoOutput;
-let org: DemoOutput["orgs"][0];
+let org: DemoOrg;
+let org2: DemoOrg2;
 let channel: number;
-const clients = new Map<DemoUser, ApiClient>();
-const as = (u: DemoUser) => clients.get(u) ?? clients.set(u, demoClient(demo, u)).get(u)!;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-beforeAll(async () => {
-  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
-  demo = await runDemo(stack);
-  org = demo.orgs[0];
+const { as } = useDemoStack(NO_RATE_LIMITS, async ({ demo }) => {
+  [org, org2] = demo.orgs;
   const { owner, member, member2 } = org.users;
   ok(await as(owner).post("/users/me/subscriptions", { subscriptions: [{ name: "mute-test" }], principals: [owner.user_id, member.user_id, member2.user_id] }));
   channel = ok(await as(owner).get("/get_stream_id", { stream: "mute-test" })).stream_id;
-}, 180_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
-
-function ok(res: { status: number; body: any }) {
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.result).toBe("success");
-  return res.body;
-}
-
-function expectError(res: { status: number; body: any }, msg: string) {
-  expect(res.status, JSON.stringify(res.body)).toBe(400);
-  expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg });
-}
+});
 
 const TYPES = ["muted_users", "message", "update_message_flags"];
 const PARAMS = { event_types: TYPES, fetch_event_types: TYPES, client_capabilities: { notification_settings_null: true } };
 
-async function register(u: DemoUser) {
-  return ok(await as(u).post("/register", PARAMS)) as Record<string, any>;
-}
-
-const comparable = ({ queue_id: _q, last_event_id: _l, result: _r, msg: _m, ...rest }: Record<string, any>) => rest;
+/** A fresh register's state. */
+const register = async (u: DemoUser) => (await registerQueue(as(u), PARAMS)).state;
 
 /**
- * Zulip's verify_action: register, act, collect the events (checked against both schemas), apply
- * them to the state and compare with a fresh register, until they agree (delivery crosses
- * services) or the time is up. Returns the events.
+ * Zulip's verify_action (events checked against both schemas), until the events satisfy
+ * `settle` and the states agree, or the time is up. Returns the events without their ids.
  */
 async function verifyAction(u: DemoUser, action: () => Promise<unknown>, settle: (events: any[]) => boolean = () => true) {
-  const state = await register(u);
   const ctx: ApplyContext = { userId: u.user_id, fetchTypes: TYPES, includeSubscribers: false, clientGravatar: true };
-  let last: number = state.last_event_id;
-  const events: any[] = [];
-  await action();
-  const drain = async () => {
-    const res = ok(await as(u).get("/events", { queue_id: state.queue_id, last_event_id: last, dont_block: true }));
-    for (const e of res.events) {
-      last = e.id;
-      if (e.type === "heartbeat") continue;
-      expect(contractEventErrors(e), `contract: ${JSON.stringify(e)}`).toEqual([]);
-      if (openapiAvailable) expect(zulipEventErrors(e), `Zulip schema: ${JSON.stringify(e)}`).toEqual([]);
-      events.push(e);
-      expect(applyEvent(state, e, ctx), `could not apply ${JSON.stringify(e)}`).toBe(true);
-    }
-  };
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    await drain();
-    const fresh = await register(u);
-    await as(u).delete("/events", { queue_id: fresh.queue_id });
-    const same = settle(events) && isDeepStrictEqual(comparable(state), comparable(fresh));
-    if (same || Date.now() > deadline) {
-      if (same) {
-        await sleep(300);
-        await drain();
-      }
-      expect(comparable(state)).toEqual(comparable(fresh));
-      break;
-    }
-    await sleep(150);
-  }
-  await as(u).delete("/events", { queue_id: state.queue_id });
-  return events.map(({ id: _id, ...e }) => e);
+  const events = await verify(action, { register: () => registerQueue(as(u), PARAMS), apply: (state, e) => applyEvent(state, e, ctx), settle, timeoutMs: 15_000 });
+  return events.map(withoutId);
 }
 
 /** A user's flags on messages, as GET /messages shows them. */
@@ -152,12 +95,12 @@ describe("muted users through the gateway", () => {
 
   it("refuses with Zulip's messages", async () => {
     const { member, member2, owner } = org.users;
-    const elsewhere = demo.orgs[1].users.member;
-    expectError(await as(member).post(`/users/me/muted_users/${member.user_id}`), "Cannot mute self");
-    expectError(await as(member).post(`/users/me/muted_users/${member2.user_id}`), "User already muted");
-    expectError(await as(member).post(`/users/me/muted_users/${elsewhere.user_id}`), "No such user");
-    expectError(await as(member).delete(`/users/me/muted_users/${owner.user_id}`), "User is not muted");
-    expectError(await as(member).delete(`/users/me/muted_users/${elsewhere.user_id}`), "No such user");
+    const elsewhere = org2.users.member;
+    refused(await as(member).post(`/users/me/muted_users/${member.user_id}`), "Cannot mute self");
+    refused(await as(member).post(`/users/me/muted_users/${member2.user_id}`), "User already muted");
+    refused(await as(member).post(`/users/me/muted_users/${elsewhere.user_id}`), "No such user");
+    refused(await as(member).delete(`/users/me/muted_users/${owner.user_id}`), "User is not muted");
+    refused(await as(member).delete(`/users/me/muted_users/${elsewhere.user_id}`), "No such user");
   });
 
   it("unmuting sends the shorter list and changes no message; later messages are unread again", async () => {

@@ -1,8 +1,7 @@
-import { isDeepStrictEqual } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
+import { NO_RATE_LIMITS, ok, register as registerQueue, sleep, useDemoStack, verifyAction as verify, withoutId } from "@chat/testkit/e2e";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 
 /**
  * PATCH /realm through the whole stack (gateway, accounts, messaging, events), as Zulip's
@@ -11,39 +10,14 @@ import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/t
  * compare with a fresh register. Users of another organization hear nothing.
  */
 
-let stack: Stack;
-let demo: DemoOutput;
-let org: DemoOutput["orgs"][0];
-const clients = new Map<DemoUser, ApiClient>();
-const as = (u: DemoUser) => clients.get(u) ?? clients.set(u, demoClient(demo, u)).get(u)!;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let org: DemoOrg;
+let org2: DemoOrg2;
+const { as } = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org, org2] = demo.orgs));
 const MODERN = { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, linkifier_url_template: true };
 
-beforeAll(async () => {
-  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
-  demo = await runDemo(stack);
-  org = demo.orgs[0];
-}, 180_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
-
-function ok(res: { status: number; body: any }) {
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.result).toBe("success");
-  return res.body;
-}
-
-async function register(u: DemoUser, params: Record<string, unknown> = {}) {
-  return ok(await as(u).post("/register", { client_capabilities: MODERN, ...params })) as Record<string, any>;
-}
-
-const VOLATILE = ["queue_id", "last_event_id", "result", "msg", "server_timestamp"];
-function comparable(state: Record<string, any>) {
-  const copy = structuredClone(state);
-  for (const k of VOLATILE) delete copy[k];
-  return copy;
-}
+const queueOf = (u: DemoUser) => registerQueue(as(u), { client_capabilities: MODERN });
+/** A fresh register's state. */
+const register = async (u: DemoUser) => (await queueOf(u)).state;
 
 /**
  * Zulip's YAML (feature level 330) no longer lists edit_topic_policy in update_dict's data: its
@@ -52,46 +26,14 @@ function comparable(state: Record<string, any>) {
 const removedAfterOurLevel = (e: any) => e.type === "realm" && e.op === "update_dict" && "edit_topic_policy" in e.data;
 
 /** Register, act, apply the events to the state, compare with a fresh register. Returns the events. */
-async function verifyAction(u: DemoUser, action: () => Promise<unknown>) {
-  const state = await register(u);
-  const queueId = state.queue_id as string;
+function verifyAction(u: DemoUser, action: () => Promise<unknown>) {
   const ctx: ApplyContext = { userId: u.user_id, fetchTypes: null, includeSubscribers: false, clientGravatar: true };
-  let last: number = state.last_event_id;
-  const events: any[] = [];
-  await action();
-  const drain = async () => {
-    const res = ok(await as(u).get("/events", { queue_id: queueId, last_event_id: last, dont_block: true }));
-    for (const e of res.events) {
-      last = e.id;
-      if (e.type === "heartbeat") continue;
-      expect(contractEventErrors(e), `contract: ${JSON.stringify(e)}`).toEqual([]);
-      if (openapiAvailable && !removedAfterOurLevel(e)) expect(zulipEventErrors(e), `Zulip schema: ${JSON.stringify(e)}`).toEqual([]);
-      events.push(e);
-      expect(applyEvent(state, e, ctx), `could not apply ${JSON.stringify(e)}`).toBe(true);
-    }
-  };
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    await drain();
-    const fresh = await register(u);
-    await as(u).delete("/events", { queue_id: fresh.queue_id });
-    const same = isDeepStrictEqual(comparable(state), comparable(fresh));
-    if (same || Date.now() > deadline) {
-      if (same) {
-        await sleep(300);
-        await drain();
-      }
-      expect(comparable(state)).toEqual(comparable(fresh));
-      break;
-    }
-    await sleep(150);
-  }
-  await as(u).delete("/events", { queue_id: queueId });
-  return events;
+  const queue = async () => ({ ...(await queueOf(u)), zulipForm: (e: Record<string, any>) => (removedAfterOurLevel(e) ? null : e) });
+  return verify(action, { register: queue, apply: (state, e) => applyEvent(state, e, ctx) });
 }
 
 const patchRealm = (who: DemoUser, params: Record<string, unknown>) => as(who).patch("/realm", params);
-const bodies = (events: any[]) => events.map(({ id: _id, ...e }) => e);
+const bodies = (events: any[]) => events.map(withoutId);
 
 describe("PATCH /realm through the stack", () => {
   it("name, description and other settings: realm/update events that bring a registered state up to date", async () => {
@@ -161,7 +103,7 @@ describe("PATCH /realm through the stack", () => {
   });
 
   it("users of another organization hear nothing and keep their settings", async () => {
-    const stranger = demo.orgs[1].users.member;
+    const stranger = org2.users.member;
     const state = await register(stranger);
     ok(await patchRealm(org.users.admin, { name: "Only Ours", presence_disabled: true }));
     await sleep(500);

@@ -1,9 +1,8 @@
-import { isDeepStrictEqual } from "node:util";
 import { InternalClient } from "@chat/platform";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg, DemoUser } from "@chat/testkit";
+import { NO_RATE_LIMITS, ok, register as registerQueue, sleep, typesOf, useDemoStack, verifyAction as verify, type EventQueue } from "@chat/testkit/e2e";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 import { PNG_1X1 } from "./settings-kit";
 
 /**
@@ -13,85 +12,24 @@ import { PNG_1X1 } from "./settings-kit";
  * registered state and compare with a fresh register. Also who receives what.
  */
 
-let stack: Stack;
-let demo: DemoOutput;
-let org: DemoOutput["orgs"][0];
-const clients = new Map<DemoUser, ApiClient>();
-const as = (u: DemoUser) => clients.get(u) ?? clients.set(u, demoClient(demo, u)).get(u)!;
-
-beforeAll(async () => {
-  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
-  demo = await runDemo(stack);
-  org = demo.orgs[0];
-}, 180_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
+let org: DemoOrg;
+const e2e = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org] = demo.orgs));
+const { as } = e2e;
 
 const MODERN = { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, linkifier_url_template: true };
 const LEGACY = { notification_settings_null: true };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function ok(res: { status: number; body: any }) {
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.result).toBe("success");
-  return res.body;
-}
+const register = (u: DemoUser, params: Record<string, unknown> = {}) => registerQueue(as(u), { client_capabilities: MODERN, ...params });
 
-async function register(u: DemoUser, params: Record<string, unknown> = {}) {
-  return ok(await as(u).post("/register", { client_capabilities: MODERN, ...params })) as Record<string, any>;
-}
-
-const VOLATILE = ["queue_id", "last_event_id", "result", "msg", "server_timestamp"];
-function comparable(state: Record<string, any>) {
-  const copy = structuredClone(state);
-  for (const k of VOLATILE) delete copy[k];
-  return copy;
-}
-
-/** Register, act, apply the events to the state, compare with a fresh register. Returns the events. */
-async function verifyAction(u: DemoUser, action: () => Promise<unknown>, params: Record<string, unknown> = {}) {
-  const state = await register(u, params);
-  const queueId = state.queue_id as string;
+/** Zulip's verify_action for a user's queue registered with `params`. Returns the events. */
+function verifyAction(u: DemoUser, action: () => Promise<unknown>, params: Record<string, unknown> = {}) {
   const ctx: ApplyContext = {
     userId: u.user_id,
     fetchTypes: (params.fetch_event_types ?? params.event_types ?? null) as string[] | null,
     includeSubscribers: false,
     clientGravatar: params.client_gravatar !== false,
   };
-  let last: number = state.last_event_id;
-  const events: any[] = [];
-  await action();
-  const drain = async () => {
-    const res = ok(await as(u).get("/events", { queue_id: queueId, last_event_id: last, dont_block: true }));
-    for (const e of res.events) {
-      last = e.id;
-      if (e.type === "heartbeat") continue;
-      expect(contractEventErrors(e), `contract: ${JSON.stringify(e)}`).toEqual([]);
-      if (openapiAvailable) expect(zulipEventErrors(e), `Zulip schema: ${JSON.stringify(e)}`).toEqual([]);
-      events.push(e);
-      expect(applyEvent(state, e, ctx), `could not apply ${JSON.stringify(e)}`).toBe(true);
-    }
-  };
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    await drain();
-    const fresh = await register(u, params);
-    await as(u).delete("/events", { queue_id: fresh.queue_id });
-    const same = isDeepStrictEqual(comparable(state), comparable(fresh));
-    if (same || Date.now() > deadline) {
-      if (same) {
-        // Stragglers of the same action would still change the state: look once more.
-        await sleep(300);
-        await drain();
-      }
-      expect(comparable(state)).toEqual(comparable(fresh));
-      break;
-    }
-    await sleep(150);
-  }
-  await as(u).delete("/events", { queue_id: queueId });
-  return events;
+  return verify(action, { register: () => register(u, params), apply: (state, e) => applyEvent(state, e, ctx) });
 }
 
 /** Retries an assertion briefly: the gateway learns about account changes through events. */
@@ -107,7 +45,6 @@ async function eventually(check: () => Promise<void>, timeoutMs = 5000) {
   }
 }
 
-const typesOf = (events: any[]) => events.map((e) => (e.op ? `${e.type}/${e.op}` : e.type));
 const persons = (events: any[]) => events.filter((e) => e.type === "realm_user" && e.op === "update").map((e) => e.person);
 
 describe("settings", () => {
@@ -172,23 +109,19 @@ describe("every realm_user update form, seen by another user", () => {
   it("avatar upload and removal; the image is served at the root", async () => {
     let url = "";
     const upload = await verifyAction(viewer(), async () => {
-      const form = new FormData();
-      form.append("file", new Blob([PNG_1X1], { type: "image/png" }), "me.png");
-      const auth = "Basic " + Buffer.from(`${subject().email}:${subject().api_key}`).toString("base64");
-      const res = await fetch(`${demo.base_url}/api/v1/users/me/avatar`, { method: "POST", headers: { authorization: auth }, body: form });
-      const body = await res.json();
-      expect(res.status, JSON.stringify(body)).toBe(200);
-      url = body.avatar_url;
+      const res = await e2e.postFile(subject(), "/users/me/avatar", { name: "me.png", type: "image/png", data: PNG_1X1 });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      url = res.body.avatar_url;
     });
     expect(persons(upload)).toEqual([
       expect.objectContaining({ user_id: subject().user_id, avatar_source: "U", avatar_url: url, avatar_url_medium: expect.stringContaining("-medium.png") }),
     ]);
-    const image = await fetch(demo.base_url + url);
+    const image = await fetch(e2e.demo.base_url + url);
     expect(image.status).toBe(200);
     expect(Buffer.from(await image.arrayBuffer()).equals(PNG_1X1)).toBe(true);
     const removal = await verifyAction(viewer(), async () => ok(await as(subject()).delete("/users/me/avatar")), { client_gravatar: false });
     expect(persons(removal)).toEqual([expect.objectContaining({ user_id: subject().user_id, avatar_source: "G", avatar_url: expect.stringMatching(/gravatar/) })]);
-    expect((await fetch(demo.base_url + url)).status).toBe(404);
+    expect((await fetch(e2e.demo.base_url + url)).status).toBe(404);
   });
 
   it("bot owner", async () => {
@@ -206,7 +139,7 @@ describe("every realm_user update form, seen by another user", () => {
     expect(typesOf(back)).toEqual(["realm_user/update", "user_group/remove_members", "user_group/add_members", "user_group/add_members"]);
     expect(persons(back)).toEqual([{ user_id: subject().user_id, role: 400 }]);
     // The billing role is an operator's change (the admin CLI's internal route), as in Zulip.
-    const accounts = new InternalClient(stack.urls.accounts, stack.vars.INTERNAL_TOKEN);
+    const accounts = new InternalClient(e2e.stack.urls.accounts, e2e.stack.vars.INTERNAL_TOKEN);
     const billing = await verifyAction(viewer(), () =>
       accounts.call("POST", "/internal/users/billing_admin", { params: { realm_id: org.id, user_id: subject().user_id, is_billing_admin: true } }),
     );
@@ -261,15 +194,15 @@ describe("who receives what", () => {
   it("a realm_user update reaches every user of the organization (guests included) and nobody outside it", async () => {
     // (The demo bot went with its new owner's deactivation above.)
     const watchers = [org.users.guest, org.users.owner, org.users.moderator];
-    const outsider = demo.orgs[1].users.member;
+    const outsider = e2e.demo.orgs[1].users.member;
     // Each queue is read from its register's last_event_id: an event already on its way when the
     // queue was made may be counted in the register's state, and the queue then starts after it.
-    const queues = new Map<DemoUser, Record<string, any>>();
+    const queues = new Map<DemoUser, EventQueue>();
     for (const u of [...watchers, outsider]) queues.set(u, await register(u, { event_types: ["realm_user", "user_settings", "update_display_settings"] }));
     const legacyQueue = await register(org.users.member, { event_types: ["user_settings", "update_display_settings"], client_capabilities: LEGACY });
     const modernQueue = await register(org.users.member, { event_types: ["user_settings", "update_display_settings"] });
     ok(await as(org.users.member).patch("/settings", { full_name: "Melanie Member", high_contrast_mode: true }));
-    const read = async (u: DemoUser, q: Record<string, any>, want: number) => {
+    const read = async (u: DemoUser, q: EventQueue, want: number) => {
       const deadline = Date.now() + 10_000;
       let events: any[] = [];
       while (Date.now() < deadline) {

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { ApiClient, DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
+import { NO_RATE_LIMITS, ok, refused, sleep, until, useDemoStack } from "@chat/testkit/e2e";
 import { encodePng } from "../../messaging/src/lib/image";
 
 /**
@@ -9,62 +10,22 @@ import { encodePng } from "../../messaging/src/lib/image";
  * CLI's internal route, an invitation with include_realm_default_subscriptions).
  */
 
-let stack: Stack;
-let demo: DemoOutput;
-let org: DemoOutput["orgs"][0];
-let org2: DemoOutput["orgs"][1];
-const clients = new Map<DemoUser, ApiClient>();
-const as = (u: DemoUser) => clients.get(u) ?? clients.set(u, demoClient(demo, u)).get(u)!;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let org: DemoOrg;
+let org2: DemoOrg2;
+const e2e = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org, org2] = demo.orgs));
+const { as } = e2e;
 
-beforeAll(async () => {
-  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
-  demo = await runDemo(stack);
-  [org, org2] = demo.orgs;
-}, 180_000);
-afterAll(async () => {
-  await stack?.stop();
-}, 60_000);
-
-function ok(res: { status: number; body: any }) {
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.result).toBe("success");
-  return res.body;
-}
-
-function refused(res: { status: number; body: any }, msg: string) {
-  expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg });
-  expect(res.status).toBe(400);
-}
-
-/** Polls until `check` passes (work that crosses services through RabbitMQ). */
-async function eventually<T>(get: () => Promise<T>, check: (v: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  let v = await get();
-  while (!check(v) && Date.now() < deadline) {
-    await sleep(200);
-    v = await get();
-  }
-  return v;
-}
-
-async function internalPost(path: string, params: Record<string, string>) {
-  const res = await fetch(`${stack.urls.accounts}/api/v1${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", "x-chat-internal-token": stack.vars.INTERNAL_TOKEN },
-    body: new URLSearchParams(params).toString(),
-  });
-  return { status: res.status, body: (await res.json()) as any };
+/** Polls until `check` passes (work that crosses services through RabbitMQ); the value that passed. */
+async function eventually<T extends object>(get: () => Promise<T>, check: (v: T) => boolean): Promise<T> {
+  const found = async () => {
+    const v = await get();
+    return check(v) ? v : null;
+  };
+  return until("work that crosses services", found, { timeoutMs: 15_000, pollMs: 200 });
 }
 
 const png = encodePng(2, 1, new Uint8Array([255, 0, 0, 255, 0, 255, 0, 255]));
-async function uploadEmoji(u: DemoUser, name: string) {
-  const form = new FormData();
-  form.append("filename", new Blob([new Uint8Array(png)], { type: "image/png" }), "emoji.png");
-  const auth = "Basic " + Buffer.from(`${u.email}:${u.api_key}`).toString("base64");
-  const res = await fetch(`${demo.base_url}/api/v1/realm/emoji/${name}`, { method: "POST", headers: { authorization: auth }, body: form });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const uploadEmoji = (u: DemoUser, name: string) => e2e.postFile(u, `/realm/emoji/${name}`, { field: "filename", name: "emoji.png", type: "image/png", data: png });
 async function emojiId(u: DemoUser, name: string): Promise<string> {
   const { emoji } = ok(await as(u).get("/realm/emoji"));
   return (Object.values(emoji) as any[]).find((e) => e.name === name && !e.deactivated).id;
@@ -109,14 +70,14 @@ describe("new users join the default channels", () => {
     // POST /users by an administrator.
     const password = "a-long-enough-password-e2e";
     const created = ok(await as(admin).post("/users", { email: "made@e2e-defaults.test", password, full_name: "Made" }));
-    const key = ok(await apiClient(demo.base_url).post("/fetch_api_key", { username: "made@e2e-defaults.test", password }));
+    const key = ok(await e2e.client().post("/fetch_api_key", { username: "made@e2e-defaults.test", password }));
     expect(key.user_id).toBe(created.user_id);
-    const made = apiClient(demo.base_url, key.email, key.api_key);
+    const made = e2e.client(key);
     expect(await eventually(() => subscribed(made), (ids) => ids.includes(channel))).toContain(channel);
 
     // The admin CLI's user creation (`pnpm chat user create`).
-    const cli = ok(await internalPost("/internal/users", { realm_id: String(org.id), email: "cli@e2e-defaults.test", full_name: "Cli" }));
-    const cliUser = apiClient(demo.base_url, cli.email, cli.api_key);
+    const cli = ok(await e2e.internalPost("/internal/users", { realm_id: String(org.id), email: "cli@e2e-defaults.test", full_name: "Cli" }));
+    const cliUser = e2e.client(cli);
     expect(await eventually(() => subscribed(cliUser), (ids) => ids.includes(channel))).toContain(channel);
 
     // Invitations: with include_realm_default_subscriptions (a guest too, as Zulip's
@@ -127,8 +88,8 @@ describe("new users join the default channels", () => {
       ["plain@e2e-defaults.test", false, 400],
     ] as const) {
       ok(await as(owner).post("/invites", { invitee_emails: email, stream_ids: "[]", invite_as: String(role), include_realm_default_subscriptions: String(asked) }));
-      const joined = ok(await internalPost("/internal/invites/accept", { realm_id: String(org.id), email, full_name: email.split("@")[0] }));
-      const them = apiClient(demo.base_url, joined.email, joined.api_key);
+      const joined = ok(await e2e.internalPost("/internal/invites/accept", { realm_id: String(org.id), email, full_name: email.split("@")[0] }));
+      const them = e2e.client(joined);
       if (asked) expect(await eventually(() => subscribed(them), (ids) => ids.includes(channel))).toContain(channel);
       else {
         await sleep(1500);
