@@ -1,44 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { ApiClient, DemoOutput } from "@chat/testkit";
+import { ok, register as registerQueue, sleep, useDemoStack, type EventQueue } from "@chat/testkit/e2e";
 import { UserGroupAddEvent, UserStatusEvent, RealmLinkifiersEvent } from "@chat/contracts";
 
 /** Issue 5 through the whole stack: the gateway, the demo organization's roles, real queues. */
 
-let stack: Stack;
 let demo: DemoOutput;
 let c: Record<"owner" | "admin" | "moderator" | "member" | "member2" | "guest" | "bot", ApiClient>;
 let o2: Record<"owner" | "member", ApiClient>;
-
-beforeAll(async () => {
-  stack = await startStack();
-  demo = await runDemo(stack);
+const e2e = useDemoStack({}, (s) => {
+  demo = s.demo;
   const u = demo.orgs[0].users;
-  c = {
-    owner: demoClient(demo, u.owner),
-    admin: demoClient(demo, u.admin),
-    moderator: demoClient(demo, u.moderator),
-    member: demoClient(demo, u.member),
-    member2: demoClient(demo, u.member2),
-    guest: demoClient(demo, u.guest),
-    bot: demoClient(demo, u.bot),
-  };
-  o2 = { owner: demoClient(demo, demo.orgs[1].users.owner), member: demoClient(demo, demo.orgs[1].users.member) };
-}, 180_000);
-afterAll(() => stack?.stop(), 60_000);
-
-function ok(res: { status: number; body: any }) {
-  expect(res.body, JSON.stringify(res.body)).toMatchObject({ result: "success" });
-  return res.body;
-}
+  c = { owner: s.as(u.owner), admin: s.as(u.admin), moderator: s.as(u.moderator), member: s.as(u.member), member2: s.as(u.member2), guest: s.as(u.guest), bot: s.as(u.bot) };
+  o2 = { owner: s.as(demo.orgs[1].users.owner), member: s.as(demo.orgs[1].users.member) };
+});
 
 /** Polls a queue until an event matching `pred` arrives (delivery goes outbox -> broker -> events). */
-/** A registered queue; it is read from register's last_event_id (earlier events may be in its state). */
-interface Queue {
-  queue_id: string;
-  last_event_id: number;
-}
-
-async function waitForEvent(client: ApiClient, queue: Queue, pred: (e: any) => boolean, timeoutMs = 15_000): Promise<any> {
+async function waitForEvent(client: ApiClient, queue: EventQueue, pred: (e: any) => boolean, timeoutMs = 15_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let last = queue.last_event_id;
   while (Date.now() < deadline) {
@@ -47,15 +25,14 @@ async function waitForEvent(client: ApiClient, queue: Queue, pred: (e: any) => b
       if (pred(e)) return e;
       last = Math.max(last, e.id);
     }
-    await new Promise((res) => setTimeout(res, 200));
+    await sleep(200);
   }
   throw new Error("event did not arrive");
 }
 
-async function register(client: ApiClient, eventTypes: string[], capabilities: Record<string, unknown> = {}): Promise<Queue> {
-  const params = { event_types: eventTypes, fetch_event_types: eventTypes, client_capabilities: { notification_settings_null: false, ...capabilities } };
-  const { queue_id, last_event_id } = ok(await client.post("/register", params));
-  return { queue_id, last_event_id };
+/** A queue read from register's last_event_id (earlier events may be in its state). */
+function register(client: ApiClient, eventTypes: string[], capabilities: Record<string, unknown> = {}): Promise<EventQueue> {
+  return registerQueue(client, { event_types: eventTypes, fetch_event_types: eventTypes, client_capabilities: { notification_settings_null: false, ...capabilities } });
 }
 
 describe("user groups through the gateway", () => {
@@ -89,28 +66,23 @@ describe("invitations through the gateway", () => {
     const invites = ok(await c.admin.get("/invites")).invites;
     expect(invites.find((i: any) => i.email === "newbie@e2e.test")).toMatchObject({ invited_by_user_id: demo.orgs[0].users.member.user_id, invited_as: 400 });
 
-    const accept = await fetch(`${stack.urls.accounts}/api/v1/internal/invites/accept`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", "x-chat-internal-token": stack.vars.INTERNAL_TOKEN },
-      body: new URLSearchParams({ realm_id: String(demo.orgs[0].id), email: "newbie@e2e.test", full_name: "New Bie" }).toString(),
-    });
-    const acc = (await accept.json()) as any;
+    const acc = (await e2e.internalPost("/internal/invites/accept", { realm_id: String(demo.orgs[0].id), email: "newbie@e2e.test", full_name: "New Bie" })).body;
     expect(acc).toMatchObject({ result: "success", role: 400 });
-    const newbie = apiClient(demo.base_url, acc.email, acc.api_key);
+    const newbie = e2e.client(acc);
     ok(await newbie.get("/users/me"));
     const deadline = Date.now() + 20_000;
     let subs: number[] = [];
     while (Date.now() < deadline) {
       subs = ok(await newbie.get("/users/me/subscriptions")).subscriptions.map((s: any) => s.stream_id);
       if (subs.includes(pub) && subs.includes(priv)) break;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
     expect(subs).toEqual(expect.arrayContaining([pub, priv]));
     let notice: any;
     while (Date.now() < deadline && !notice) {
       const msgs = ok(await c.member.get("/messages", { anchor: "newest", num_before: 20, num_after: 0, narrow: [] })).messages;
       notice = msgs.find((m: any) => typeof m.content === "string" && m.content.includes("accepted your invitation"));
-      if (!notice) await new Promise((r) => setTimeout(r, 250));
+      if (!notice) await sleep(250);
     }
     expect(notice).toBeDefined();
     expect(notice.sender_email).toMatch(/^notification-bot@/);
@@ -183,8 +155,8 @@ describe("DELETE /users/me through the gateway", () => {
     expect(res.body).toMatchObject({ code: "CANNOT_DEACTIVATE_LAST_USER", is_last_owner: true, entity: "organization owner" });
 
     const created = ok(await c.admin.post("/users", { email: "shortlived@e2e.test", password: "pw-123456", full_name: "Short Lived" }));
-    const login = ok(await apiClient(demo.base_url).post("/fetch_api_key", { username: "shortlived@e2e.test", password: "pw-123456" }));
-    const leaver = apiClient(demo.base_url, "shortlived@e2e.test", login.api_key);
+    const login = ok(await e2e.client().post("/fetch_api_key", { username: "shortlived@e2e.test", password: "pw-123456" }));
+    const leaver = e2e.client({ email: "shortlived@e2e.test", api_key: login.api_key });
     expect(ok(await leaver.get("/users/me")).user_id).toBe(created.user_id);
     ok(await leaver.delete("/users/me"));
     const started = Date.now();
@@ -192,7 +164,7 @@ describe("DELETE /users/me through the gateway", () => {
     while (Date.now() - started < 3000) {
       last = await leaver.get("/users/me");
       if (last.status === 401) break;
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
     expect(last.status).toBe(401);
     expect(last.body.msg).toBe("Account is deactivated");

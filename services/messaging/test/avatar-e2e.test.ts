@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPool } from "@chat/platform";
-import { demoClient, runDemo, startStack, type DemoOrg, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import type { DemoOrg, DemoUser } from "@chat/testkit";
+import { NO_RATE_LIMITS, ok, register, sleep, until, useDemoStack, type EventQueue } from "@chat/testkit/e2e";
 
 /**
  * Message senders' avatar_url as clients see it (GET /messages, GET /messages/{id}, the message
@@ -10,10 +11,9 @@ import { demoClient, runDemo, startStack, type DemoOrg, type DemoOutput, type De
  * it (a Gravatar of a sender whose email everyone may see). Zulip's MessageDict.set_sender_avatar.
  */
 
-let stack: Stack;
-let demo: DemoOutput;
 let org: DemoOrg;
-const as = (u: DemoUser) => demoClient(demo, u);
+const e2e = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org] = demo.orgs));
+const { as } = e2e;
 
 const PNG_1X1 = Buffer.from(
   "89504e470d0a1a0a0000000d4948445200000001000000010806000000" + "1f15c4890000000d4944415478da63f8cfc0f01f0005000201ab0f9e" + "0b0000000049454e44ae426082",
@@ -21,43 +21,16 @@ const PNG_1X1 = Buffer.from(
 );
 const md5 = (email: string) => createHash("md5").update(email.trim().toLowerCase()).digest("hex");
 const gravatarOf = (email: string, version: number) => `https://secure.gravatar.com/avatar/${md5(email)}?d=identicon&version=${version}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-beforeAll(async () => {
-  stack = await startStack({ serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } });
-  demo = await runDemo(stack);
-  org = demo.orgs[0];
-}, 180_000);
-afterAll(async () => stack?.stop());
-
-async function ok(p: Promise<{ status: number; body: any }>): Promise<any> {
-  const res = await p;
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body;
-}
 
 async function uploadAvatar(u: DemoUser): Promise<string> {
-  const form = new FormData();
-  form.append("file", new Blob([PNG_1X1], { type: "image/png" }), "me.png");
-  const auth = "Basic " + Buffer.from(`${u.email}:${u.api_key}`).toString("base64");
-  const res = await fetch(`${demo.base_url}/api/v1/users/me/avatar`, { method: "POST", headers: { authorization: auth }, body: form });
-  const body = await res.json();
-  expect(res.status, JSON.stringify(body)).toBe(200);
-  return body.avatar_url;
-}
-
-/** A queue of `u` for message events and the event id to read it from, as /register answers them. */
-interface Queue {
-  id: string;
-  lastEventId: number;
+  const res = await e2e.postFile(u, "/users/me/avatar", { name: "me.png", type: "image/png", data: PNG_1X1 });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.avatar_url;
 }
 
 /** Two queues of `u` for message events: client_gravatar as Zulip defaults it (true), and false. */
-async function messageQueues(u: DemoUser): Promise<{ computed: Queue; given: Queue }> {
-  const open = async (clientGravatar: boolean): Promise<Queue> => {
-    const body = await ok(as(u).post("/register", { event_types: ["message"], client_gravatar: clientGravatar }));
-    return { id: body.queue_id, lastEventId: body.last_event_id };
-  };
+async function messageQueues(u: DemoUser): Promise<{ computed: EventQueue; given: EventQueue }> {
+  const open = (clientGravatar: boolean) => register(as(u), { event_types: ["message"], client_gravatar: clientGravatar });
   return { computed: await open(true), given: await open(false) };
 }
 
@@ -66,10 +39,10 @@ async function messageQueues(u: DemoUser): Promise<{ computed: Queue; given: Que
  * the queue was registered may still be on its way then, and reach the queue first (or be counted
  * in the register's state, which moves the queue's start past it: hence register's last_event_id).
  */
-async function nextMessageEvent(u: DemoUser, queue: Queue, id: number): Promise<any> {
+async function nextMessageEvent(u: DemoUser, queue: EventQueue, id: number): Promise<any> {
   const deadline = Date.now() + 8000;
   for (;;) {
-    const { events } = await ok(as(u).get("/events", { queue_id: queue.id, last_event_id: queue.lastEventId, dont_block: true }));
+    const { events } = ok(await as(u).get("/events", { queue_id: queue.queue_id, last_event_id: queue.last_event_id, dont_block: true }));
     const found = events.find((e: any) => e.type === "message" && e.message.id === id);
     if (found) return found;
     if (Date.now() > deadline) throw new Error("no message event");
@@ -79,22 +52,16 @@ async function nextMessageEvent(u: DemoUser, queue: Queue, id: number): Promise<
 
 /** A message's avatar_url as `viewer` reads it with GET /messages. */
 async function fetchedAvatar(viewer: DemoUser, id: number, clientGravatar: boolean): Promise<string | null> {
-  const { messages } = await ok(as(viewer).get("/messages", { anchor: id, num_before: 0, num_after: 0, client_gravatar: clientGravatar }));
+  const { messages } = ok(await as(viewer).get("/messages", { anchor: id, num_before: 0, num_after: 0, client_gravatar: clientGravatar }));
   expect(messages.map((m: any) => m.id)).toEqual([id]);
   return messages[0].avatar_url;
 }
 
 /** Messaging learns of avatar and visibility changes through accounts' events: wait until it has. */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("messaging's replica did not catch up");
-    await sleep(100);
-  }
-}
+const caughtUp = (check: () => Promise<boolean>) => until("messaging's replica to catch up", check);
 
 async function dm(from: DemoUser, to: DemoUser, content: string): Promise<number> {
-  return (await ok(as(from).post("/messages", { type: "direct", to: [to.user_id], content }))).id;
+  return ok(await as(from).post("/messages", { type: "direct", to: [to.user_id], content })).id;
 }
 
 describe("message senders' avatar_url", () => {
@@ -105,7 +72,7 @@ describe("message senders' avatar_url", () => {
 
     const url = await uploadAvatar(member);
     expect(url).toMatch(/^\/user_avatars\/\d+\/[A-Za-z0-9]+\.png\?version=2$/);
-    await until(async () => (await fetchedAvatar(member2, before, true)) === url);
+    await caughtUp(async () => (await fetchedAvatar(member2, before, true)) === url);
     expect(await fetchedAvatar(member2, before, false)).toBe(url);
 
     const queues = await messageQueues(member2);
@@ -115,12 +82,12 @@ describe("message senders' avatar_url", () => {
       expect(event.message).toMatchObject({ id, sender_id: member.user_id, avatar_url: url });
       expect(event).not.toHaveProperty("sender_avatar_url");
     }
-    const single = await ok(as(member2).get(`/messages/${id}`));
+    const single = ok(await as(member2).get(`/messages/${id}`));
     expect(single.message.avatar_url).toBe(url);
 
     // Back to Gravatar: the version moves on again.
-    await ok(as(member).delete("/users/me/avatar"));
-    await until(async () => (await fetchedAvatar(member2, id, false)) === gravatarOf(member.email, 3));
+    ok(await as(member).delete("/users/me/avatar"));
+    await caughtUp(async () => (await fetchedAvatar(member2, id, false)) === gravatarOf(member.email, 3));
     expect(await fetchedAvatar(member2, id, true)).toBeNull();
   });
 
@@ -138,11 +105,11 @@ describe("message senders' avatar_url", () => {
 
   it("a Gravatar sender whose email is hidden: the URL of the real address even with client_gravatar, and the address never", async () => {
     const { moderator, member } = org.users;
-    await ok(as(moderator).patch("/settings", { email_address_visibility: 4 }));
+    ok(await as(moderator).patch("/settings", { email_address_visibility: 4 }));
     try {
       const expected = gravatarOf(moderator.email, 1);
       const old = await dm(moderator, member, "sent while visible?");
-      await until(async () => (await fetchedAvatar(member, old, true)) === expected);
+      await caughtUp(async () => (await fetchedAvatar(member, old, true)) === expected);
 
       const queues = await messageQueues(member);
       const id = await dm(moderator, member, "hidden email");
@@ -153,23 +120,23 @@ describe("message senders' avatar_url", () => {
         expect(event.message.avatar_url).not.toContain(md5(event.message.sender_email));
         expect(JSON.stringify(event)).not.toContain(moderator.email);
       }
-      const { messages } = await ok(as(member).get("/messages", { anchor: id, num_before: 0, num_after: 0 }));
+      const { messages } = ok(await as(member).get("/messages", { anchor: id, num_before: 0, num_after: 0 }));
       expect(messages[0].avatar_url).toBe(expected);
       expect(JSON.stringify(messages)).not.toContain(moderator.email);
     } finally {
-      await ok(as(moderator).patch("/settings", { email_address_visibility: 1 }));
+      ok(await as(moderator).patch("/settings", { email_address_visibility: 1 }));
     }
     // Public again: client_gravatar clients compute it.
     const id = await dm(moderator, member, "visible again");
-    await until(async () => (await fetchedAvatar(member, id, true)) === null);
+    await caughtUp(async () => (await fetchedAvatar(member, id, true)) === null);
   });
 
   it("a replica row from before avatars were replicated is read again from accounts", async () => {
     const { admin, member } = org.users;
     const url = await uploadAvatar(admin);
     const id = await dm(admin, member, "uploaded");
-    await until(async () => (await fetchedAvatar(member, id, true)) === url);
-    const pool = createPool(stack.vars.DATABASE_URL, "messaging", 1);
+    await caughtUp(async () => (await fetchedAvatar(member, id, true)) === url);
+    const pool = createPool(e2e.stack.vars.DATABASE_URL, "messaging", 1);
     try {
       // As the migration leaves existing rows (and a previous release's pods write them).
       await pool.query(

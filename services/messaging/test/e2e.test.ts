@@ -1,23 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type DemoOutput, type DemoOrg, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg } from "@chat/testkit";
+import { ok, useDemoStack } from "@chat/testkit/e2e";
 
 /**
  * The flows of the messaging issue end to end: real processes, the gateway, HTTP Basic auth
  * with the demo organization's credentials.
  */
 
-let stack: Stack;
-let demo: DemoOutput;
 let org: DemoOrg;
+const e2e = useDemoStack({}, ({ demo }) => ([org] = demo.orgs));
 type Who = keyof DemoOrg["users"];
-const as = (who: Who) => demoClient(demo, org.users[who]);
-
-async function ok<T = any>(p: Promise<{ status: number; body: any }>): Promise<T> {
-  const res = await p;
-  expect(res.body, JSON.stringify(res.body)).toMatchObject({ result: "success" });
-  expect(res.status).toBe(200);
-  return res.body;
-}
+const as = (who: Who) => e2e.as(org.users[who]);
 
 async function fails(p: Promise<{ status: number; body: any }>, status: number, code: string, msg?: string) {
   const res = await p;
@@ -26,29 +19,22 @@ async function fails(p: Promise<{ status: number; body: any }>, status: number, 
   if (msg) expect(res.body.msg).toBe(msg);
 }
 
-beforeAll(async () => {
-  stack = await startStack();
-  demo = await runDemo(stack);
-  org = demo.orgs[0];
-}, 180_000);
-afterAll(async () => stack?.stop());
-
 describe("messaging through the gateway", () => {
   it("sends to a channel by name and by id, and reads it back with narrows", async () => {
     const pub = org.channels.public;
-    const a = await ok(as("member").post("/messages", { type: "stream", to: pub.name, topic: "e2e", content: "by name" }));
-    const b = await ok(as("member").post("/messages", { type: "channel", to: pub.stream_id, subject: "e2e", content: "by **id**" }));
-    const res = await ok(as("owner").get("/messages", { anchor: "newest", num_before: 10, narrow: [{ operator: "channel", operand: pub.stream_id }, { operator: "topic", operand: "e2e" }] }));
+    const a = ok(await as("member").post("/messages", { type: "stream", to: pub.name, topic: "e2e", content: "by name" }));
+    const b = ok(await as("member").post("/messages", { type: "channel", to: pub.stream_id, subject: "e2e", content: "by **id**" }));
+    const res = ok(await as("owner").get("/messages", { anchor: "newest", num_before: 10, narrow: [{ operator: "channel", operand: pub.stream_id }, { operator: "topic", operand: "e2e" }] }));
     expect(res.messages.map((x: any) => x.id)).toEqual([a.id, b.id]);
     expect(res.messages[1].content).toBe("<p>by <strong>id</strong></p>");
     expect(res.found_newest).toBe(true);
-    const search = await ok(as("member2").get("/messages", { anchor: "newest", num_before: 10, narrow: [["search", "name"]] }));
+    const search = ok(await as("member2").get("/messages", { anchor: "newest", num_before: 10, narrow: [["search", "name"]] }));
     expect(search.messages.map((x: any) => x.id)).toContain(a.id);
   });
 
   it("renders code, math and upload previews in the running service (its highlighting thread starts there)", async () => {
     const content = "```py\ndef f(): pass\n```\n$$x^2$$ [p.png](/user_uploads/1/ab/c/p.png)";
-    const res = await ok(as("member").post("/messages/render", { content }));
+    const res = ok(await as("member").post("/messages/render", { content }));
     expect(res.rendered).toContain('<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="k">def</span> <span class="nf">f</span>');
     expect(res.rendered).toContain('<span class="katex">');
     expect(res.rendered).toContain('<div class="message_inline_image"><a href="/user_uploads/1/ab/c/p.png" title="p.png"><img src="/user_uploads/1/ab/c/p.png"></a></div>');
@@ -56,13 +42,13 @@ describe("messaging through the gateway", () => {
 
   it("direct and group direct messages by ids and by emails", async () => {
     const { member, member2, admin } = org.users;
-    const byIds = await ok(as("member").post("/messages", { type: "direct", to: [member2.user_id], content: "dm ids" }));
-    const byEmails = await ok(as("member").post("/messages", { type: "private", to: [member2.email], content: "dm emails" }));
-    const group = await ok(as("member").post("/messages", { type: "direct", to: [member2.user_id, admin.user_id], content: "group ids" }));
-    const groupEmails = await ok(as("member").post("/messages", { type: "direct", to: `${member2.email},${admin.email}`, content: "group emails" }));
-    const dms = await ok(as("member2").get("/messages", { anchor: "newest", num_before: 10, narrow: [["dm", member.email]] }));
+    const byIds = ok(await as("member").post("/messages", { type: "direct", to: [member2.user_id], content: "dm ids" }));
+    const byEmails = ok(await as("member").post("/messages", { type: "private", to: [member2.email], content: "dm emails" }));
+    const group = ok(await as("member").post("/messages", { type: "direct", to: [member2.user_id, admin.user_id], content: "group ids" }));
+    const groupEmails = ok(await as("member").post("/messages", { type: "direct", to: `${member2.email},${admin.email}`, content: "group emails" }));
+    const dms = ok(await as("member2").get("/messages", { anchor: "newest", num_before: 10, narrow: [["dm", member.email]] }));
     expect(dms.messages.map((x: any) => x.id)).toEqual([byIds.id, byEmails.id]);
-    const groupRes = await ok(as("admin").get("/messages", { anchor: "newest", num_before: 10, narrow: [{ operator: "dm", operand: [member.user_id, member2.user_id] }] }));
+    const groupRes = ok(await as("admin").get("/messages", { anchor: "newest", num_before: 10, narrow: [{ operator: "dm", operand: [member.user_id, member2.user_id] }] }));
     expect(groupRes.messages.map((x: any) => x.id)).toEqual([group.id, groupEmails.id]);
     await fails(as("member").post("/messages", { type: "direct", to: ["nobody@nowhere.invalid"], content: "x" }), 400, "BAD_REQUEST", "Invalid email 'nobody@nowhere.invalid'");
   });
@@ -70,30 +56,30 @@ describe("messaging through the gateway", () => {
   it("a private channel is invisible to a non-subscriber", async () => {
     const priv = org.channels.private;
     await fails(as("member2").post("/messages", { type: "stream", to: priv.name, topic: "t", content: "x" }), 400, "STREAM_DOES_NOT_EXIST");
-    await ok(as("member").post("/messages", { type: "stream", to: priv.stream_id, topic: "t", content: "inside" }));
+    ok(await as("member").post("/messages", { type: "stream", to: priv.stream_id, topic: "t", content: "inside" }));
   });
 
   it("flags: read and starred", async () => {
-    const sent = await ok(as("owner").post("/messages", { type: "stream", to: org.channels.public.name, topic: "flags", content: "star me" }));
-    const read = await ok(as("member").post("/messages/flags", { messages: [sent.id], op: "add", flag: "read" }));
+    const sent = ok(await as("owner").post("/messages", { type: "stream", to: org.channels.public.name, topic: "flags", content: "star me" }));
+    const read = ok(await as("member").post("/messages/flags", { messages: [sent.id], op: "add", flag: "read" }));
     expect(read.messages).toEqual([sent.id]);
-    await ok(as("member").post("/messages/flags", { messages: [sent.id], op: "add", flag: "starred" }));
-    const starred = await ok(as("member").get("/messages", { anchor: "newest", num_before: 5, narrow: [["is", "starred"]] }));
+    ok(await as("member").post("/messages/flags", { messages: [sent.id], op: "add", flag: "starred" }));
+    const starred = ok(await as("member").get("/messages", { anchor: "newest", num_before: 5, narrow: [["is", "starred"]] }));
     expect(starred.messages.map((x: any) => [x.id, x.flags])).toEqual([[sent.id, ["read", "starred"]]]);
     await fails(as("member").post("/messages/flags", { messages: [sent.id], op: "add", flag: "mentioned" }), 400, "BAD_REQUEST", "Flag not editable: 'mentioned'");
   });
 
   it("deletion: refused for a member, done by an administrator", async () => {
-    const sent = await ok(as("member").post("/messages", { type: "stream", to: org.channels.public.name, topic: "oops", content: "regret" }));
+    const sent = ok(await as("member").post("/messages", { type: "stream", to: org.channels.public.name, topic: "oops", content: "regret" }));
     await fails(as("member").delete(`/messages/${sent.id}`), 400, "BAD_REQUEST", "You don't have permission to delete this message");
-    await ok(as("admin").delete(`/messages/${sent.id}`));
+    ok(await as("admin").delete(`/messages/${sent.id}`));
     await fails(as("member").get(`/messages/${sent.id}`), 400, "BAD_REQUEST", "Invalid message(s)");
   });
 
   it("subscription settings", async () => {
     const pub = org.channels.public;
-    await ok(as("member").post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: pub.stream_id, property: "is_muted", value: true }, { stream_id: pub.stream_id, property: "color", value: "#123456" }] }));
-    const subs = await ok(as("member").get("/users/me/subscriptions", { include_subscribers: true }));
+    ok(await as("member").post("/users/me/subscriptions/properties", { subscription_data: [{ stream_id: pub.stream_id, property: "is_muted", value: true }, { stream_id: pub.stream_id, property: "color", value: "#123456" }] }));
+    const subs = ok(await as("member").get("/users/me/subscriptions", { include_subscribers: true }));
     const sub = subs.subscriptions.find((s: any) => s.stream_id === pub.stream_id);
     expect(sub).toMatchObject({ is_muted: true, in_home_view: false, color: "#123456" });
     expect(sub.subscribers).toContain(org.users.member.user_id);
@@ -106,50 +92,50 @@ describe("messaging through the gateway", () => {
     // A member may not remove another member...
     await fails(as("member").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [member2.user_id] }), 400, "BAD_REQUEST", "Insufficient permission");
     // ...but may remove the bot they own.
-    const botOut = await ok(as("member").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [bot.user_id] }));
+    const botOut = ok(await as("member").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [bot.user_id] }));
     expect(botOut.removed).toEqual([pub]);
     // An administrator may remove anyone (by email too); the default group is the administrators.
-    const adminOut = await ok(as("admin").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [guest.email] }));
+    const adminOut = ok(await as("admin").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [guest.email] }));
     expect(adminOut.removed).toEqual([pub]);
-    const again = await ok(as("admin").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [guest.user_id] }));
+    const again = ok(await as("admin").delete("/users/me/subscriptions", { subscriptions: [pub], principals: [guest.user_id] }));
     expect(again).toMatchObject({ removed: [], not_removed: [pub] });
     await fails(as("admin").delete("/users/me/subscriptions", { subscriptions: ["no such channel"] }), 400, "STREAM_DOES_NOT_EXIST");
     // Oneself, no principals.
-    const self = await ok(as("member2").delete("/users/me/subscriptions", { subscriptions: [pub] }));
+    const self = ok(await as("member2").delete("/users/me/subscriptions", { subscriptions: [pub] }));
     expect(self.removed).toEqual([pub]);
   });
 
   it("drafts round trip", async () => {
-    const created = await ok(as("member").post("/drafts", { drafts: [{ type: "stream", to: [org.channels.public.stream_id], topic: "later", content: "half-written" }] }));
+    const created = ok(await as("member").post("/drafts", { drafts: [{ type: "stream", to: [org.channels.public.stream_id], topic: "later", content: "half-written" }] }));
     const [id] = created.ids;
-    await ok(as("member").patch(`/drafts/${id}`, { draft: { type: "stream", to: [org.channels.public.stream_id], topic: "later", content: "finished" } }));
-    const list = await ok(as("member").get("/drafts"));
+    ok(await as("member").patch(`/drafts/${id}`, { draft: { type: "stream", to: [org.channels.public.stream_id], topic: "later", content: "finished" } }));
+    const list = ok(await as("member").get("/drafts"));
     expect(list.drafts.find((d: any) => d.id === id)).toMatchObject({ content: "finished", topic: "later", type: "stream" });
     await fails(as("member2").delete(`/drafts/${id}`), 404, "BAD_REQUEST", "Draft does not exist");
-    await ok(as("member").delete(`/drafts/${id}`));
+    ok(await as("member").delete(`/drafts/${id}`));
     await fails(as("member").delete(`/drafts/${id}`), 404, "BAD_REQUEST", "Draft does not exist");
   });
 
   it("a linkifier added or removed applies to the very next message", async () => {
     const channel = org.channels.public.name;
     const send = async (content: string) => {
-      const sent = await ok(as("member").post("/messages", { type: "stream", to: channel, topic: "links", content }));
-      return (await ok(as("member").get(`/messages/${sent.id}`))).message.content as string;
+      const sent = ok(await as("member").post("/messages", { type: "stream", to: channel, topic: "links", content }));
+      return ok(await as("member").get(`/messages/${sent.id}`)).message.content as string;
     };
     expect(await send("ticket T1")).toBe("<p>ticket T1</p>");
-    const added = await ok(as("admin").post("/realm/filters", { pattern: "T(?P<id>[0-9]+)", url_template: "https://tickets.example/{id}" }));
+    const added = ok(await as("admin").post("/realm/filters", { pattern: "T(?P<id>[0-9]+)", url_template: "https://tickets.example/{id}" }));
     expect(await send("ticket T2")).toContain('href="https://tickets.example/2"');
-    await ok(as("admin").delete(`/realm/filters/${added.id}`));
+    ok(await as("admin").delete(`/realm/filters/${added.id}`));
     expect(await send("ticket T3")).toBe("<p>ticket T3</p>");
   });
 
   it("message events reach each recipient's queue with their flags; local echo only in the named queue", async () => {
-    const reg = async (who: Who) => ok(as(who).post("/register", { event_types: ["message"], apply_markdown: true }));
+    const reg = async (who: Who) => ok(await as(who).post("/register", { event_types: ["message"], apply_markdown: true }));
     const senderQueue = await reg("member");
     const otherSenderQueue = await reg("member");
     const recipientQueue = await reg("member2");
-    const sent = await ok(
-      as("member").post("/messages", {
+    const sent = ok(
+      await as("member").post("/messages", {
         type: "direct",
         to: [org.users.member2.user_id],
         content: "ping @**" + org.users.member2.full_name + "**",
@@ -159,7 +145,7 @@ describe("messaging through the gateway", () => {
     );
     const poll = async (who: Who, q: { queue_id: string; last_event_id: number }) => {
       for (let i = 0; i < 50; i++) {
-        const res = await ok(as(who).get("/events", { queue_id: q.queue_id, last_event_id: q.last_event_id, dont_block: true }));
+        const res = ok(await as(who).get("/events", { queue_id: q.queue_id, last_event_id: q.last_event_id, dont_block: true }));
         const msgs = res.events.filter((e: any) => e.type === "message");
         if (msgs.length) return msgs;
         await new Promise((r) => setTimeout(r, 100));

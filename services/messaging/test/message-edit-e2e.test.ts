@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type DemoOrg, type DemoOutput, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg } from "@chat/testkit";
+import { ok, register as registerQueue, sleep, useDemoStack, type EventQueue } from "@chat/testkit/e2e";
 
 /**
  * Message edits and moves end to end, as a Zulip client sees them: PATCH through the gateway,
@@ -7,48 +8,34 @@ import { demoClient, runDemo, startStack, type DemoOrg, type DemoOutput, type St
  * forms; delete_message for readers a move takes the messages from, split or bulk by capability).
  */
 
-let stack: Stack;
-let demo: DemoOutput;
 let org: DemoOrg;
+const e2e = useDemoStack({}, async ({ demo }) => {
+  [org] = demo.orgs;
+  const { owner, member, member2, guest } = org.users;
+  ok(await as("owner").post("/users/me/subscriptions", { subscriptions: [{ name: "edits" }], principals: [owner, member, member2, guest].map((u) => u.user_id) }));
+  ok(await as("owner").post("/users/me/subscriptions", { subscriptions: [{ name: "edits-private" }], principals: [owner.user_id, member.user_id], invite_only: true }));
+});
 type Who = keyof DemoOrg["users"];
-const as = (who: Who) => demoClient(demo, org.users[who]);
+const as = (who: Who) => e2e.as(org.users[who]);
 
-async function ok<T = any>(p: Promise<{ status: number; body: any }>): Promise<T> {
-  const res = await p;
-  expect(res.body, JSON.stringify(res.body)).toMatchObject({ result: "success" });
-  expect(res.status).toBe(200);
-  return res.body;
-}
-
-type Queue = { queue_id: string; last_event_id: number };
-const register = (who: Who, params: Record<string, unknown> = {}) => ok<Queue>(as(who).post("/register", { event_types: ["update_message", "delete_message", "message"], ...params }));
+const register = (who: Who, params: Record<string, unknown> = {}) => registerQueue(as(who), { event_types: ["update_message", "delete_message", "message"], ...params });
 
 /** The queue's events once `done` holds for them (polling without blocking). */
-async function eventsUntil(who: Who, q: Queue, done: (events: any[]) => boolean): Promise<any[]> {
+async function eventsUntil(who: Who, q: EventQueue, done: (events: any[]) => boolean): Promise<any[]> {
   let events: any[] = [];
   for (let i = 0; i < 60 && !done(events); i++) {
-    const res = await ok(as(who).get("/events", { queue_id: q.queue_id, last_event_id: q.last_event_id, dont_block: true }));
+    const res = ok(await as(who).get("/events", { queue_id: q.queue_id, last_event_id: q.last_event_id, dont_block: true }));
     events = res.events;
-    if (!done(events)) await new Promise((r) => setTimeout(r, 100));
+    if (!done(events)) await sleep(100);
   }
   return events;
 }
 
-beforeAll(async () => {
-  stack = await startStack();
-  demo = await runDemo(stack);
-  org = demo.orgs[0];
-  const { owner, member, member2, guest } = org.users;
-  await ok(as("owner").post("/users/me/subscriptions", { subscriptions: [{ name: "edits" }], principals: [owner, member, member2, guest].map((u) => u.user_id) }));
-  await ok(as("owner").post("/users/me/subscriptions", { subscriptions: [{ name: "edits-private" }], principals: [owner.user_id, member.user_id], invite_only: true }));
-}, 180_000);
-afterAll(async () => stack?.stop());
-
 describe("PATCH /messages/{id} through the gateway", () => {
   it("a content edit reaches each reader's queue with their flags, Markdown in content and HTML in rendered_content", async () => {
-    const sent = await ok(as("member").post("/messages", { type: "stream", to: "edits", topic: "e2e", content: "draft" }));
+    const sent = ok(await as("member").post("/messages", { type: "stream", to: "edits", topic: "e2e", content: "draft" }));
     const q = await register("member2", { apply_markdown: false });
-    await ok(as("member").patch(`/messages/${sent.id}`, { content: `hi @**${org.users.member2.full_name}**` }));
+    ok(await as("member").patch(`/messages/${sent.id}`, { content: `hi @**${org.users.member2.full_name}**` }));
     const [ev] = await eventsUntil("member2", q, (es) => es.some((e) => e.type === "update_message"));
     expect(ev).toMatchObject({
       type: "update_message",
@@ -62,18 +49,18 @@ describe("PATCH /messages/{id} through the gateway", () => {
     });
     expect(ev.rendered_content).toContain('class="user-mention"');
     expect(ev.markdown_content).toBeUndefined();
-    const history = await ok(as("member2").get(`/messages/${sent.id}/history`));
+    const history = ok(await as("member2").get(`/messages/${sent.id}/history`));
     expect(history.message_history.map((h: any) => h.content)).toEqual(["draft", `hi @**${org.users.member2.full_name}**`]);
   });
 
   it("a move to a private channel is a deletion for readers who cannot follow, one event per message without bulk_message_deletion", async () => {
-    const a = await ok(as("member").post("/messages", { type: "stream", to: "edits", topic: "moving", content: "one" }));
-    const b = await ok(as("member").post("/messages", { type: "stream", to: "edits", topic: "moving", content: "two" }));
+    const a = ok(await as("member").post("/messages", { type: "stream", to: "edits", topic: "moving", content: "one" }));
+    const b = ok(await as("member").post("/messages", { type: "stream", to: "edits", topic: "moving", content: "two" }));
     const bulk = await register("member2", { client_capabilities: { notification_settings_null: false, bulk_message_deletion: true } });
     const split = await register("guest");
     const stays = await register("member");
-    const priv = await ok(as("owner").get("/get_stream_id", { stream: "edits-private" }));
-    await ok(as("owner").patch(`/messages/${a.id}`, { stream_id: priv.stream_id, propagate_mode: "change_all", send_notification_to_new_thread: false }));
+    const priv = ok(await as("owner").get("/get_stream_id", { stream: "edits-private" }));
+    ok(await as("owner").patch(`/messages/${a.id}`, { stream_id: priv.stream_id, propagate_mode: "change_all", send_notification_to_new_thread: false }));
     const [gone] = await eventsUntil("member2", bulk, (es) => es.some((e) => e.type === "delete_message"));
     expect(gone).toMatchObject({ type: "delete_message", message_type: "stream", message_ids: [a.id, b.id], topic: "moving" });
     const split2 = await eventsUntil("guest", split, (es) => es.filter((e) => e.type === "delete_message").length === 2);
