@@ -1,8 +1,7 @@
-import { isDeepStrictEqual } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { demoClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { describe, expect, it } from "vitest";
+import type { DemoOrg, DemoUser } from "@chat/testkit";
+import { checkEvent, register as registerQueue, sleep, typesOf, useDemoStack, verifyAction as verify, VOLATILE_STATE } from "@chat/testkit/e2e";
 import { applyEvent, type ApplyContext } from "../src/lib/apply/index";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
 
 /**
  * The whole stack through the gateway: register, act through the public API, collect events
@@ -10,27 +9,18 @@ import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/t
  * registered state and compare with a fresh register (Zulip's "verify action" method).
  */
 
-let stack: Stack;
-let demo: DemoOutput;
-let org: DemoOutput["orgs"][0];
-const clients = new Map<DemoUser, ApiClient>();
-const as = (u: DemoUser) => clients.get(u) ?? clients.set(u, demoClient(demo, u)).get(u)!;
-
-beforeAll(async () => {
-  stack = await startStack({
+let org: DemoOrg;
+const e2e = useDemoStack(
+  {
     serviceEnv: {
       events: { EVENTS_HEARTBEAT_SECONDS: "1", EVENTS_HEARTBEAT_JITTER_SECONDS: "0" },
       // verify_action registers again and again; the per-user limit is not what is tested here.
       gateway: { RATE_LIMITING_ENABLED: "false" },
     },
-  });
-  demo = await runDemo(stack);
-  org = demo.orgs[0];
-}, 180_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
+  },
+  ({ demo }) => ([org] = demo.orgs),
+);
+const { as } = e2e;
 
 const CAPABILITIES = {
   notification_settings_null: true,
@@ -41,18 +31,9 @@ const CAPABILITIES = {
   linkifier_url_template: true,
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function checkEvent(event: Record<string, any>): void {
-  expect(contractEventErrors(event), `contract: ${JSON.stringify(event)}`).toEqual([]);
-  if (openapiAvailable) expect(zulipEventErrors(event), `Zulip schema: ${JSON.stringify(event)}`).toEqual([]);
-}
-
-async function register(u: DemoUser, params: Record<string, unknown> = {}) {
-  const res = await as(u).post("/register", { client_capabilities: CAPABILITIES, ...params });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body as Record<string, any>;
-}
+const queueOf = (u: DemoUser, params: Record<string, unknown> = {}) => registerQueue(as(u), { client_capabilities: CAPABILITIES, ...params });
+/** Register's answer (its queue stays open). */
+const register = async (u: DemoUser, params: Record<string, unknown> = {}) => (await queueOf(u, params)).state;
 
 /** Reads a queue until `done(events)` holds (heartbeats skipped); each event is checked. */
 async function readUntil(u: DemoUser, queueId: string, done: (events: any[]) => boolean, timeoutMs = 8000, from?: number) {
@@ -97,7 +78,7 @@ function topLevelKeys(text: string): string[] {
  * a presence event does not carry it (nor does Zulip's apply_event move it), so a client polls
  * from the older id and is sent that presence again.
  */
-const VOLATILE = ["queue_id", "last_event_id", "result", "msg", "server_timestamp", "presence_last_update_id"];
+const VOLATILE = [...VOLATILE_STATE, "presence_last_update_id"];
 function comparableState(state: Record<string, any>) {
   const copy = structuredClone(state);
   for (const k of VOLATILE) delete copy[k];
@@ -114,12 +95,9 @@ async function verifyAction(
   params: Record<string, unknown> = {},
   opts: { registerMidway?: boolean } = {},
 ) {
-  const comparable = comparableState;
   // Midway: the register runs while the action is under way (its events race the state fetch).
   const running = opts.registerMidway ? action() : null;
   if (running) await sleep(30);
-  const state = await register(u, params);
-  const queueId = state.queue_id as string;
   const ctx: ApplyContext = {
     userId: u.user_id,
     fetchTypes: (params.fetch_event_types ?? params.event_types ?? null) as string[] | null,
@@ -127,47 +105,15 @@ async function verifyAction(
     clientGravatar: params.client_gravatar !== false,
     slimPresence: params.slim_presence === true,
   };
-  let last: number = state.last_event_id;
-  const events: any[] = [];
-  await (running ?? action());
-  const drain = async () => {
-    const res = await as(u).get("/events", { queue_id: queueId, last_event_id: last, dont_block: true });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    for (const e of res.body.events) {
-      last = e.id;
-      if (e.type === "heartbeat") continue;
-      checkEvent(e);
-      events.push(e);
-      expect(applyEvent(state, e, ctx), `could not apply ${JSON.stringify(e)}`).toBe(true);
-    }
-  };
-  const deadline = Date.now() + 8000;
-  for (;;) {
-    await drain();
-    const fresh = await register(u, params);
-    await as(u).delete("/events", { queue_id: fresh.queue_id });
-    if (isDeepStrictEqual(comparable(state), comparable(fresh))) {
-      // Let stragglers of the same action arrive, then compare once more.
-      await sleep(300);
-      await drain();
-      expect(comparable(state)).toEqual(comparable(fresh));
-      break;
-    }
-    if (Date.now() > deadline) {
-      if (process.env.DEBUG_VERIFY) {
-        const a = comparable(state), b = comparable(fresh);
-        for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) if (!isDeepStrictEqual(a[k], b[k])) console.log("DIFF", k, JSON.stringify(a[k])?.slice(0, 400), JSON.stringify(b[k])?.slice(0, 400));
-      }
-      expect(comparable(state)).toEqual(comparable(fresh));
-      break;
-    }
-    await sleep(200);
-  }
-  await as(u).delete("/events", { queue_id: queueId });
-  return events;
+  return verify(() => running ?? action(), {
+    register: () => queueOf(u, params),
+    apply: (state, e) => applyEvent(state, e, ctx),
+    volatile: VOLATILE,
+    timeoutMs: 8000,
+    pollMs: 200,
+  });
 }
 
-const typesOf = (events: any[]) => events.map((e) => (e.op ? `${e.type}/${e.op}` : e.type));
 
 describe("register", () => {
   it("returns the queue keys and every service's state", async () => {
@@ -183,7 +129,7 @@ describe("register", () => {
 
   it("names every key of the answer once (the services' state is passed on as they wrote it)", async () => {
     const u = org.users.member;
-    const res = await fetch(`${demo.base_url}/api/v1/register`, {
+    const res = await fetch(`${e2e.demo.base_url}/api/v1/register`, {
       method: "POST",
       headers: { authorization: "Basic " + Buffer.from(`${u.email}:${u.api_key}`).toString("base64"), "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ client_capabilities: JSON.stringify(CAPABILITIES), unknown_thing: "1" }).toString(),
@@ -214,7 +160,7 @@ describe("message delivery through the gateway", () => {
   it("a channel message reaches each subscriber's queue exactly once, and nobody else's", async () => {
     const queues = new Map<DemoUser, string>();
     for (const name of humans()) queues.set(org.users[name], (await register(org.users[name], { event_types: ["message"] })).queue_id);
-    const outsider = demo.orgs[1].users.member;
+    const outsider = e2e.demo.orgs[1].users.member;
     const outsiderQueue = (await register(outsider, { event_types: ["message"] })).queue_id;
 
     const sent = await as(org.users.member).post("/messages", { type: "stream", to: org.channels.public.stream_id, topic: "hello", content: "to all" });
@@ -450,7 +396,9 @@ describe("verify action: register, act, apply events, compare with a fresh regis
   });
 
   it("a new channel, and a new subscriber seen by its peers", async () => {
-    const created = await verifyAction(other(), async () => {
+    // Seen by its creator, who gets its first message (the notification bot's) too: a
+    // non-subscriber's first_message_id stays null until they register again (no event tells it).
+    const created = await verifyAction(member(), async () => {
       const r = await as(member()).post("/users/me/subscriptions", { subscriptions: [{ name: "events-e2e-new", description: "fresh" }] });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
     }, { include_subscribers: true });
@@ -470,7 +418,11 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     const id = (await as(admin).get("/get_stream_id", { stream: name })).body.stream_id as number;
     const params = { include_subscribers: true };
     let events = await verifyAction(member(), () => as(admin).patch(`/streams/${id}`, { description: "now **bold**" }).then(ok), params);
-    expect(events).toEqual([expect.objectContaining({ type: "stream", op: "update", property: "description", rendered_description: "<p>now <strong>bold</strong></p>" })]);
+    expect(events).toEqual([
+      expect.objectContaining({ type: "stream", op: "update", property: "description", rendered_description: "<p>now <strong>bold</strong></p>" }),
+      // The notification bot tells the channel (Zulip's "channel events" topic).
+      expect.objectContaining({ type: "message", message: expect.objectContaining({ stream_id: id, subject: "channel events" }) }),
+    ]);
     events = await verifyAction(member(), () => as(admin).patch(`/streams/${id}`, { is_private: true, history_public_to_subscribers: false }).then(ok), params);
     expect(events).toContainEqual(expect.objectContaining({ type: "stream", op: "update", property: "invite_only", value: true, history_public_to_subscribers: false }));
     ok(await as(admin).patch(`/streams/${id}`, { is_private: false, history_public_to_subscribers: true }));
@@ -507,7 +459,9 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     const name = `oldest-${Date.now()}`;
     const made = await as(org.users.admin).post("/users/me/subscriptions", { subscriptions: [{ name }], principals: [member().user_id, other().user_id] });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
-    const oldest = await sendBefore(other(), { type: "stream", to: name, topic: "t", content: "oldest" });
+    // Its oldest message is the notification bot's, in "channel events".
+    const narrow = [{ operator: "channel", operand: name }];
+    const [oldest] = (await as(member()).get("/messages", { anchor: "oldest", num_before: 0, num_after: 1, narrow })).body.messages.map((m: any) => m.id);
     const next = await sendBefore(other(), { type: "stream", to: name, topic: "t", content: "next" });
     const events = await verifyAction(member(), () => as(org.users.admin).delete(`/messages/${oldest}`));
     expect(typesOf(events)).toEqual(["delete_message", "stream/update"]);
@@ -620,27 +574,27 @@ describe("register races and restarts", () => {
   it("an events restart or crash loses no queue and no event", async () => {
     const member = org.users.member;
     const state = await register(member, { event_types: ["message"] });
-    const exit = await stack.kill("events", "SIGTERM");
+    const exit = await e2e.stack.kill("events", "SIGTERM");
     expect(exit).toEqual({ code: 0, signal: null });
     const down = await as(member).get("/events", { queue_id: state.queue_id, last_event_id: -1, dont_block: true });
     expect(down.status).toBe(503);
     const id = await as(org.users.member2)
       .post("/messages", { type: "direct", to: [member.user_id], content: "while you were out" })
       .then((r) => r.body.id);
-    await stack.start("events");
+    await e2e.stack.start("events");
     const { events, last } = await readUntil(member, state.queue_id, (ev) => ev.some((e) => e.type === "message"));
     expect(events.filter((e) => e.type === "message").map((e) => e.message.id)).toEqual([id]);
 
     // Killed outright in the middle of a poll: that request fails; the queue does not.
     const held = as(member).get("/events", { queue_id: state.queue_id, last_event_id: last });
     await sleep(200);
-    expect((await stack.kill("events", "SIGKILL")).signal).toBe("SIGKILL");
+    expect((await e2e.stack.kill("events", "SIGKILL")).signal).toBe("SIGKILL");
     const cut = await held.catch(() => null);
     expect(cut?.status ?? 503).not.toBe(200);
     const id2 = await as(org.users.member2)
       .post("/messages", { type: "direct", to: [member.user_id], content: "after the crash" })
       .then((r) => r.body.id);
-    await stack.start("events");
+    await e2e.stack.start("events");
     const after = await readUntil(member, state.queue_id, (ev) => ev.some((e) => e.type === "message"), 15_000, last);
     expect(after.events.filter((e) => e.type === "message").map((e) => e.message.id)).toEqual([id2]);
   });

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoClient, runDemo, startProxy, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack, type TcpProxy } from "@chat/testkit";
-import { contractEventErrors, openapiAvailable, zulipEventErrors } from "@chat/testkit/openapi";
+import { register as registerQueue, sleep, until, waitForEvents, type EventQueue } from "@chat/testkit/e2e";
 
 /**
  * Scheduled messages and uploads through the whole stack (gateway, accounts, messaging,
@@ -47,39 +47,14 @@ const org = () => demo.orgs[0];
 const client = (u: DemoUser) => demoClient(demo, u);
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** A queue for `eventTypes`, with their state. */
+const register = (api: ApiClient, eventTypes: string[]) => registerQueue(api, { event_types: eventTypes, fetch_event_types: eventTypes });
 
-async function register(api: ApiClient, eventTypes: string[]) {
-  const res = await api.post("/register", { event_types: eventTypes, fetch_event_types: eventTypes });
-  expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body as { queue_id: string; last_event_id: number; [k: string]: unknown };
-}
+/** The next `count` events of the queue (each checked against our contract and Zulip's schema). */
+const nextEvents = (queue: EventQueue, count: number) => waitForEvents(queue, count, { timeoutMs: 8000 });
 
-async function nextEvents(api: ApiClient, queue: { queue_id: string; last_event_id: number }, count: number): Promise<any[]> {
-  const got: any[] = [];
-  await until(`${count} events`, async () => {
-    const res = await api.get("/events", { queue_id: queue.queue_id, last_event_id: queue.last_event_id, dont_block: true });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    for (const e of res.body.events) {
-      if (e.type === "heartbeat") continue;
-      // Every event as a client gets it: our contract, and Zulip's published schema.
-      expect(contractEventErrors(e), JSON.stringify(e)).toEqual([]);
-      if (openapiAvailable) expect(zulipEventErrors(e), JSON.stringify(e)).toEqual([]);
-      got.push(e);
-      queue.last_event_id = Math.max(queue.last_event_id, e.id);
-    }
-    return got.length >= count;
-  });
-  return got;
-}
+/** Polls `fn` until it gives something (time is real here: a second or two). */
+const waitUntil = <T>(what: string, fn: () => Promise<T | undefined | null | false>) => until(what, fn, { timeoutMs: 8000 });
 
 async function messagesWithContent(api: ApiClient, content: string, narrow: unknown[] = [{ operator: "search", operand: content.split(" ")[0] }]): Promise<any[]> {
   const res = await api.get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow });
@@ -104,19 +79,19 @@ describe("scheduled messages", () => {
   it("schedule -> events -> delivery to the channel -> removed from the list", async () => {
     const member = client(org().users.member);
     const queue = await register(member, ["scheduled_messages"]);
-    expect(queue.scheduled_messages).toEqual([]);
+    expect(queue.state.scheduled_messages).toEqual([]);
     const content = `Rendezvous${Date.now()} at noon`;
     const id = await scheduleInPlans(member, content);
     const listed = await member.get("/scheduled_messages");
     expect(listed.body.scheduled_messages).toEqual([expect.objectContaining({ scheduled_message_id: id, type: "stream", topic: "plans", failed: false })]);
 
-    const [added] = await nextEvents(member, queue, 1);
+    const [added] = await nextEvents(queue, 1);
     expect(added).toMatchObject({ type: "scheduled_messages", op: "add", scheduled_messages: [{ scheduled_message_id: id }] });
-    const [removed] = await nextEvents(member, queue, 1);
+    const [removed] = await nextEvents(queue, 1);
     expect(removed).toMatchObject({ type: "scheduled_messages", op: "remove", scheduled_message_id: id });
 
     const seenBy = client(org().users.member2);
-    const delivered = await until("the message", async () => {
+    const delivered = await waitUntil("the message", async () => {
       const found = await messagesWithContent(seenBy, content);
       return found.length ? found : null;
     });
@@ -130,19 +105,19 @@ describe("scheduled messages", () => {
     const queue = await register(member, ["message", "scheduled_messages"]);
     const content = `Standup${Date.now()} in five`;
     const id = await scheduleInPlans(member, content);
-    const [added] = await nextEvents(member, queue, 1);
+    const [added] = await nextEvents(queue, 1);
     expect(added).toMatchObject({ type: "scheduled_messages", op: "add" });
 
     // Messaging's events wait in a stalled connection while the message is sent and stored; the
     // scheduler's removal would otherwise overtake the message's event.
     messagingAmqp.pause();
     try {
-      await until("the message stored", async () => (await messagesWithContent(member, content)).length > 0);
-      await new Promise((r) => setTimeout(r, 300));
+      await waitUntil("the message stored", async () => (await messagesWithContent(member, content)).length > 0);
+      await sleep(300);
     } finally {
       messagingAmqp.resume();
     }
-    const events = await nextEvents(member, queue, 2);
+    const events = await nextEvents(queue, 2);
     expect(events.map((e) => `${e.type}/${e.op ?? ""}`)).toEqual(["message/", "scheduled_messages/remove"]);
     expect(events[0].message.content).toContain(content.split(" ")[0]);
     expect(events[1].scheduled_message_id).toBe(id);
@@ -176,9 +151,9 @@ describe("scheduled messages", () => {
     const res = await member.post("/scheduled_messages", { type: "stream", to: streamId, topic: "t", content: "too late", scheduled_delivery_timestamp: nowSeconds() + 2 });
     expect(res.status).toBe(200);
     expect((await member.delete("/users/me/subscriptions", { subscriptions: [name] })).status).toBe(200);
-    const [, update] = await nextEvents(member, queue, 2);
+    const [, update] = await nextEvents(queue, 2);
     expect(update).toMatchObject({ type: "scheduled_messages", op: "update", scheduled_message: { scheduled_message_id: res.body.scheduled_message_id, failed: true } });
-    const notice = await until("the notice", async () => {
+    const notice = await waitUntil("the notice", async () => {
       const found = await messagesWithContent(member, "Your message scheduled for", [{ operator: "is", operand: "dm" }]);
       return found.length ? found[0] : null;
     });
@@ -198,12 +173,12 @@ describe("scheduled messages", () => {
     }
     await stack.kill("scheduler", "SIGKILL");
     // The messages come due while it is down, and nothing sends them.
-    await new Promise((r) => setTimeout(r, Math.max(0, due * 1000 - Date.now()) + 300));
+    await sleep(Math.max(0, due * 1000 - Date.now()) + 300);
     const other = client(org().users.member2);
     for (const content of contents) expect(await messagesWithContent(other, content)).toEqual([]);
     await stack.start("scheduler");
     for (const content of contents) {
-      const found = await until(content, async () => {
+      const found = await waitUntil(content, async () => {
         const m = await messagesWithContent(other, content);
         return m.length ? m : null;
       });
@@ -211,7 +186,7 @@ describe("scheduled messages", () => {
     }
     // The scheduler records a delivery once messaging has published the message's event, a
     // moment after the message can be read.
-    await until("the list emptied", async () => (await member.get("/scheduled_messages")).body.scheduled_messages.length === 0);
+    await waitUntil("the list emptied", async () => (await member.get("/scheduled_messages")).body.scheduled_messages.length === 0);
   });
 });
 
@@ -235,7 +210,7 @@ describe("uploads", () => {
     expect(up.filename).toBe("agenda.txt");
     const sent = await client(member).post("/messages", { type: "direct", to: [member2.user_id], content: `[agenda](${up.url})` });
     expect(sent.status).toBe(200);
-    const events = await nextEvents(client(member), queue, 2);
+    const events = await nextEvents(queue, 2);
     expect(events.map((e) => `${e.type}/${e.op}`)).toEqual(["attachment/add", "attachment/update"]);
     expect(events[1].attachment.messages).toEqual([{ id: sent.body.id, date_sent: expect.any(Number) }]);
 
@@ -256,7 +231,7 @@ describe("uploads", () => {
   it("an upload never used in a message is deleted automatically", async () => {
     const { member } = org().users;
     const up = await upload(member, "forgotten.txt", "nobody will link me");
-    await until("the clean-up", async () => (await client(member).get(up.url)).status === 404);
+    await waitUntil("the clean-up", async () => (await client(member).get(up.url)).status === 404);
     const listed = await client(member).get("/attachments");
     expect(listed.body.attachments.some((a: any) => a.name === "forgotten.txt")).toBe(false);
   });
