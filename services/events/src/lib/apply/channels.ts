@@ -1,5 +1,5 @@
 import { fetched, sortedUnique, upsert, type Applier, type AppliedEvent, type ApplyContext, type State } from "./types";
-import { flattenUnread, rebuildUnread } from "./unread";
+import { editUnread, flattenUnread, rebuildUnread, type UnreadItem } from "./unread";
 
 const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
 
@@ -95,6 +95,9 @@ function stream(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {
     case "delete": {
       // A deleted channel leaves every list; no subscription remove comes with it.
       const ids = new Set<number>(event.streams.map((s: any) => s.stream_id));
+      // Messaging marks a deleted channel's messages read for everyone, without a flags event.
+      const inDeleted = (i: UnreadItem) => i.kind === "stream" && ids.has(i.streamId);
+      if (state.unread_msgs && flattenUnread(state).some(inDeleted) && !editUnread(state, (items) => items.filter((i) => !inDeleted(i)))) return false;
       for (const key of ["streams", "subscriptions", "unsubscribed", "never_subscribed"]) {
         if (Array.isArray(state[key])) state[key] = state[key].filter((s: any) => !ids.has(s.stream_id));
       }

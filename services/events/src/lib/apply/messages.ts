@@ -13,6 +13,13 @@ function touchRecentConversation(state: State, message: any, userId: number): vo
   list.sort((a, b) => b.max_message_id - a.max_message_id);
 }
 
+/** A channel without messages has its first now (a new channel's): as a fresh register shows it. */
+function setFirstMessageId(state: State, streamId: number, messageId: number): void {
+  for (const key of ["streams", "subscriptions", "unsubscribed", "never_subscribed"]) {
+    for (const s of state[key] ?? []) if (s.stream_id === streamId && s.first_message_id === null) s.first_message_id = messageId;
+  }
+}
+
 export const messageAppliers: Record<string, Applier> = {
   message(state, event, ctx) {
     if (!fetched(ctx, "message")) return false;
@@ -24,6 +31,7 @@ export const messageAppliers: Record<string, Applier> = {
       state.starred_messages = sortedUnique([...state.starred_messages, message.id]);
     }
     touchRecentConversation(state, message, ctx.userId);
+    if (message.type === "stream") setFirstMessageId(state, message.stream_id, message.id);
     return true;
   },
 
