@@ -193,6 +193,11 @@ export const RealmSettings = z.object({
    * setting yet: 1, as register reports.
    */
   add_custom_emoji_policy: z.number().int().optional(),
+  /**
+   * The channel where the notification bot announces new channels (Zulip's
+   * new_stream_announcements_stream); null or absent: none.
+   */
+  new_stream_announcements_stream_id: z.number().int().nullable().optional(),
 });
 export type RealmSettings = z.infer<typeof RealmSettings>;
 
