@@ -1,5 +1,5 @@
 import { MessagingMessagesMovedAway, type EditHistoryEntry, type InternalRealm } from "@chat/contracts";
-import { emitEvent, type Identity, type Queryable, type Role } from "@chat/platform";
+import { emitEvent, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
 import { topicNarrow } from "../lib/markdown";
@@ -7,7 +7,6 @@ import { newThreadNotice, oldThreadNotice, resolveChange, resolveNotice, silentM
 import { isGuestRole } from "../lib/permissions";
 import { accessMessages } from "../queries/message-access";
 import { viewerOf, type Viewer } from "../queries/streams";
-import { getUser } from "../queries/users";
 import { lockTopicMessages, moveMessageRows, recordMessageEdit, selectSenderIds, selectTopicMessageIds } from "../store/messages";
 import type { StreamRow } from "../store/streams";
 import { selectSubscribersWithRoles } from "../store/subscriptions";
@@ -15,7 +14,7 @@ import { deleteUsersMessageRows, insertUsersMessageRows } from "../store/usermes
 import { selectTopicPolicies } from "../store/user-topics";
 import type { UserRow } from "../store/users";
 import type { EditPlan, EditRequest } from "./message-edit";
-import { doSendMessage } from "./messages";
+import { sendAsNotificationBot } from "./notification-bot";
 import { setVisibilityPolicy } from "./user-topics";
 
 export interface MoveResult {
@@ -162,22 +161,5 @@ export async function planNotices(
 
 /** Sends the notices as the organization's notification bot; a failure is logged, the edit stands (as in Zulip). */
 export async function sendNotices(deps: AppDeps, realm: InternalRealm, notices: Notice[]): Promise<void> {
-  if (notices.length === 0) return;
-  const bot = await getUser(deps, realm.id, realm.notification_bot_id);
-  if (!bot) return;
-  const as: Identity = { userId: bot.id, realmId: realm.id, role: bot.role as Role, isBot: true, email: bot.email, client: "Internal" };
-  for (const n of notices) {
-    try {
-      await doSendMessage(deps, as, {
-        type: "stream",
-        to: String(n.streamId),
-        topic: n.topic,
-        content: n.content,
-        asNotificationBot: true,
-        unreadOnlyFor: n.unreadOnlyFor,
-      });
-    } catch (err) {
-      deps.log.warn({ err: (err as Error).message, streamId: n.streamId }, "could not send a moved-messages notice");
-    }
-  }
+  await sendAsNotificationBot(deps, realm, notices, "a moved-messages notice");
 }

@@ -41,6 +41,8 @@ export interface SendRequest {
   asNotificationBot?: boolean;
   /** Only these recipients get the message unread; it starts read for the others (Zulip's limit_unread_user_ids). */
   unreadOnlyFor?: Set<number>;
+  /** These recipients get it already read (Zulip's mark_as_read: a notice of their own action). */
+  readFor?: Set<number>;
 }
 
 export interface SendResult {
@@ -98,7 +100,10 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
 
   const plan =
     kind === "stream" ? await planStreamMessage(deps, who, sender, realm, req, now, context) : await planDirectMessage(deps, who, sender, realm, req, direct);
-  const dir = await buildMentionDirectory(deps, viewerOf(who), content);
+  // The notification bot links any channel it tells of (a private one included), as Zulip's
+  // system bots do; its notices go only to those who may see the channel.
+  const systemBot = req.asNotificationBot === true && sender.id === realm.notification_bot_id;
+  const dir = await buildMentionDirectory(deps, viewerOf(who), content, systemBot);
   const rendered = renderMessageContent(content, dir);
   // Only a topic wildcard mention uses the topic's participants, and reading them scans every
   // message of the topic (slower the longer it gets): ordinary sends skip it.
@@ -122,7 +127,7 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
     userId,
     flags:
       recipientFlags(userId, plan, rendered, groupMentioned, topicParticipants, sender.id, readBySender) |
-      (req.unreadOnlyFor && !req.unreadOnlyFor.has(userId) ? FLAG_BITS.read : 0),
+      ((req.unreadOnlyFor && !req.unreadOnlyFor.has(userId)) || req.readFor?.has(userId) ? FLAG_BITS.read : 0),
   }));
   // Recipients whose alert words the message contains get has_alert_word (issue 10).
   await markAlertWords(deps.pool, who.realmId, content, entries, context?.alertWords ?? direct?.alertWords);

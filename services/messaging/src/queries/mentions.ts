@@ -8,9 +8,10 @@ import { getActiveUsersByNames, getUsersByIds } from "./users";
 
 /**
  * Looks up every user, group and channel the content's mention syntax names, as `viewer` may
- * see them, and the organization's linkifiers: everything rendering needs.
+ * see them (`everyChannel`: any active channel, for the notification bot), and the
+ * organization's linkifiers: everything rendering needs.
  */
-export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, content: string): Promise<MentionDirectory> {
+export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, content: string, everyChannel = false): Promise<MentionDirectory> {
   const dir = emptyDirectory();
   const scan = scanMentionCandidates(content);
   dir.linkifiers = compileLinkifiers(await deps.accounts.getLinkifiers(viewer.realmId));
@@ -37,7 +38,7 @@ export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, conte
     const streams = await selectStreamsByNames(deps.pool, viewer.realmId, scan.streamNames);
     const subs = new Map((await selectUserSubscriptions(deps.pool, viewer.realmId, viewer.userId)).map((s) => [s.streamId, s]));
     for (const s of streams) {
-      if (canSeeStream(viewer, s, subs.get(s.id))) dir.streamsByName.set(s.name.toLowerCase(), { id: s.id, name: s.name });
+      if (everyChannel ? !s.deactivated : canSeeStream(viewer, s, subs.get(s.id))) dir.streamsByName.set(s.name.toLowerCase(), { id: s.id, name: s.name });
     }
   }
   return dir;

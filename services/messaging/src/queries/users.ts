@@ -63,10 +63,14 @@ async function ensureRealmReplica(deps: AppDeps, realmId: number): Promise<void>
   if (!(await isRealmReplicated(deps.pool, realmId))) await doReplicateRealmUsers(deps, realmId);
 }
 
-/** Every active user of the realm (audiences of realm-wide events). */
+/**
+ * Every active user of the realm (audiences of realm-wide events), as accounts lists them: not
+ * the notification bot, a system bot that the replica knows only once it has sent something.
+ */
 export async function getActiveRealmUsers(deps: AppDeps, realmId: number): Promise<UserRow[]> {
   await ensureRealmReplica(deps, realmId);
-  return selectActiveRealmUsers(deps.pool, realmId);
+  const bot = (await deps.accounts.getRealm(realmId)).notification_bot_id;
+  return (await selectActiveRealmUsers(deps.pool, realmId)).filter((u) => u.id !== bot);
 }
 
 /** Active users whose full name matches (mention lookup). */
