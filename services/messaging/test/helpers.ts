@@ -1,13 +1,15 @@
-import { domainEvents } from "@chat/contracts";
-import { createLogger, createPool, ManualClock, type Identity, type Role } from "@chat/platform";
+import { domainEvents, Subscribe } from "@chat/contracts";
+import { createLogger, createPool, encodeParams, ManualClock, parseParams, type Identity, type Role } from "@chat/platform";
 import { createTestEnv, serviceClient, type TestEnv } from "@chat/testkit";
 import type { FastifyInstance } from "fastify";
 import { expect } from "vitest";
 import { buildApp as buildAccountsApp } from "../../accounts/src/app";
 import { loadAccountsConfig } from "../../accounts/src/config";
+import { bulkAddSubscriptions } from "../src/actions/subscriptions";
 import { buildApp, createDeps } from "../src/app";
 import { loadMessagingConfig } from "../src/config";
 import type { AppDeps } from "../src/deps";
+import { subscribeRequest } from "../src/routes/subscriptions";
 
 export interface TestUser {
   user_id: number;
@@ -126,15 +128,15 @@ export async function startMessaging() {
     return rows[0].n;
   }
 
-  /** Subscribes `users` to a new or existing channel, created by `creator`. */
+  /**
+   * Subscribes `users` to a new or existing channel, created by `creator`: POST
+   * /users/me/subscriptions' action without the notification bot's messages, as Zulip's test
+   * helpers subscribe (bulk_add_subscriptions), so that a test's channels start empty.
+   */
   async function createStream(creator: TestUser, name: string, users: TestUser[] = [creator], opts: Record<string, unknown> = {}) {
-    await ok(
-      await call("POST", "/users/me/subscriptions", creator, {
-        subscriptions: [{ name }],
-        principals: users.map((u) => u.user_id),
-        ...opts,
-      }),
-    );
+    const raw = { subscriptions: [{ name }], principals: users.map((u) => u.user_id), ...opts };
+    const { values } = parseParams(Subscribe.params, { body: Object.fromEntries(encodeParams(raw)), query: {}, path: {} });
+    await bulkAddSubscriptions(deps, creator.as, subscribeRequest(values));
     const res = await ok(await call("GET", "/get_stream_id", creator, { stream: name }));
     return res.stream_id as number;
   }

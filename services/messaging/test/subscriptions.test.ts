@@ -28,7 +28,8 @@ describe("POST /users/me/subscriptions", () => {
     const res = await m.ok(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "Design", description: "Pixels & *things*" }]) }));
     expect(res).toEqual({ result: "success", msg: "", subscribed: { [org.member.user_id]: ["Design"] }, already_subscribed: {} });
     const events = await m.clientEvents();
-    expect(events.map((e) => e.type)).toEqual(["messaging.stream.created", "messaging.subscription.added", "messaging.subscription.peer_added"]);
+    // Then the notification bot's first message in the new channel.
+    expect(events.map((e) => e.type)).toEqual(["messaging.stream.created", "messaging.subscription.added", "messaging.subscription.peer_added", "messaging.message.sent"]);
     const created = events[0];
     expect(created.event.streams[0]).toMatchObject({ name: "Design", description: "Pixels & *things*", rendered_description: "<p>Pixels &amp; <em>things</em></p>", invite_only: false, creator_id: org.member.user_id });
     // Every non-guest of the organization learns about a public channel.

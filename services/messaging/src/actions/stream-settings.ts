@@ -17,6 +17,7 @@ import { getUser } from "../queries/users";
 import { selectDefaultStreamIds } from "../store/default-streams";
 import { selectStreamByName, selectStreamForUpdate, updateStream, type StreamChanges, type StreamRow } from "../store/streams";
 import { selectSubscriberIds } from "../store/subscriptions";
+import { notifyStreamChanged, type StreamChangesDone } from "./channel-notices";
 import { addDefaultStream, removeDefaultStream } from "./default-streams";
 import { checkGroup, checkOwner, retentionDays } from "./subscriptions";
 
@@ -85,7 +86,7 @@ export async function doUpdateStream(deps: AppDeps, who: Identity, streamId: num
   const newName = req.newName === undefined ? undefined : await checkNewName(deps, stream, req.newName);
   if (newName !== undefined) changes.name = newName;
 
-  await withTx(deps.pool, async (tx) => {
+  const done = await withTx(deps.pool, async (tx) => {
     const before = await selectStreamForUpdate(tx, who.realmId, stream.id);
     if (!before || before.deactivated) throw badRequest("Invalid channel ID");
     if (!(await updateStream(tx, who.realmId, stream.id, changes))) throw badRequest("Channel name already in use.");
@@ -104,7 +105,23 @@ export async function doUpdateStream(deps: AppDeps, who: Identity, streamId: num
       await notifyUpdate(tx, deps, named, "is_announcement_only", postPolicy === 2);
     }
     if (newName !== undefined) await notifyUpdate(tx, deps, named, "name", newName);
+    return changesDone(realm, before, after, changes, privacyChanged, postPolicy);
   });
+  const actor = await getUser(deps, who.realmId, who.userId);
+  if (actor) await notifyStreamChanged(deps, realm, actor, stream.id, done);
+}
+
+/** The changes the notification bot tells the channel of, old and new. */
+function changesDone(realm: InternalRealm, before: StreamRow, after: StreamRow, changes: StreamChanges, privacyChanged: boolean, postPolicy: number | undefined): StreamChangesDone {
+  // A channel that follows the organization counts with its value (null there: forever).
+  const days = (value: number | null) => value ?? realm.settings.message_retention_days ?? -1;
+  const done: StreamChangesDone = {};
+  if (changes.description !== undefined) done.description = { old: before.description, new: after.description };
+  if (changes.messageRetentionDays !== undefined) done.retention = { old: days(before.messageRetentionDays), new: days(after.messageRetentionDays) };
+  if (privacyChanged) done.privacy = { old: before, new: after };
+  if (postPolicy !== undefined) done.postPolicy = { old: before.streamPostPolicy, new: postPolicy };
+  if (changes.name !== undefined) done.name = { old: before.name, new: after.name };
+  return done;
 }
 
 /**

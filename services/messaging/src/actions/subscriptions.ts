@@ -29,6 +29,7 @@ import {
 import type { UserRow } from "../store/users";
 import { markChannelsRead } from "../store/usermessages";
 import { selectDefaultStreamIds } from "../store/default-streams";
+import { notifySubscriptionsDone, type SubscriptionsDone } from "./channel-notices";
 import { addDefaultStream } from "./default-streams";
 
 export interface SubscribeRequest {
@@ -44,6 +45,8 @@ export interface SubscribeRequest {
   streamPostPolicy: number;
   messageRetentionDays: "realm_default" | "unlimited" | number;
   canRemoveSubscribersGroup?: number;
+  /** Announce new channels in the organization's announcement channel. */
+  announce?: boolean;
 }
 
 export interface SubscribeResult {
@@ -67,8 +70,25 @@ export async function resolvePrincipals(deps: AppDeps, realmId: number, principa
   return [...new Map((users as UserRow[]).map((u) => [u.id, u])).values()];
 }
 
-/** POST /users/me/subscriptions: creates missing channels, subscribes the caller or `principals`. */
+/**
+ * POST /users/me/subscriptions: creates missing channels, subscribes the caller or `principals`,
+ * then the notification bot tells of it (as Zulip's add_subscriptions_backend).
+ */
 export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: SubscribeRequest): Promise<SubscribeResult> {
+  const { response, realm, done } = await bulkAddSubscriptions(deps, who, req);
+  await notifySubscriptionsDone(deps, realm, done);
+  return response;
+}
+
+/**
+ * The subscribing itself, every check included, without the notification bot's messages (Zulip's
+ * bulk_add_subscriptions, which its tests' helpers call too).
+ */
+export async function bulkAddSubscriptions(
+  deps: AppDeps,
+  who: Identity,
+  req: SubscribeRequest,
+): Promise<{ response: SubscribeResult; realm: InternalRealm; done: SubscriptionsDone }> {
   const now = deps.clock.now();
   const realm = await deps.accounts.getRealm(who.realmId);
   const caller = await getUser(deps, who.realmId, who.userId);
@@ -103,7 +123,7 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
   if (toCreate.length > 0 && req.canRemoveSubscribersGroup !== undefined) await checkGroup(deps, realm, req.canRemoveSubscribersGroup);
   const settings = toCreate.length > 0 ? newStreamSettings(req, caller, realm) : null;
 
-  const result = await withTx(deps.pool, async (tx) => {
+  const { out: result, created, streams } = await withTx(deps.pool, async (tx) => {
     const created: StreamRow[] = [];
     for (const s of toCreate) {
       const stream = await insertStream(tx, {
@@ -124,11 +144,11 @@ export async function doAddSubscriptions(deps: AppDeps, who: Identity, req: Subs
     if (req.isDefaultStream) for (const s of created) await addDefaultStream(tx, deps, who.realmId, s.id);
     await notifyRevealed(tx, who.realmId, authorized, out.added, targets);
     await notifyAdded(tx, deps, who.realmId, streams, out.added);
-    return out;
+    return { out, created, streams };
   });
   const response: SubscribeResult = { subscribed: result.subscribed, already_subscribed: result.alreadySubscribed };
   if (!req.authorizationErrorsFatal) response.unauthorized = unauthorized;
-  return response;
+  return { response, realm, done: { actor: caller, targets, created, streams, added: result.added, announce: req.announce ?? false } };
 }
 
 /**
