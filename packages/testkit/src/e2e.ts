@@ -67,7 +67,8 @@ export class DemoStack {
 
   async start(options: StackOptions): Promise<void> {
     this.#stack = await startStack(options);
-    this.#demo = await runDemo(this.#stack);
+    // The demo command itself is tested through pnpm (test/e2e/foundation.test.ts); here only its organizations matter.
+    this.#demo = await runDemo(this.#stack, { viaPnpm: false });
   }
 
   async stop(): Promise<void> {
