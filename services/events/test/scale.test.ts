@@ -21,6 +21,10 @@ afterAll(async () => {
   await ev.teardown();
 });
 
+// The two largest tests register and poll 2,100-2,500 queues over HTTP: a few seconds alone,
+// several times that while the rest of the suite runs on the same two cores.
+const BIG_TEST_TIMEOUT_MS = 120_000;
+
 const send = (users: number[], event: Record<string, unknown>) => ev.publish("test.notice.sent", 1, notice(event, users));
 
 describe("two instances", () => {
@@ -112,7 +116,7 @@ describe("fan-out", () => {
     expect(await deliver()).toBe(0);
     const bodies = await Promise.all(queues.map(([u, q]) => poll(b, u, q, undefined, { dont_block: true }).then((r) => r.body.events)));
     for (const events of bodies) expect(events).toEqual([{ id: 0, type: "custom", big: true }]);
-  });
+  }, BIG_TEST_TIMEOUT_MS);
 });
 
 describe("envelopes delivered as one batch", () => {
@@ -165,7 +169,7 @@ describe("envelopes delivered as one batch", () => {
     }
     // The deactivated user's queue got what came before the deactivation, then went.
     expect((await poll(a, gone, goneQueue, undefined, { dont_block: true })).body.code).toBe("BAD_EVENT_QUEUE_ID");
-  });
+  }, BIG_TEST_TIMEOUT_MS);
 });
 
 describe("a batch after Redis forgot its scripts", () => {
