@@ -222,6 +222,16 @@ describe("POST /users/me/subscriptions/properties", () => {
     expect((await mySubs(org.member)).find((s) => s.stream_id === general).pin_to_top).toBe(true);
   });
 
+  it("takes a color as a hex color string, the short #rgb form too (Zulip's check_color)", async () => {
+    const color = (value: string) =>
+      m.call("POST", "/users/me/subscriptions/properties", org.member, { subscription_data: JSON.stringify([{ stream_id: general, property: "color", value }]) });
+    await m.ok(await color("#f0A"));
+    expect((await mySubs(org.member)).find((s) => s.stream_id === general).color).toBe("#f0A");
+    for (const bad of ["#ab", "#abcdefa", "abcdef", "#ggg"]) expectError(await color(bad), 400, "BAD_REQUEST", "color is not a valid hex color code");
+    await m.ok(await color("#abcdef"));
+    await m.clientEvents();
+  });
+
   it("checks the property's name before the channel, as Zulip does", async () => {
     const props = (data: unknown) => m.call("POST", "/users/me/subscriptions/properties", org.member, { subscription_data: JSON.stringify(data) });
     expectError(await props([{ stream_id: 999999, property: "volume", value: 11 }]), 400, "BAD_REQUEST", "Unknown subscription property: volume");

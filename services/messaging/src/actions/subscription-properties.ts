@@ -10,7 +10,8 @@ export interface PropertyChange {
   value: string | boolean | number;
 }
 
-const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
+/** Zulip's check_color: `#` and 3 to 6 hex digits, so the short form `#f00` is a color too. */
+export const HEX_COLOR = /^#[0-9a-fA-F]{3,6}$/;
 
 /** POST /users/me/subscriptions/properties: every change validated first, then applied at once. */
 export async function doUpdateSubscriptionProperties(deps: AppDeps, who: Identity, changes: PropertyChange[]): Promise<void> {

@@ -1,9 +1,8 @@
 import { badRequest, streamDoesNotExist, type Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { findVisibleStreamByName, viewerOf } from "../queries/streams";
+import { HEX_COLOR } from "./subscription-properties";
 import { doAddSubscriptions, doRemoveSubscriptions, type SubscribeResult, type UnsubscribeResult } from "./subscriptions";
-
-const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
 
 /**
  * PATCH /users/me/subscriptions: POST's subscribe with its defaults, then DELETE's unsubscribe,
