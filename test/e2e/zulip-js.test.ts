@@ -113,7 +113,7 @@ describe("zulip-js, Zulip's JavaScript client, unchanged", () => {
 
     // A channel message, by name as zulip-js's README shows, answering Bob's poll that was
     // already waiting; raw Markdown, since register's apply_markdown defaults to false in Zulip.
-    const held = bob.events.retrieve({ queue_id: queue.queue_id, last_event_id: queue.last_event_id });
+    const held = bob.events.retrieve({ queue_id: queue.queue_id, last_event_id: queue.last_event_id, dont_block: false });
     await sleep(300);
     const sent = success(await alice.messages.send({ to: pub.name, type: "stream", topic: "zulip-js", content: "Hello from **zulip-js**" }));
     expect(sent.id).toEqual(expect.any(Number));
@@ -299,6 +299,39 @@ describe("zulip-js, Zulip's JavaScript client, unchanged", () => {
     // Errors as the client sees them.
     expect(await m.streams.getStreamId("no such channel")).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Invalid channel name 'no such channel'" });
     expect(await m.messages.flags.add({ messages: [999_999_999], flag: "starred" })).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Invalid message(s)" });
+    success(await m.queues.deregister({ queue_id: q.queue_id }));
+  });
+
+  it("takes the optional parameters of fetching and registering as text, the way zulip-js sends them", async () => {
+    const { member, member2 } = org.users;
+    const [m, other] = await Promise.all([clientOf(member), clientOf(member2)]);
+    const pub = org.channels.public;
+    const { id } = success(await other.messages.send({ to: pub.name, type: "stream", topic: "options", content: "**unread** for Mara" }));
+
+    const raw = success(await m.messages.getById({ message_id: id, apply_markdown: false }));
+    expect(raw.message).toMatchObject({ id, content: "**unread** for Mara", content_type: "text/x-markdown" });
+    const page = success(await m.messages.retrieve({ anchor: "first_unread", num_before: 0, num_after: 100, apply_markdown: false, client_gravatar: true, include_anchor: false }));
+    expect(page.messages.every((x: any) => x.id !== page.anchor)).toBe(true);
+    const around = success(await m.messages.retrieve({ anchor: id, num_before: 1, num_after: 1, narrow: [{ operator: "sender", operand: member2.user_id }] }));
+    expect(around.messages.map((x: any) => x.id)).toContain(id);
+    expect(around.messages.every((x: any) => x.sender_id === member2.user_id)).toBe(true);
+
+    // Register's typed parameters as JSON text; the event arrives with the requested options.
+    const q = success(await m.queues.register({
+      event_types: ["message", "reaction"],
+      all_public_streams: "true",
+      slim_presence: "true",
+      client_gravatar: "false",
+      client_capabilities: JSON.stringify({ notification_settings_null: true, bulk_message_deletion: true }),
+      fetch_event_types: JSON.stringify(["message", "subscription"]),
+    }));
+    expect(q).toMatchObject({ queue_id: expect.any(String), max_message_id: expect.any(Number), subscriptions: expect.any(Array) });
+
+    // A reaction given by code and type, and its event.
+    success(await other.reactions.add({ message_id: id, emoji_name: "heart", emoji_code: "2764", reaction_type: "unicode_emoji" }));
+    expect(await eventMatching(m, q, (e) => e.type === "reaction")).toMatchObject({ op: "add", emoji_name: "heart", emoji_code: "2764", message_id: id });
+    success(await other.reactions.remove({ message_id: id, emoji_code: "2764", reaction_type: "unicode_emoji" }));
+    expect(await eventMatching(m, q, (e) => e.type === "reaction")).toMatchObject({ op: "remove", emoji_code: "2764" });
     success(await m.queues.deregister({ queue_id: q.queue_id }));
   });
 });
