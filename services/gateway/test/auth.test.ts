@@ -70,11 +70,12 @@ describe("HTTP Basic authentication failures", () => {
     expect(res.headers["www-authenticate"]).toBe(WWW);
   });
 
-  it("refuses other schemes with 400", async () => {
+  it("refuses other schemes with 401 UNAUTHORIZED (spec section 5; Zulip answers 400), in Zulip's words", async () => {
     for (const header of ["Bearer abcdef", "Digest username=x", "Token " + KEY_A]) {
       const res = await echo(header);
-      expect(res.status).toBe(400);
-      expect(res.body).toEqual({ result: "error", msg: "This endpoint requires HTTP basic authentication.", code: "BAD_REQUEST" });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(unauthorized("This endpoint requires HTTP basic authentication."));
+      expect(res.headers["www-authenticate"]).toBe(WWW);
     }
   });
 

@@ -28,8 +28,8 @@ describe("parseBasicAuth", () => {
     }
   });
 
-  it("refuses other schemes with 400", () => {
-    expect(failure("Bearer " + KEY)).toEqual({ status: 400, code: "BAD_REQUEST", msg: "This endpoint requires HTTP basic authentication.", www: undefined });
+  it("refuses other schemes as unauthorized (our spec; Zulip answers 400), in Zulip's words", () => {
+    expect(failure("Bearer " + KEY)).toEqual({ status: 401, code: "UNAUTHORIZED", msg: "This endpoint requires HTTP basic authentication.", www: 'Basic realm="zulip"' });
   });
 
   it("reads a header of one or three words as unreadable, whatever its scheme (Zulip splits it in two first)", () => {

@@ -1,4 +1,4 @@
-import { ApiError, unauthorized } from "@chat/platform";
+import { unauthorized } from "@chat/platform";
 
 export interface BasicCredentials {
   email: string;
@@ -6,6 +6,7 @@ export interface BasicCredentials {
 }
 
 export const NOT_LOGGED_IN = "Not logged in: API authentication or user session required";
+export const REQUIRES_BASIC = "This endpoint requires HTTP basic authentication.";
 export const INVALID_BASIC_HEADER = "Invalid authorization header for basic auth";
 export const MALFORMED_API_KEY = "Malformed API key";
 export const INVALID_API_KEY = "Invalid API key";
@@ -21,13 +22,14 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export function parseBasicAuth(header: string | undefined): BasicCredentials {
   if (header === undefined || header.trim() === "") throw unauthorized(NOT_LOGGED_IN);
   // Zulip splits the header into exactly two words before looking at the scheme, so a header
-  // of one or three words is unreadable (401) whatever its scheme; only `Other x` is a 400.
+  // of one or three words is unreadable whatever its scheme.
   const words = header.trim().split(/\s+/);
   if (words.length !== 2) throw unauthorized(INVALID_BASIC_HEADER);
   const [scheme, encoded] = words;
-  if (scheme.toLowerCase() !== "basic") {
-    throw new ApiError("BAD_REQUEST", "This endpoint requires HTTP basic authentication.");
-  }
+  // Zulip answers 400 BAD_REQUEST here; our spec (section 5) refuses every request without valid
+  // credentials with UNAUTHORIZED, so this is a 401 like the other Basic-auth failures, with
+  // Zulip's words.
+  if (scheme.toLowerCase() !== "basic") throw unauthorized(REQUIRES_BASIC);
   if (!BASE64.test(encoded)) throw unauthorized(INVALID_BASIC_HEADER);
   let decoded: string;
   try {
