@@ -107,6 +107,7 @@ export async function doUpdateStream(deps: AppDeps, who: Identity, streamId: num
     if (newName !== undefined) await notifyUpdate(tx, deps, named, "name", newName);
     return changesDone(realm, before, after, changes, privacyChanged, postPolicy);
   });
+  if (Object.keys(done).length === 0) return;
   const actor = await getUser(deps, who.realmId, who.userId);
   if (actor) await notifyStreamChanged(deps, realm, actor, stream.id, done);
 }
