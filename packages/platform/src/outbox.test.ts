@@ -299,7 +299,7 @@ describe("OutboxRelay", () => {
     const r = relay(amqp, { pruneEveryMs: 100, retentionHours: 24, processedRetentionHours: 48 });
     await r.drain();
     await commit(5, 1); // stays unpublished: never pruned
-    await pool.query("UPDATE outbox SET published_at = now() - interval '25 hours' WHERE (payload->>'n')::int <= 2");
+    await pool.query("UPDATE outbox SET occurred_at = now() - interval '26 hours', published_at = now() - interval '25 hours' WHERE (payload->>'n')::int <= 2");
     await pool.query("UPDATE outbox SET published_at = NULL, occurred_at = now() - interval '30 days' WHERE (payload->>'n')::int = 5");
     await pool.query("DELETE FROM processed_events");
     await pool.query(
@@ -310,6 +310,39 @@ describe("OutboxRelay", () => {
     const left = (await pool.query("SELECT (payload->>'n')::int AS n FROM outbox ORDER BY seq")).rows.map((x) => x.n);
     expect(left).toEqual([3, 4, 5]);
     await observer.waitFor(5);
+  });
+
+  it("prunes a day's published rows in chunks below the first recent row, keeping the unpublished and the recently published", async () => {
+    await setUp();
+    const amqp = await client();
+    const r = relay(amqp);
+    /** Rows numbered from..to, written `ago` hours back and published `publishedAgo` hours back (null: not yet). */
+    const rows = (from: number, to: number, ago: number, publishedAgo: number | null) =>
+      pool.query(
+        `INSERT INTO outbox (id, type, realm_id, payload, occurred_at, published_at)
+         SELECT gen_random_uuid(), 'test.thing.happened', 1, jsonb_build_object('n', g), now() - $3::int * interval '1 hour',
+                CASE WHEN $4::int IS NULL THEN NULL ELSE now() - $4::int * interval '1 hour' END
+           FROM generate_series($1::int, $2::int) g ORDER BY g`,
+        [from, to, ago, publishedAgo],
+      );
+    await rows(1, 6_000, 30, 29); // old and published: pruned (more than one chunk)
+    await rows(6_001, 6_001, 30, null); // old, never published: kept for the relay
+    await rows(6_002, 11_000, 30, 29); // pruned
+    await rows(11_001, 11_001, 30, 1); // old, published an hour ago (the relay was down): kept
+    await rows(11_002, 11_003, 2, 1); // recent: kept
+    await rows(11_004, 11_004, 40, 39); // old but written after a recent row (out of seq order): left for a later prune
+    expect(await r.prune(24)).toEqual({ outbox: 10_999, processed: 0 });
+    const left = (await pool.query("SELECT (payload->>'n')::int AS n FROM outbox ORDER BY seq")).rows.map((x) => x.n);
+    expect(left).toEqual([6_001, 11_001, 11_002, 11_003, 11_004]);
+    expect(await r.prune(24)).toEqual({ outbox: 0, processed: 0 });
+
+    // Once the recent rows age too, everything published before the cut goes, to the end of the table.
+    await pool.query("UPDATE outbox SET occurred_at = now() - interval '50 hours', published_at = now() - interval '49 hours' WHERE (payload->>'n')::int > 11001");
+    expect(await r.prune(24)).toEqual({ outbox: 3, processed: 0 });
+    await pool.query("UPDATE outbox SET published_at = now() - interval '25 hours' WHERE (payload->>'n')::int = 11001");
+    expect(await r.prune(24)).toEqual({ outbox: 1, processed: 0 });
+    expect((await pool.query("SELECT (payload->>'n')::int AS n FROM outbox")).rows.map((x) => x.n)).toEqual([6_001]);
+    await pool.query("DELETE FROM outbox");
   });
 });
 

@@ -63,6 +63,9 @@ export interface RelayOptions {
   processedRetentionHours?: number;
 }
 
+/** Sequence numbers a prune's statement covers: at most that many rows deleted per transaction. */
+const PRUNE_CHUNK = 5_000;
+
 /** How soon a relay looks again when another relay held the schema's lock (was publishing). */
 const LOCK_BUSY_RETRY_MS = 5;
 
@@ -311,16 +314,44 @@ export class OutboxRelay {
   /**
    * Removes published rows older than `hours` and idempotency records older than the
    * configured retention; keeps both tables small. The run loop calls it periodically.
+   *
+   * The outbox part costs what it deletes, not the table: it walks the primary key from the
+   * oldest row to the first one written within the retention (rows are written in `seq` order,
+   * give or take transactions open across the cut), then deletes the published rows below that
+   * point by ranges of PRUNE_CHUNK sequence numbers, each its own short statement. A plain
+   * `DELETE ... WHERE published_at < ...` read the whole outbox, a day of events, every hour.
+   * A row published within the retention (a relay that was down for a while) stays until a
+   * later prune; so does one written out of `seq` order across the cut.
    */
   async prune(hours = this.opts.retentionHours ?? 24): Promise<{ outbox: number; processed: number }> {
-    const outbox = await this.opts.pool.query(
-      "DELETE FROM outbox WHERE published_at IS NOT NULL AND published_at < now() - $1::float8 * interval '1 hour'",
-      [hours],
-    );
+    const keepHours = Number(hours);
+    const { from, to } = await withTx(this.opts.pool, async (tx) => {
+      await tx.query("SET LOCAL enable_bitmapscan TO off; SET LOCAL enable_seqscan TO off");
+      const { rows } = await tx.query<{ from: string | null; to: string | null }>(
+        `SELECT (SELECT min(seq) FROM outbox)::text AS from, coalesce(
+           (SELECT seq FROM outbox WHERE occurred_at >= now() - $1::float8 * interval '1 hour' ORDER BY seq LIMIT 1),
+           (SELECT max(seq) + 1 FROM outbox))::text AS to`,
+        [keepHours],
+      );
+      return rows[0];
+    });
+    let outbox = 0;
+    if (from !== null && to !== null) {
+      for (let lo = Number(from); lo < Number(to); lo += PRUNE_CHUNK) {
+        const { rowCount } = await this.opts.pool.query(
+          `DELETE FROM outbox WHERE seq >= $1::bigint AND seq < least($1::bigint + ${PRUNE_CHUNK}, $2::bigint)
+              AND published_at IS NOT NULL AND published_at < now() - $3::float8 * interval '1 hour'`,
+          [lo, to, keepHours],
+        );
+        outbox += rowCount ?? 0;
+      }
+    }
+    // Consumers record only the few events they take from other services (account changes):
+    // a small table, read whole.
     const processed = await this.opts.pool.query(
       "DELETE FROM processed_events WHERE processed_at < now() - $1::float8 * interval '1 hour'",
       [this.opts.processedRetentionHours ?? 24 * 7],
     );
-    return { outbox: outbox.rowCount ?? 0, processed: processed.rowCount ?? 0 };
+    return { outbox, processed: processed.rowCount ?? 0 };
   }
 }
