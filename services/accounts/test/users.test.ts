@@ -227,12 +227,57 @@ describe("users", () => {
 });
 
 describe("fetch_api_key and server_settings", () => {
-  it("returns a new working key; old keys keep working", async () => {
-    const r = await t.ok(await t.call("POST", "/fetch_api_key", { params: { username: org.member.email, password: "member-pass-1" } }));
-    expect(r).toMatchObject({ email: org.member.email, user_id: org.member.user_id });
-    expect(r.api_key).toMatch(/^[A-Za-z0-9]{32}$/);
-    await t.ok(await t.call("POST", "/internal/authenticate", { params: { email: org.member.email, api_key: r.api_key } }));
-    await t.ok(await t.call("POST", "/internal/authenticate", { params: { email: org.member.email, api_key: org.member.api_key } }));
+  const login = (username: string, password: string) => t.call("POST", "/fetch_api_key", { params: { username, password } });
+  const authenticate = (email: string, api_key: string) => t.call("POST", "/internal/authenticate", { params: { email, api_key } });
+  /** A fresh user with a password, so each test sees its own keys. */
+  const userWithPassword = async (email: string, password: string) =>
+    t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email, full_name: "Log In", password } }));
+
+  it("returns the user's login key, the same on every login, as Zulip's one key; the account's own key keeps working", async () => {
+    const u = await userWithPassword("login1@x.test", "login-pass-1");
+    const first = await t.ok(await login("login1@x.test", "login-pass-1"));
+    expect(first).toMatchObject({ email: "login1@x.test", user_id: u.user_id });
+    expect(first.api_key).toMatch(/^[A-Za-z0-9]{32}$/);
+    await t.ok(await authenticate("login1@x.test", first.api_key));
+    for (let i = 0; i < 24; i++) expect((await t.ok(await login(" LOGIN1@x.test ", "login-pass-1"))).api_key).toBe(first.api_key);
+    // 25 logins revoked nothing: the key the account was created with still works.
+    await t.ok(await authenticate("login1@x.test", u.api_key));
+    const { rows } = await t.pool.query("SELECT key_hash, sealed FROM api_keys WHERE user_id = $1 ORDER BY id", [u.user_id]);
+    expect(rows.length).toBe(2);
+    expect(rows[1].sealed).not.toContain(first.api_key);
+    expect(rows[1].key_hash).not.toContain(first.api_key);
+  });
+
+  it("keeps the login key through a password change, and issues a new one after a key reset", async () => {
+    const u = await userWithPassword("login2@x.test", "login-pass-2");
+    const who = t.identity({ ...u, realm_id: org.realmId, role: 400 });
+    const before = (await t.ok(await login("login2@x.test", "login-pass-2"))).api_key;
+    await t.ok(await t.call("PATCH", "/settings", { as: who, params: { old_password: "login-pass-2", new_password: "login-pass-2b" } }));
+    expectError(await login("login2@x.test", "login-pass-2"), 401, "AUTHENTICATION_FAILED");
+    expect((await t.ok(await login("login2@x.test", "login-pass-2b"))).api_key).toBe(before);
+    await t.ok(await authenticate("login2@x.test", before));
+
+    const reset = await t.ok(await t.call("POST", "/internal/users/api_key/reset", { params: { realm_id: org.realmId, email: "login2@x.test" } }));
+    expectError(await authenticate("login2@x.test", before), 401, "UNAUTHORIZED", "Invalid API key");
+    const after = (await t.ok(await login("login2@x.test", "login-pass-2b"))).api_key;
+    expect([before, reset.api_key]).not.toContain(after);
+    await t.ok(await authenticate("login2@x.test", after));
+    await t.ok(await authenticate("login2@x.test", reset.api_key));
+    expect((await t.ok(await login("login2@x.test", "login-pass-2b"))).api_key).toBe(after);
+  });
+
+  it("issues a new login key when the sealed one no longer opens (its password was set elsewhere)", async () => {
+    const u = await userWithPassword("login3@x.test", "login-pass-3");
+    const before = (await t.ok(await login("login3@x.test", "login-pass-3"))).api_key;
+    // A password set without the old one (as an earlier release's change did) leaves the sealed key unopenable.
+    const other = await userWithPassword("login3b@x.test", "login-pass-3b");
+    const { rows } = await t.pool.query("SELECT password_hash FROM users WHERE id = $1", [other.user_id]);
+    await t.pool.query("UPDATE users SET password_hash = $2 WHERE id = $1", [u.user_id, rows[0].password_hash]);
+    const after = (await t.ok(await login("login3@x.test", "login-pass-3b"))).api_key;
+    expect(after).not.toBe(before);
+    await t.ok(await authenticate("login3@x.test", after));
+    await t.ok(await authenticate("login3@x.test", before));
+    expect((await t.ok(await login("login3@x.test", "login-pass-3b"))).api_key).toBe(after);
   });
 
   it("gives one answer for a wrong password and an unknown user", async () => {

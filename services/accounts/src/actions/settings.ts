@@ -1,6 +1,6 @@
 import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
-import { hashPassword, longEnoughPassword, verifyPassword } from "../lib/credentials";
+import { hashPassword, longEnoughPassword, sealApiKey, unsealApiKey, verifyPassword } from "../lib/credentials";
 import { ROLE } from "../lib/format";
 import {
   canSeeDeliveryEmail,
@@ -14,6 +14,7 @@ import {
   type SettingValue,
 } from "../lib/user-settings";
 import { effectiveRealmDefaults, effectiveSettings } from "../queries/settings";
+import { newestSealedKey, resealApiKey } from "../store/api-keys";
 import { getRealm } from "../store/realms";
 import { getProfileUser, setApiEmail, setPasswordHash, setTimezone, type ProfileUser } from "../store/profile";
 import {
@@ -49,8 +50,7 @@ function checkSettingValues(settings: Record<string, SettingValue>) {
  */
 export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: SettingsInput): Promise<void> {
   checkSettingValues(p.settings);
-  let passwordHash: string | undefined;
-  if (p.newPassword !== undefined) passwordHash = await checkNewPassword(deps, who, p.oldPassword ?? "", p.newPassword);
+  const password = p.newPassword !== undefined ? await checkNewPassword(deps, who, p.oldPassword ?? "", p.newPassword) : undefined;
   await withTx(deps.pool, async (tx) => {
     const user = await getProfileUser(tx, who.realmId, who.userId, { lock: true });
     if (!user) throw badRequest("No such user");
@@ -59,7 +59,10 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
       throw badRequest("A bot's email address is always visible to everyone");
     }
     if (p.fullName !== undefined && (await mayChangeOwnName(tx, user))) await changeFullNameInTx(tx, user, p.fullName);
-    if (passwordHash) await setPasswordHash(tx, user.realmId, user.id, passwordHash);
+    if (password) {
+      await setPasswordHash(tx, user.realmId, user.id, password.hash);
+      if (password.loginKey) await resealApiKey(tx, user.realmId, password.loginKey.id, password.loginKey.sealed);
+    }
     const row = await lockUserSettingsRow(tx, user.realmId, user.id);
     const current = effectiveSettings(row, user);
     for (const [name, value] of Object.entries(p.settings)) {
@@ -92,12 +95,26 @@ async function mayChangeOwnName(tx: Queryable, user: ProfileUser): Promise<boole
   return user.role <= ROLE.administrator || !(await getRealm(tx, user.realmId))?.nameChangesDisabled;
 }
 
-/** Verifies the old password and hashes the new one (outside the transaction: scrypt is slow). */
-async function checkNewPassword(deps: AccountsDeps, who: Identity, oldPassword: string, newPassword: string): Promise<string> {
+/**
+ * Verifies the old password and hashes the new one, and seals the user's login key under the new
+ * one (outside the transaction: scrypt is slow), so that a password change keeps the key that
+ * POST /fetch_api_key hands out, as in Zulip.
+ */
+async function checkNewPassword(
+  deps: AccountsDeps,
+  who: Identity,
+  oldPassword: string,
+  newPassword: string,
+): Promise<{ hash: string; loginKey: { id: number; sealed: string } | null }> {
   const user = await getProfileUser(deps.pool, who.realmId, who.userId);
   if (!user?.passwordHash || !(await verifyPassword(oldPassword, user.passwordHash))) throw badRequest("Wrong password!");
   if (!longEnoughPassword(newPassword)) throw badRequest("New password is too weak!");
-  return hashPassword(newPassword, deps.config.PASSWORD_SCRYPT_COST);
+  const kept = await newestSealedKey(deps.pool, who.realmId, who.userId);
+  const key = kept ? await unsealApiKey(kept.sealed, oldPassword) : null;
+  return {
+    hash: await hashPassword(newPassword, deps.config.PASSWORD_SCRYPT_COST),
+    loginKey: kept && key !== null ? { id: kept.id, sealed: await sealApiKey(key, newPassword, deps.config.PASSWORD_SCRYPT_COST) } : null,
+  };
 }
 
 /** `user_settings` update to the user's clients, plus the legacy event where Zulip had one. */

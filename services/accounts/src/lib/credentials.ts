@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt, scrypt, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomInt, scrypt, timingSafeEqual } from "node:crypto";
 
 const ALPHANUMERIC = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -59,4 +59,34 @@ export async function verifyPassword(password: string, stored: string): Promise<
 /** Spends the same time as a real check, so a missing account cannot be told from a wrong password. */
 export async function dummyPasswordCheck(password: string, cost: number): Promise<void> {
   await scryptAsync(password, Buffer.alloc(16), cost);
+}
+
+/**
+ * An API key sealed under the owner's password, for POST /fetch_api_key to hand the same key to
+ * every login with that password: AES-256-GCM under scrypt(password, a salt of its own) at the
+ * password's cost. Format `v1$N$salt$iv$ciphertext+tag` (base64). Opening it takes the password,
+ * so a copy of the table is no easier to turn into keys than the password hashes into passwords.
+ */
+export async function sealApiKey(key: string, password: string, cost: number): Promise<string> {
+  const salt = randomBytes(16);
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", await scryptAsync(password, salt, cost), iv);
+  const sealed = Buffer.concat([cipher.update(key, "utf8"), cipher.final(), cipher.getAuthTag()]);
+  return ["v1", cost, salt.toString("base64"), iv.toString("base64"), sealed.toString("base64")].join("$");
+}
+
+/** The key sealed by sealApiKey, or null when this password does not open it (or it is malformed). */
+export async function unsealApiKey(sealed: string, password: string): Promise<string | null> {
+  const [version, n, salt, iv, body] = sealed.split("$");
+  if (version !== "v1" || !n || !salt || !iv || !body) return null;
+  const bytes = Buffer.from(body, "base64");
+  if (bytes.length <= 16) return null;
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", await scryptAsync(password, Buffer.from(salt, "base64"), Number(n)), Buffer.from(iv, "base64"));
+    decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+    const key = Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString("utf8");
+    return hasApiKeyFormat(key) ? key : null;
+  } catch {
+    return null;
+  }
 }

@@ -5,8 +5,24 @@ export interface ApiKeyCandidate {
   keyHash: string;
 }
 
-export async function insertApiKey(db: Queryable, realmId: number, userId: number, keyHash: string): Promise<void> {
-  await db.query("INSERT INTO api_keys (realm_id, user_id, key_hash) VALUES ($1, $2, $3)", [realmId, userId, keyHash]);
+/** A new key of the user; `sealed` is its copy sealed under the password (logins only, see sealApiKey). */
+export async function insertApiKey(db: Queryable, realmId: number, userId: number, keyHash: string, sealed: string | null = null): Promise<void> {
+  await db.query("INSERT INTO api_keys (realm_id, user_id, key_hash, sealed) VALUES ($1, $2, $3, $4)", [realmId, userId, keyHash, sealed]);
+}
+
+/** The user's newest key that a login sealed, if it still exists (a key reset deletes it). */
+export async function newestSealedKey(db: Queryable, realmId: number, userId: number): Promise<{ id: number; sealed: string } | null> {
+  const { rows } = await db.query(
+    "SELECT id, sealed FROM api_keys WHERE realm_id = $1 AND user_id = $2 AND sealed IS NOT NULL ORDER BY id DESC LIMIT 1",
+    [realmId, userId],
+  );
+  return rows[0] ? { id: Number(rows[0].id), sealed: rows[0].sealed } : null;
+}
+
+/** Seals a key again (under a new password); false when the key is gone meanwhile. */
+export async function resealApiKey(db: Queryable, realmId: number, id: number, sealed: string): Promise<boolean> {
+  const { rowCount } = await db.query("UPDATE api_keys SET sealed = $3 WHERE realm_id = $1 AND id = $2", [realmId, id, sealed]);
+  return (rowCount ?? 0) > 0;
 }
 
 export async function deleteApiKeys(db: Queryable, realmId: number, userId: number): Promise<void> {
