@@ -42,14 +42,26 @@ local function drop(q)
   redis.call('ZREM', P .. 'expiry', q)
 end
 
--- Appends one event (JSON without id); returns its id and its JSON as queued.
-local function push(q, json)
-  local id = redis.call('HINCRBY', qkey(q), 'next_id', 1) - 1
+-- An event's JSON without id as what follows the id in its queued text ('}' or ',...}').
+local function after_id(json)
   local body = string.sub(json, 2)
   if body ~= '}' then body = ',' .. body end
+  return body
+end
+
+-- Appends one event, given as after_id made it (a fan-out makes it once for all its queues:
+-- Lua builds and interns every string, and for a long event that was a third of the
+-- script's time per queue); returns its id and its JSON as queued.
+local function push_after_id(q, body)
+  local id = redis.call('HINCRBY', qkey(q), 'next_id', 1) - 1
   local text = '{"id":' .. id .. body
   redis.call('ZADD', ekey(q), id, text)
   return id, text
+end
+
+-- Appends one event (JSON without id); returns its id and its JSON as queued.
+local function push(q, json)
+  return push_after_id(q, after_id(json))
 end
 
 -- Events just pushed go to the queue's waiting poll in the wake-up itself (JSON texts never
@@ -260,7 +272,7 @@ local i = 6
 for v = 1, tonumber(ARGV[5]) do
   local n = tonumber(ARGV[i])
   local list = {}
-  for k = 1, n do list[k] = ARGV[i + k] end
+  for k = 1, n do list[k] = after_id(ARGV[i + k]) end
   variants[v] = list
   i = i + n + 1
 end
@@ -272,8 +284,8 @@ while i < #ARGV do
   local f = redis.call('HMGET', qkey(q), 'user_id', 'waiting_until', 'last_connection', 'lifespan')
   if f[1] then
     local texts = {}
-    for k, json in ipairs(variants[v]) do
-      local _, text = push(q, json)
+    for k, body in ipairs(variants[v]) do
+      local _, text = push_after_id(q, body)
       texts[k] = text
     end
     if not settle(q, #variants[v], cap) then deliver(q, texts, {f[2], f[3], f[4]}) end
