@@ -351,6 +351,33 @@ describe("OutboxRelay on /metrics", () => {
   const scrape = async () => parseMetrics(await metrics.text());
   const of = (samples: ReturnType<typeof parseMetrics>, name: string) => sample(samples, name, { service: "relay-test", schema: SCHEMA });
 
+  it("lingers before the next batch when more was committed during a confirm, so what follows goes out with it", async () => {
+    // Without a linger the relay reads at once when the broker confirms: 1, then 2-3, then 4 and
+    // 5 as they come. With one, 4-5 (committed just after the confirm) join 2-3: two batches.
+    for (const lingerMs of [0, 600]) {
+      await setUp();
+      const amqp = await client();
+      relay(amqp, { pollMs: 60_000, lingerMs }).start();
+      await sleep(100);
+      const before = await scrape();
+      proxy.pause(); // the first batch's confirm waits
+      await commit(1, 1);
+      await sleep(150);
+      await commit(2, 2); // committed while the relay waits for the confirm
+      proxy.resume();
+      await sleep(100);
+      await commit(4, 2);
+      await observer.waitFor(5);
+      expect(numbers(observer)).toEqual([1, 2, 3, 4, 5]);
+      const after = await scrape();
+      const delta = (name: string) => of(after, name)! - (of(before, name) ?? 0);
+      expect(delta("outbox_publish_batch_size_sum")).toBe(5);
+      if (lingerMs > 0) expect(delta("outbox_publish_batch_size_count")).toBe(2);
+      else expect(delta("outbox_publish_batch_size_count")).toBeGreaterThan(2);
+      for (const c of toClose.splice(0).reverse()) await ("stop" in c ? c.stop() : c.close());
+    }
+  });
+
   it("shows what waits in the outbox and for how long while RabbitMQ is away, then what was published and in what batches", async () => {
     await setUp();
     const amqp = await client();

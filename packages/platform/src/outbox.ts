@@ -52,6 +52,11 @@ export interface RelayOptions {
    * relied on NOTIFY.
    */
   pollMs?: number;
+  /**
+   * How long to wait before reading the next batch when more rows were committed while the
+   * broker confirmed the last one (OUTBOX_LINGER_MS; default 0: at once).
+   */
+  lingerMs?: number;
   /** How often the run loop deletes old published rows and old idempotency records. */
   pruneEveryMs?: number;
   /** Published outbox rows older than this are deleted (default 24 h). */
@@ -99,6 +104,7 @@ export class OutboxRelay {
   private lastPrune = 0;
   private readonly batchSize: number;
   private readonly pollMs: number;
+  private readonly lingerMs: number;
   private readonly metrics: { published: { inc(n: number): void }; failures: { inc(): void }; batchSize: { observe(n: number): void } };
 
   /** BEGIN, the relay lock, and (only when it was taken) the oldest unpublished rows: one round trip. */
@@ -107,6 +113,7 @@ export class OutboxRelay {
   constructor(private readonly opts: RelayOptions) {
     this.batchSize = opts.batchSize ?? 500;
     this.pollMs = opts.pollMs ?? 1000;
+    this.lingerMs = opts.lingerMs ?? 0;
     const lockName = `${opts.schema}.outbox`.replace(/'/g, "''");
     // The read is its own statement, after the lock's: in READ COMMITTED each statement takes its
     // snapshot when it starts, so it sees the marks of the relay that held the lock before us
@@ -296,7 +303,9 @@ export class OutboxRelay {
           await client.query(mark);
           return total;
         }
-        // Rows were left, or this process committed more while the broker confirmed.
+        // Rows were left, or this process committed more while the broker confirmed. In the
+        // latter case more are likely on their way: waiting a little makes the next batch larger.
+        if (this.lingerMs > 0 && rows.length < this.batchSize) await new Promise((r) => setTimeout(r, this.lingerMs));
         this.dirty = false;
         this.claimsSent++;
         results = (await client.query(`${mark}; ${this.claimSql}`)) as unknown as pg.QueryResult[];

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const app = buildApp(deps, { readiness: { rabbitmq: async () => { if (!amqp.connected) throw new Error("not connected"); } } });
 
   await amqp.start();
-  const relay = new OutboxRelay({ pool, schema: "accounts", amqp, log });
+  const relay = new OutboxRelay({ pool, schema: "accounts", amqp, log, lingerMs: config.OUTBOX_LINGER_MS });
   relay.start();
   await consumeInviteAccepted(amqp, deps);
   await consumeRealmEmoji(amqp, deps);

@@ -48,7 +48,7 @@ async function main(): Promise<void> {
     },
   });
   await amqp.start();
-  const relay = new OutboxRelay({ pool: deps.pool, schema: "messaging", amqp, log });
+  const relay = new OutboxRelay({ pool: deps.pool, schema: "messaging", amqp, log, lingerMs: config.OUTBOX_LINGER_MS });
   relay.start();
   await consumeAccountsEvents(amqp, deps);
   await consumeAlertWords(amqp, deps);

@@ -56,7 +56,7 @@ async function main(): Promise<void> {
       },
     },
   });
-  const relay = new OutboxRelay({ pool, schema: SCHEMA, amqp, log });
+  const relay = new OutboxRelay({ pool, schema: SCHEMA, amqp, log, lingerMs: config.OUTBOX_LINGER_MS });
   const delivery = new DeliveryLoop(deps, { intervalMs: config.DELIVERY_INTERVAL_MS, concurrency: config.DELIVERY_CONCURRENCY });
   const cleanup = new UploadCleanup(deps, {
     intervalMs: config.UPLOAD_CLEANUP_INTERVAL_MS,
