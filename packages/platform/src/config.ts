@@ -33,10 +33,11 @@ export const baseConfigShape = {
   AMQP_QUEUE_PREFIX: z.string().default("chat."),
   /**
    * Relays publish a run of consecutive events with the same routing key as one broker message
-   * (a JSON array) instead of one message each: less work for RabbitMQ and the consumers. Turn on
-   * only once every pod runs a release that reads such messages (docs/operating.md, upgrades).
+   * (a JSON array) instead of one message each: less work for RabbitMQ and the consumers. On by
+   * default since every supported release reads such messages; set `false` while upgrading from
+   * a release older than the one that taught consumers to (docs/operating.md, upgrades).
    */
-  AMQP_PUBLISH_BATCHES: envBool(false),
+  AMQP_PUBLISH_BATCHES: envBool(true),
   /**
    * When events were committed while the outbox relay waited for RabbitMQ to confirm a batch, it
    * waits this many milliseconds more before reading the next one, so that a busy outbox goes out
