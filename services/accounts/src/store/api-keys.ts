@@ -19,10 +19,9 @@ export async function newestSealedKey(db: Queryable, realmId: number, userId: nu
   return rows[0] ? { id: Number(rows[0].id), sealed: rows[0].sealed } : null;
 }
 
-/** Seals a key again (under a new password); false when the key is gone meanwhile. */
-export async function resealApiKey(db: Queryable, realmId: number, id: number, sealed: string): Promise<boolean> {
-  const { rowCount } = await db.query("UPDATE api_keys SET sealed = $3 WHERE realm_id = $1 AND id = $2", [realmId, id, sealed]);
-  return (rowCount ?? 0) > 0;
+/** Seals a key again (under a new password); nothing when a key reset removed it meanwhile. */
+export async function resealApiKey(db: Queryable, realmId: number, id: number, sealed: string): Promise<void> {
+  await db.query("UPDATE api_keys SET sealed = $3 WHERE realm_id = $1 AND id = $2", [realmId, id, sealed]);
 }
 
 export async function deleteApiKeys(db: Queryable, realmId: number, userId: number): Promise<void> {
