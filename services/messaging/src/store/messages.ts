@@ -91,7 +91,7 @@ function messageWriteValues(m: NewMessage, entries: Array<{ userId: number; flag
 export async function insertSentMessage(db: Queryable, m: NewMessage, entries: Array<{ userId: number; flags: number }>): Promise<StoredSend> {
   const { rows } = await db.query(
     `WITH prior AS (
-       SELECT EXISTS (SELECT 1 FROM messages WHERE realm_id = $1 AND stream_id = $4 AND lower(topic) = lower($5)) AS existed,
+       SELECT EXISTS (SELECT 1 FROM messages WHERE stream_id = $4 AND lower(topic) = lower($5)) AS existed,
          (SELECT coalesce(json_agg(json_build_array(user_id, visibility_policy)), '[]'::json) FROM user_topics
            WHERE realm_id = $1 AND stream_id = $4 AND lower(topic_name) = lower($5)) AS policies
      ), ${MESSAGE_WRITES}

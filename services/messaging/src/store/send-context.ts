@@ -72,7 +72,7 @@ const sql = (streamMatch: string) => `
     (SELECT coalesce(json_agg(mu.user_id), '[]') FROM muted_users mu
       WHERE mu.realm_id = $1 AND mu.muted_user_ids @> ARRAY[$2::bigint] AND mu.user_id IN (SELECT user_id FROM subs)) AS muted_by,
     (SELECT settings FROM user_settings WHERE realm_id = $1 AND user_id = $2) AS sender_settings,
-    EXISTS (SELECT 1 FROM messages WHERE realm_id = $1 AND stream_id = st.st_id AND lower(topic) = lower($4)) AS topic_existed,
+    (SELECT true FROM messages WHERE stream_id = st.st_id AND lower(topic) = lower($4) LIMIT 1) IS NOT NULL AS topic_existed,
     (SELECT coalesce(json_agg(json_build_array(user_id, visibility_policy)), '[]') FROM user_topics
       WHERE realm_id = $1 AND stream_id = st.st_id AND lower(topic_name) = lower($4)) AS topic_policies
   FROM (SELECT 1) AS one
