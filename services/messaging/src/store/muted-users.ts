@@ -32,9 +32,10 @@ export async function selectMutingUsers(db: Queryable, realmId: number, senderId
 export async function markSendersMessagesRead(db: Queryable, realmId: number, userId: number, senderIds: number[]): Promise<number[]> {
   if (!senderIds.length) return [];
   const { rows } = await db.query(
-    `UPDATE usermessages um SET flags = um.flags | $3 FROM messages m
+    // Each unread row's message looked up by key (see markUnreadRowsRead).
+    `UPDATE usermessages um SET flags = um.flags | $3
       WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & $3) = 0
-        AND m.id = um.message_id AND m.realm_id = $1 AND m.sender_id = ANY($4::bigint[])
+        AND (SELECT m.sender_id = ANY($4::bigint[]) FROM messages m WHERE m.id = um.message_id AND m.realm_id = $1)
       RETURNING um.message_id`,
     [realmId, userId, FLAG_BITS.read, senderIds],
   );

@@ -10,19 +10,22 @@ export type ReadScope = { streamId?: number; topic?: string };
  */
 export async function markUnreadRowsRead(db: Queryable, realmId: number, userId: number, scope: ReadScope): Promise<number[]> {
   const params: unknown[] = [realmId, userId, FLAG_BITS.read];
-  let join = "";
+  let inScope = "";
   if (scope.streamId !== undefined) {
+    // A scalar subquery, looked up by the message's key for each of the user's unread rows:
+    // PostgreSQL cannot turn it into a join that rescans the channel's or topic's messages for
+    // every such row (which it did, with statistics from when the tables were small).
     params.push(scope.streamId);
-    join = ` AND EXISTS (SELECT 1 FROM messages m WHERE m.id = um.message_id AND m.realm_id = $1 AND m.stream_id = $${params.length}`;
+    let test = `m.stream_id = $${params.length}`;
     if (scope.topic !== undefined) {
       params.push(scope.topic);
-      join += ` AND lower(m.topic) = lower($${params.length})`;
+      test += ` AND lower(m.topic) = lower($${params.length})`;
     }
-    join += ")";
+    inScope = ` AND (SELECT ${test} FROM messages m WHERE m.id = um.message_id AND m.realm_id = $1)`;
   }
   const { rows } = await db.query(
     `UPDATE usermessages um SET flags = um.flags | $3
-      WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & $3) = 0${join}
+      WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & $3) = 0${inScope}
       RETURNING um.message_id`,
     params,
   );

@@ -50,9 +50,10 @@ export async function updateFlagBit(db: Queryable, realmId: number, userId: numb
 export async function markChannelsRead(db: Queryable, realmId: number, userId: number, streamIds: number[]): Promise<number[]> {
   if (streamIds.length === 0) return [];
   const { rows } = await db.query(
-    `UPDATE usermessages um SET flags = um.flags | 1 FROM messages m
+    // Each unread row's message looked up by key (see markUnreadRowsRead).
+    `UPDATE usermessages um SET flags = um.flags | 1
       WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & 1) = 0
-        AND m.id = um.message_id AND m.realm_id = $1 AND m.stream_id = ANY($3::bigint[])
+        AND (SELECT m.stream_id = ANY($3::bigint[]) FROM messages m WHERE m.id = um.message_id AND m.realm_id = $1)
       RETURNING um.message_id`,
     [realmId, userId, streamIds],
   );

@@ -1,0 +1,161 @@
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { markSendersMessagesRead } from "../src/store/muted-users";
+import { selectStreamSendContext } from "../src/store/send-context";
+import { markChannelsRead } from "../src/store/usermessages";
+import { hasRowsInTopic, markUnreadRowsRead } from "../src/store/usermessages-read";
+import { startMessaging, type Messaging, type Org } from "./helpers";
+
+/**
+ * Statements whose cost must follow what they touch, not the size of the tables around them.
+ * PostgreSQL keeps a prepared statement's generic plan until the table statistics change, and a
+ * plan made while the tables were small (a new deployment, or a server without autovacuum, like
+ * the test machine's) is still used once they are large. So each statement is planned here on
+ * nearly empty tables, the tables are filled, and the same plan is run again (in a transaction
+ * that is rolled back) with the shared buffers it touched counted.
+ */
+let m: Messaging;
+let org: Org;
+let client: pg.PoolClient;
+let streamId: number;
+/** Messages in the channel; half of them in "busy topic", the rest in 50 others. */
+const MESSAGES = 6000;
+
+beforeAll(async () => {
+  m = await startMessaging();
+  org = await m.createOrg();
+  streamId = await m.createStream(org.owner, "busy channel", [org.owner, org.member]);
+  await m.send(org.member, { type: "stream", to: streamId, topic: "first", content: "hello" });
+  client = await m.deps.pool.connect();
+});
+afterAll(async () => {
+  client?.release();
+  await m?.close();
+});
+
+interface Planned {
+  label: string;
+  name: string;
+  args: string;
+}
+let planned = 0;
+
+/** Prepares the statement `run` sends through the recording client, with a generic plan made now. */
+async function plan(label: string, run: (db: never) => Promise<unknown>): Promise<Planned> {
+  let captured: { text: string; values: unknown[] } | null = null;
+  const recorder = {
+    query: async (text: string, values: unknown[]) => {
+      captured = { text, values };
+      return client.query(text, values);
+    },
+  };
+  await run(recorder as never);
+  const { text, values } = captured!;
+  const name = `plan_probe_${++planned}`;
+  const literal = (v: unknown): string =>
+    Array.isArray(v) ? `ARRAY[${v.map(literal).join(", ")}]::bigint[]` : typeof v === "number" ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
+  const args = values.map(literal).join(", ");
+  await client.query("SET plan_cache_mode = force_generic_plan");
+  await client.query(`PREPARE ${name} AS ${text}`);
+  await client.query("BEGIN");
+  await client.query(`EXECUTE ${name}(${args})`);
+  await client.query("ROLLBACK");
+  return { label, name, args };
+}
+
+/** Shared buffers the prepared statement touches now, its changes rolled back. */
+async function buffersOf(p: Planned): Promise<number> {
+  await client.query("BEGIN");
+  try {
+    const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE ${p.name}(${p.args})`);
+    const top = rows[0]["QUERY PLAN"][0].Plan;
+    return (top["Shared Hit Blocks"] ?? 0) + (top["Shared Read Blocks"] ?? 0);
+  } finally {
+    await client.query("ROLLBACK");
+  }
+}
+
+describe("plans made on small tables, run on large ones", () => {
+  const sendReads: Planned[] = [];
+  const reads: Planned[] = [];
+
+  beforeAll(async () => {
+    const realm = org.realmId;
+    const owner = org.owner.user_id;
+    // The channel by id and by name are two statements; a topic with messages and a new one.
+    for (const stream of [streamId, "busy channel"]) {
+      for (const topic of ["busy topic", "new topic"]) {
+        sendReads.push(await plan(`send read, channel by ${typeof stream}, ${topic}`, (db) => selectStreamSendContext(db, realm, org.member.user_id, stream, topic)));
+      }
+    }
+    reads.push(await plan("mark a topic read", (db) => markUnreadRowsRead(db, realm, owner, { streamId, topic: "busy topic" })));
+    reads.push(await plan("mark a channel read", (db) => markUnreadRowsRead(db, realm, owner, { streamId })));
+    reads.push(await plan("mark channels read", (db) => markChannelsRead(db, realm, owner, [streamId])));
+    reads.push(await plan("mark a muted sender's messages read", (db) => markSendersMessagesRead(db, realm, owner, [org.member.user_id])));
+    reads.push(await plan("whether the user has rows in a topic", (db) => hasRowsInTopic(db, realm, owner, streamId, "busy topic")));
+    await client.query("RESET plan_cache_mode");
+
+    const { rows } = await client.query("SELECT id FROM recipients WHERE stream_id = $1", [streamId]);
+    const { rows: ids } = await client.query(
+      `INSERT INTO messages (realm_id, sender_id, recipient_id, stream_id, topic, content, rendered_content, sending_client, date_sent, search_tsv)
+       SELECT $1, $2, $3, $4, CASE WHEN i % 2 = 0 THEN 'busy topic' ELSE 'other ' || (i % 50) END, 'm' || i, '<p>m' || i || '</p>', 'test', now(), ''
+         FROM generate_series(1, ${MESSAGES}) AS i
+       RETURNING id`,
+      [realm, org.member.user_id, rows[0].id, streamId],
+    );
+    // All unread for the owner; the member sent them.
+    await client.query("INSERT INTO usermessages (realm_id, user_id, message_id, flags) SELECT $1, $2, unnest($3::bigint[]), 0", [realm, owner, ids.map((r) => r.id)]);
+    await client.query("INSERT INTO usermessages (realm_id, user_id, message_id, flags) SELECT $1, $2, unnest($3::bigint[]), 1", [realm, org.member.user_id, ids.map((r) => r.id)]);
+    // Other users' topic settings, in this channel (the deployment's would be everywhere).
+    await client.query(
+      `INSERT INTO user_topics (realm_id, user_id, stream_id, topic_name, visibility_policy, last_updated)
+       SELECT $1, 1000000 + i, $2, 'someone''s topic ' || i, 3, now() FROM generate_series(1, 20000) AS i`,
+      [realm, streamId],
+    );
+  });
+
+  it("a channel send's read touches a few pages, whatever the organization's messages and the topic settings", async () => {
+    for (const p of sendReads) expect.soft(await buffersOf(p), p.label).toBeLessThan(100);
+  });
+
+  it("marking messages read costs a few pages per unread message, not per unread message and message of the topic", async () => {
+    // Each of the owner's unread rows: its message looked up by key, and for those in scope the
+    // row rewritten with its index entries (about 11 pages a row here). A plan that rescans the
+    // channel's or topic's messages for every unread row touched 600,000 pages and more.
+    for (const p of reads) expect.soft(await buffersOf(p), p.label).toBeLessThan(MESSAGES * 20);
+  });
+
+  it("the statements still find what they are for", async () => {
+    await client.query(
+      "INSERT INTO user_topics (realm_id, user_id, stream_id, topic_name, visibility_policy, last_updated) VALUES ($1, $2, $3, 'Busy Topic', 3, now())",
+      [org.realmId, org.owner.user_id, streamId],
+    );
+    const busy = await selectStreamSendContext(m.deps.pool, org.realmId, org.member.user_id, streamId, "BUSY topic");
+    expect(busy.topic?.existed).toBe(true);
+    expect(busy.topic?.policies.get(org.owner.user_id)).toBe(3);
+    const fresh = await selectStreamSendContext(m.deps.pool, org.realmId, org.member.user_id, "busy channel", "never used");
+    expect(fresh.topic).toEqual({ existed: false, policies: new Map() });
+
+    expect(await hasRowsInTopic(m.deps.pool, org.realmId, org.owner.user_id, streamId, "Busy Topic")).toBe(true);
+    expect(await hasRowsInTopic(m.deps.pool, org.realmId, org.guest.user_id, streamId, "busy topic")).toBe(false);
+    await client.query("BEGIN");
+    try {
+      const topic = await markUnreadRowsRead(client, org.realmId, org.owner.user_id, { streamId, topic: "BUSY TOPIC" });
+      expect(topic).toHaveLength(MESSAGES / 2);
+      const rest = await markChannelsRead(client, org.realmId, org.owner.user_id, [streamId]);
+      expect(rest.length).toBeGreaterThanOrEqual(MESSAGES / 2);
+      expect(rest.filter((id) => topic.includes(id))).toEqual([]);
+      expect(await markUnreadRowsRead(client, org.realmId, org.owner.user_id, { streamId })).toEqual([]);
+    } finally {
+      await client.query("ROLLBACK");
+    }
+    await client.query("BEGIN");
+    try {
+      const bySender = await markSendersMessagesRead(client, org.realmId, org.owner.user_id, [org.member.user_id]);
+      expect(bySender.length).toBeGreaterThanOrEqual(MESSAGES);
+      expect(await markSendersMessagesRead(client, org.realmId, org.owner.user_id, [org.admin.user_id])).toEqual([]);
+    } finally {
+      await client.query("ROLLBACK");
+    }
+  });
+});
