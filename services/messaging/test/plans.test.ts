@@ -2,6 +2,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markSendersMessagesRead } from "../src/store/muted-users";
 import { selectStreamSendContext } from "../src/store/send-context";
+import { selectStreamTopics } from "../src/store/streams";
 import { markChannelsRead } from "../src/store/usermessages";
 import { hasRowsInTopic, markUnreadRowsRead } from "../src/store/usermessages-read";
 import { startMessaging, type Messaging, type Org } from "./helpers";
@@ -18,7 +19,7 @@ let m: Messaging;
 let org: Org;
 let client: pg.PoolClient;
 let streamId: number;
-/** Messages in the channel; half of them in "busy topic", the rest in 50 others. */
+/** Messages in the channel; half of them in "busy topic", the rest in 25 others. */
 const MESSAGES = 6000;
 
 beforeAll(async () => {
@@ -53,7 +54,13 @@ async function plan(label: string, run: (db: never) => Promise<unknown>): Promis
   const { text, values } = captured!;
   const name = `plan_probe_${++planned}`;
   const literal = (v: unknown): string =>
-    Array.isArray(v) ? `ARRAY[${v.map(literal).join(", ")}]::bigint[]` : typeof v === "number" ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
+    v === null
+      ? "NULL"
+      : Array.isArray(v)
+        ? `ARRAY[${v.map(literal).join(", ")}]::bigint[]`
+        : typeof v === "number"
+          ? String(v)
+          : `'${String(v).replace(/'/g, "''")}'`;
   const args = values.map(literal).join(", ");
   await client.query("SET plan_cache_mode = force_generic_plan");
   await client.query(`PREPARE ${name} AS ${text}`);
@@ -63,21 +70,35 @@ async function plan(label: string, run: (db: never) => Promise<unknown>): Promis
   return { label, name, args };
 }
 
-/** Shared buffers the prepared statement touches now, its changes rolled back. */
-async function buffersOf(p: Planned): Promise<number> {
+/** The prepared statement's plan, run now with its changes rolled back. */
+async function analyze(p: Planned): Promise<Record<string, any>> {
   await client.query("BEGIN");
   try {
     const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE ${p.name}(${p.args})`);
-    const top = rows[0]["QUERY PLAN"][0].Plan;
-    return (top["Shared Hit Blocks"] ?? 0) + (top["Shared Read Blocks"] ?? 0);
+    return rows[0]["QUERY PLAN"][0].Plan;
   } finally {
     await client.query("ROLLBACK");
   }
 }
 
+/** Shared buffers the prepared statement touches. */
+async function buffersOf(p: Planned): Promise<number> {
+  const top = await analyze(p);
+  return (top["Shared Hit Blocks"] ?? 0) + (top["Shared Read Blocks"] ?? 0);
+}
+
+/** Rows the statement's scans of `relation` produce, over all their loops. */
+async function rowsReadFrom(p: Planned, relation: string): Promise<number> {
+  const walk = (node: Record<string, any>): number =>
+    (node["Relation Name"] === relation ? node["Actual Rows"] * node["Actual Loops"] + (node["Rows Removed by Filter"] ?? 0) * node["Actual Loops"] : 0) +
+    ((node.Plans as Array<Record<string, any>> | undefined) ?? []).reduce((n, child) => n + walk(child), 0);
+  return walk(await analyze(p));
+}
+
 describe("plans made on small tables, run on large ones", () => {
   const sendReads: Planned[] = [];
   const reads: Planned[] = [];
+  let topics: Planned;
 
   beforeAll(async () => {
     const realm = org.realmId;
@@ -93,12 +114,13 @@ describe("plans made on small tables, run on large ones", () => {
     reads.push(await plan("mark channels read", (db) => markChannelsRead(db, realm, owner, [streamId])));
     reads.push(await plan("mark a muted sender's messages read", (db) => markSendersMessagesRead(db, realm, owner, [org.member.user_id])));
     reads.push(await plan("whether the user has rows in a topic", (db) => hasRowsInTopic(db, realm, owner, streamId, "busy topic")));
+    topics = await plan("a channel's topics", (db) => selectStreamTopics(db, realm, streamId));
     await client.query("RESET plan_cache_mode");
 
     const { rows } = await client.query("SELECT id FROM recipients WHERE stream_id = $1", [streamId]);
     const { rows: ids } = await client.query(
       `INSERT INTO messages (realm_id, sender_id, recipient_id, stream_id, topic, content, rendered_content, sending_client, date_sent, search_tsv)
-       SELECT $1, $2, $3, $4, CASE WHEN i % 2 = 0 THEN 'busy topic' ELSE 'other ' || (i % 50) END, 'm' || i, '<p>m' || i || '</p>', 'test', now(), ''
+       SELECT $1, $2, $3, $4, CASE WHEN i % 2 = 0 THEN 'busy topic' ELSE 'other ' || (i % 25) END, 'm' || i, '<p>m' || i || '</p>', 'test', now(), ''
          FROM generate_series(1, ${MESSAGES}) AS i
        RETURNING id`,
       [realm, org.member.user_id, rows[0].id, streamId],
@@ -123,6 +145,15 @@ describe("plans made on small tables, run on large ones", () => {
     // row rewritten with its index entries (about 11 pages a row here). A plan that rescans the
     // channel's or topic's messages for every unread row touched 600,000 pages and more.
     for (const p of reads) expect.soft(await buffersOf(p), p.label).toBeLessThan(MESSAGES * 20);
+  });
+
+  it("a channel's topic list reads a few rows per topic, not every message of the channel", async () => {
+    // 27 topics ("first", "busy topic" and 25 others) among 6,001 messages.
+    expect(await rowsReadFrom(topics, "messages")).toBeLessThan(27 * 4);
+    const listed = await selectStreamTopics(m.deps.pool, org.realmId, streamId);
+    expect(listed).toHaveLength(27);
+    expect(listed[0]).toEqual({ name: "busy topic", maxId: expect.any(Number) });
+    expect(listed.at(-1)?.name).toBe("first");
   });
 
   it("the statements still find what they are for", async () => {

@@ -184,11 +184,25 @@ export async function selectRecentTraffic(db: Queryable, realmId: number, stream
   return new Map(rows.map((r) => [Number(r.stream_id), r.n as number]));
 }
 
+/**
+ * A channel's topics with their newest message (whose spelling names the topic). Walks the
+ * (stream_id, lower(topic), id) index from topic to topic, two index probes per topic, instead
+ * of reading every message of the channel: a channel's topic list costs what its topics do.
+ */
 export async function selectStreamTopics(db: Queryable, realmId: number, streamId: number, maxId?: number): Promise<Array<{ name: string; maxId: number }>> {
   const { rows } = await db.query(
-    `SELECT DISTINCT ON (lower(topic)) topic, max(id) OVER (PARTITION BY lower(topic)) AS max_id
-       FROM messages WHERE realm_id = $1 AND stream_id = $2 AND ($3::bigint IS NULL OR id <= $3)
-      ORDER BY lower(topic), id DESC`,
+    `WITH RECURSIVE keys AS (
+       (SELECT lower(topic) AS k FROM messages WHERE stream_id = $2 ORDER BY lower(topic) DESC LIMIT 1)
+       UNION ALL
+       SELECT (SELECT lower(m.topic) FROM messages m WHERE m.stream_id = $2 AND lower(m.topic) < keys.k ORDER BY lower(m.topic) DESC LIMIT 1)
+         FROM keys WHERE keys.k IS NOT NULL
+     )
+     SELECT newest.topic, newest.id AS max_id
+       FROM keys CROSS JOIN LATERAL (
+         SELECT m.topic, m.id FROM messages m
+          WHERE m.stream_id = $2 AND lower(m.topic) = keys.k AND m.realm_id = $1 AND ($3::bigint IS NULL OR m.id <= $3)
+          ORDER BY m.id DESC LIMIT 1
+       ) newest`,
     [realmId, streamId, maxId ?? null],
   );
   return rows.map((r) => ({ name: r.topic, maxId: Number(r.max_id) })).sort((a, b) => b.maxId - a.maxId);
