@@ -173,12 +173,30 @@ export async function recomputeFirstMessageId(db: Queryable, realmId: number, st
   return { changed: Boolean(row?.changed), firstMessageId: row?.first_message_id == null ? null : Number(row.first_message_id) };
 }
 
-/** Messages per stream over the last 4 weeks, for `stream_weekly_traffic`. */
+/**
+ * Messages per stream since `since` (the last 4 weeks, for `stream_weekly_traffic`). Message ids
+ * grow with the time they were sent, so the first id sent since then is found by a binary search
+ * over the primary key (`search`: a few dozen probes, each the first message at or after the
+ * middle id), and each stream's count reads its (stream_id, id) index from there on: the cost
+ * follows the window's messages, not the channels' whole history (which register paid before).
+ * The date is still checked on every counted message.
+ */
 export async function selectRecentTraffic(db: Queryable, realmId: number, streamIds: number[], since: Date): Promise<Map<number, number>> {
   if (streamIds.length === 0) return new Map();
   const { rows } = await db.query(
-    `SELECT stream_id, count(*)::int AS n FROM messages
-      WHERE realm_id = $1 AND stream_id = ANY($2::bigint[]) AND date_sent >= $3 GROUP BY stream_id`,
+    `WITH RECURSIVE search (lo, hi) AS (
+       SELECT coalesce((SELECT min(id) FROM messages), 1), coalesce((SELECT max(id) FROM messages), 0) + 1
+       UNION ALL
+       SELECT CASE WHEN p.id IS NULL OR p.id >= s.hi OR p.date_sent >= $3 THEN s.lo ELSE p.id + 1 END,
+              CASE WHEN p.id IS NULL OR p.id >= s.hi THEN (s.lo + s.hi) / 2 WHEN p.date_sent >= $3 THEN p.id ELSE s.hi END
+         FROM search s LEFT JOIN LATERAL (SELECT id, date_sent FROM messages WHERE id >= (s.lo + s.hi) / 2 ORDER BY id LIMIT 1) p ON true
+        WHERE s.lo < s.hi
+     ), boundary AS (
+       SELECT hi AS id FROM search WHERE lo >= hi
+     )
+     SELECT x.id AS stream_id,
+       (SELECT count(*) FROM messages m WHERE m.stream_id = x.id AND m.id >= boundary.id AND m.realm_id = $1 AND m.date_sent >= $3)::int AS n
+       FROM unnest($2::bigint[]) AS x (id), boundary`,
     [realmId, streamIds, since],
   );
   return new Map(rows.map((r) => [Number(r.stream_id), r.n as number]));
