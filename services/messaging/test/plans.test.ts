@@ -1,5 +1,8 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { firstUnreadQuery } from "../src/queries/messages";
+import { resolveNarrow } from "../src/queries/narrow";
+import { viewerOf } from "../src/queries/streams";
 import { markSendersMessagesRead } from "../src/store/muted-users";
 import { selectStreamSendContext } from "../src/store/send-context";
 import { selectRecentTraffic, selectStreamTopics } from "../src/store/streams";
@@ -102,6 +105,7 @@ describe("plans made on small tables, run on large ones", () => {
   const reads: Planned[] = [];
   let topics: Planned;
   let traffic: Planned;
+  let firstUnreadInChannel: Planned;
 
   beforeAll(async () => {
     const realm = org.realmId;
@@ -118,6 +122,13 @@ describe("plans made on small tables, run on large ones", () => {
     reads.push(await plan("mark a muted sender's messages read", (db) => markSendersMessagesRead(db, realm, owner, [org.member.user_id])));
     reads.push(await plan("whether the user has rows in a topic", (db) => hasRowsInTopic(db, realm, owner, streamId, "busy topic")));
     topics = await plan("a channel's topics", (db) => selectStreamTopics(db, realm, streamId));
+    // The member read every message they have (the member's rows are inserted read below).
+    const memberView = viewerOf(org.member.as);
+    const channelNarrow = await resolveNarrow(m.deps, memberView, [{ operator: "channel", operand: streamId, negated: false }]);
+    const firstUnread = firstUnreadQuery(memberView, channelNarrow);
+    firstUnreadInChannel = await plan("the first unread message of a channel", (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) =>
+      db.query(firstUnread.text, firstUnread.params),
+    );
     // Nothing was sent in the hour to come: a count that reads only the window reads nothing.
     traffic = await plan("a channel's recent traffic", (db) => selectRecentTraffic(db, realm, [streamId], new Date(Date.now() + 3_600_000)));
     await client.query("RESET plan_cache_mode");
@@ -164,6 +175,12 @@ describe("plans made on small tables, run on large ones", () => {
   it("a channel's recent traffic reads the messages of the window, not the channel's history", async () => {
     // A binary search over the message ids (a few dozen rows), then the window's messages: none.
     expect(await rowsReadFrom(traffic, "messages")).toBeLessThan(100);
+  });
+
+  it("finding the first unread message of a channel reads the viewer's unread rows, not the channel's messages", async () => {
+    // The member has read all 6,000: nothing to walk.
+    expect(await rowsReadFrom(firstUnreadInChannel, "messages")).toBeLessThan(10);
+    expect(await rowsReadFrom(firstUnreadInChannel, "usermessages")).toBeLessThan(10);
   });
 
   it("the statements still find what they are for", async () => {

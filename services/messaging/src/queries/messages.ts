@@ -89,14 +89,7 @@ async function messageRange(deps: AppDeps, viewer: Viewer, terms: ResolvedTerm[]
   if (anchorSpec.kind === "id") anchor = anchorSpec.id;
   else if (anchorSpec.kind === "oldest") anchor = 0;
   else if (anchorSpec.kind === "newest") anchor = LARGER_THAN_MAX_MESSAGE_ID;
-  else {
-    // Unread messages the viewer muted do not count (Zulip's find_first_unread_anchor).
-    const params = [...base.params];
-    const bind = (v: unknown) => `$${params.push(v)}`;
-    const muting = mutingConditions(terms, viewer.userId, bind).map((c) => ` AND ${c}`).join("");
-    const { rows } = await runQuery(deps, base, `SELECT min(m.id) AS id ${base.from} AND (${FLAGS_SQL} & ${FLAG_BITS.read}) = 0${muting}`, params);
-    anchor = rows[0].id === null ? LARGER_THAN_MAX_MESSAGE_ID : Number(rows[0].id);
-  }
+  else anchor = (await firstUnread(deps, viewer, terms, base.customPlan)) ?? LARGER_THAN_MAX_MESSAGE_ID;
   const anchoredLeft = anchor === 0;
   const anchoredRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
   const numAfter = anchoredRight ? 0 : req.numAfter;
@@ -107,6 +100,31 @@ async function messageRange(deps: AppDeps, viewer: Viewer, terms: ResolvedTerm[]
   const unique = [...new Map(fetched.map((r) => [r.id, r])).values()].sort((a, b) => a.id - b.id);
   const done = postProcess(unique, req.numBefore, numAfter, anchor, anchoredLeft, anchoredRight);
   return { rows: done.rows, anchor, foundAnchor: done.foundAnchor, foundOldest: done.foundOldest, foundNewest: done.foundNewest };
+}
+
+/**
+ * The statement finding the first unread message of the narrow. An unread message always has
+ * the viewer's row, so the viewer's unread rows are walked in id order (their partial index) and
+ * each row's message checked against the narrow, a lookup by key: the cost follows the unread
+ * messages before the answer, not the narrow's history (a scan of the narrow read a channel whose
+ * messages were all read from its first message on). Unread messages the viewer muted do not
+ * count (Zulip's find_first_unread_anchor).
+ */
+export function firstUnreadQuery(viewer: Viewer, terms: ResolvedTerm[]): { text: string; params: unknown[] } {
+  const params: unknown[] = [viewer.userId, viewer.realmId];
+  const bind = (v: unknown) => `$${params.push(v)}`;
+  const conds = [...narrowConditions(terms, viewer.userId, params), ...mutingConditions(terms, viewer.userId, bind)];
+  const text = `SELECT um.message_id AS id FROM usermessages um
+      WHERE um.user_id = $1 AND um.realm_id = $2 AND (um.flags & ${FLAG_BITS.read}) = 0
+        AND (SELECT true FROM messages m WHERE m.id = um.message_id AND m.realm_id = $2${conds.map((c) => ` AND ${c}`).join("")})
+      ORDER BY um.message_id LIMIT 1`;
+  return { text, params };
+}
+
+async function firstUnread(deps: AppDeps, viewer: Viewer, terms: ResolvedTerm[], customPlan: boolean): Promise<number | null> {
+  const { text, params } = firstUnreadQuery(viewer, terms);
+  const { rows } = await runQuery(deps, customPlan, text, params);
+  return rows.length ? Number(rows[0].id) : null;
 }
 
 interface BaseQuery {
@@ -121,10 +139,10 @@ interface BaseQuery {
   customPlan: boolean;
 }
 
-/** Runs a message query, unprepared when the base asks for plans made with its values. */
-function runQuery(deps: AppDeps, base: BaseQuery, text: string, values: unknown[]) {
+/** Runs a message query, unprepared when it needs plans made with its values (BaseQuery.customPlan). */
+function runQuery(deps: AppDeps, customPlan: boolean, text: string, values: unknown[]) {
   // The pool prepares `query(text, values)`; a config object runs as an unnamed statement.
-  return base.customPlan ? deps.pool.query({ text, values }) : deps.pool.query(text, values);
+  return customPlan ? deps.pool.query({ text, values }) : deps.pool.query(text, values);
 }
 
 /** The topic HTML-escaped as Zulip's match_subject has it (Python's html.escape: quotes too). */
@@ -176,7 +194,7 @@ async function runRange(deps: AppDeps, base: BaseQuery, side: "before" | "after"
     side === "before"
       ? `SELECT ${base.select} ${base.from} AND m.id <= $${n - 1} ORDER BY m.id DESC LIMIT $${n}`
       : `SELECT ${base.select} ${base.from} AND m.id >= $${n - 1} ORDER BY m.id ASC LIMIT $${n}`;
-  const { rows } = await runQuery(deps, base, sql, params);
+  const { rows } = await runQuery(deps, base.customPlan, sql, params);
   return rows.map(toRangeRow);
 }
 
@@ -201,7 +219,7 @@ export async function selectReceivedInNarrow(deps: AppDeps, who: Identity, ids: 
   if (ids.length === 0) return [];
   const base = baseQuery(viewer, terms, { receivedOnly: true, alwaysMatchFields: true });
   const params = [...base.params, [...new Set(ids)]];
-  const { rows } = await runQuery(deps, base, `SELECT ${base.select} ${base.from} AND m.id = ANY($${params.length}::bigint[]) ORDER BY m.id`, params);
+  const { rows } = await runQuery(deps, base.customPlan, `SELECT ${base.select} ${base.from} AND m.id = ANY($${params.length}::bigint[]) ORDER BY m.id`, params);
   return rows.map(toRangeRow);
 }
 
@@ -211,7 +229,7 @@ async function getByIds(deps: AppDeps, viewer: Viewer, req: GetMessagesRequest, 
   }
   const base = baseQuery(viewer, terms);
   const params = [...base.params, req.messageIds];
-  const { rows } = await runQuery(deps, base, `SELECT ${base.select} ${base.from} AND m.id = ANY($${params.length}::bigint[]) ORDER BY m.id`, params);
+  const { rows } = await runQuery(deps, base.customPlan, `SELECT ${base.select} ${base.from} AND m.id = ANY($${params.length}::bigint[]) ORDER BY m.id`, params);
   // Messages readable through channel history are included even without a narrow.
   const found = new Set(rows.map((r) => Number(r.id)));
   const accessed = await accessMessages(deps.pool, viewer, req.messageIds!.filter((id) => !found.has(id)));
