@@ -16,7 +16,7 @@ import { startMessaging, type Messaging, type Org } from "./helpers";
  * plan made while the tables were small (a new deployment, or a server without autovacuum, like
  * the test machine's) is still used once they are large. So each statement is planned here on
  * nearly empty tables, the tables are filled, and the same plan is run again (in a transaction
- * that is rolled back) with the shared buffers it touched counted.
+ * that is rolled back) with the pages or rows it touched counted.
  */
 let m: Messaging;
 let org: Org;
@@ -65,7 +65,7 @@ async function plan(label: string, run: (db: never) => Promise<unknown>): Promis
           ? String(v)
           : v instanceof Date
             ? `'${v.toISOString()}'`
-          : `'${String(v).replace(/'/g, "''")}'`;
+            : `'${String(v).replace(/'/g, "''")}'`;
   const args = values.map(literal).join(", ");
   await client.query("SET plan_cache_mode = force_generic_plan");
   await client.query(`PREPARE ${name} AS ${text}`);
