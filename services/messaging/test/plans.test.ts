@@ -1,12 +1,12 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { firstUnreadQuery } from "../src/queries/messages";
+import { firstUnreadQuery, newestInNarrowQuery } from "../src/queries/messages";
 import { resolveNarrow } from "../src/queries/narrow";
 import { viewerOf } from "../src/queries/streams";
 import { markSendersMessagesRead } from "../src/store/muted-users";
 import { selectStreamSendContext } from "../src/store/send-context";
 import { selectRecentTraffic, selectStreamTopics } from "../src/store/streams";
-import { markChannelsRead } from "../src/store/usermessages";
+import { markChannelsRead, selectRecentDirectConversations } from "../src/store/usermessages";
 import { hasRowsInTopic, markUnreadRowsRead } from "../src/store/usermessages-read";
 import { startMessaging, type Messaging, type Org } from "./helpers";
 
@@ -106,6 +106,7 @@ describe("plans made on small tables, run on large ones", () => {
   let topics: Planned;
   let traffic: Planned;
   let firstUnreadInChannel: Planned;
+  const ownRows: Planned[] = [];
 
   beforeAll(async () => {
     const realm = org.realmId;
@@ -129,6 +130,14 @@ describe("plans made on small tables, run on large ones", () => {
     firstUnreadInChannel = await plan("the first unread message of a channel", (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) =>
       db.query(firstUnread.text, firstUnread.params),
     );
+    // The owner will hold 6,000 unread channel messages, and no direct or starred message.
+    const ownerView = viewerOf(org.owner.as);
+    ownRows.push(await plan("register's recent direct conversations", (db) => selectRecentDirectConversations(db, realm, owner, 1000)));
+    for (const what of ["dm", "starred", "unread"] as const) {
+      const terms = await resolveNarrow(m.deps, ownerView, [{ operator: "is", operand: what, negated: false }]);
+      const q = newestInNarrowQuery(ownerView, terms, 50);
+      ownRows.push(await plan(`the newest 50 of is:${what}`, (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) => db.query(q.text, q.params)));
+    }
     // Nothing was sent in the hour to come: a count that reads only the window reads nothing.
     traffic = await plan("a channel's recent traffic", (db) => selectRecentTraffic(db, realm, [streamId], new Date(Date.now() + 3_600_000)));
     await client.query("RESET plan_cache_mode");
@@ -181,6 +190,11 @@ describe("plans made on small tables, run on large ones", () => {
     // The member has read all 6,000: nothing to walk.
     expect(await rowsReadFrom(firstUnreadInChannel, "messages")).toBeLessThan(10);
     expect(await rowsReadFrom(firstUnreadInChannel, "usermessages")).toBeLessThan(10);
+  });
+
+  it("is: narrows and the recent conversations read the viewer's matching rows, not all of them", async () => {
+    // 50 rows at most for is:unread; none exist for the others.
+    for (const p of ownRows) expect.soft(await rowsReadFrom(p, "usermessages"), p.label).toBeLessThan(60);
   });
 
   it("the statements still find what they are for", async () => {

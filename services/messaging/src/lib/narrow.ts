@@ -19,6 +19,12 @@ export type ResolvedTerm =
 /** A message read through channel history has no row of its own: it counts as read and historical. */
 export const FLAGS_SQL = `COALESCE(um.flags, ${FLAG_BITS.read | FLAG_BITS.historical})`;
 const MENTION_BITS = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;
+/**
+ * The viewer's own row's bits, for `is:` terms: those narrows always read the viewer's rows
+ * (needsOwnRows), so the row is there, and the bare column lets PostgreSQL use the partial
+ * indexes on the unread, starred and private bits instead of walking all of the viewer's rows.
+ */
+const OWN_FLAGS = "um.flags";
 
 /**
  * SQL conditions (over `m` messages and `um` the viewer's usermessages) for resolved terms.
@@ -57,15 +63,15 @@ function condition(t: Exclude<ResolvedTerm, { kind: "all" }>, userId: number, bi
     case "is":
       switch (t.what) {
         case "dm":
-          return "m.stream_id IS NULL";
+          return `(m.stream_id IS NULL AND (${OWN_FLAGS} & ${FLAG_BITS.is_private}) <> 0)`;
         case "starred":
-          return `(${FLAGS_SQL} & ${FLAG_BITS.starred}) <> 0`;
+          return `(${OWN_FLAGS} & ${FLAG_BITS.starred}) <> 0`;
         case "unread":
-          return `(${FLAGS_SQL} & ${FLAG_BITS.read}) = 0`;
+          return `(${OWN_FLAGS} & ${FLAG_BITS.read}) = 0`;
         case "mentioned":
-          return `(${FLAGS_SQL} & ${MENTION_BITS}) <> 0`;
+          return `(${OWN_FLAGS} & ${MENTION_BITS}) <> 0`;
         case "alerted":
-          return `(${FLAGS_SQL} & ${FLAG_BITS.has_alert_word}) <> 0`;
+          return `(${OWN_FLAGS} & ${FLAG_BITS.has_alert_word}) <> 0`;
         case "resolved":
           return "(m.stream_id IS NOT NULL AND m.topic LIKE '✔ %')";
         case "followed":

@@ -187,14 +187,25 @@ function baseQuery(viewer: Viewer, terms: ResolvedTerm[], opts: BaseQueryOptions
   return { from, params, select, customPlan: search !== undefined };
 }
 
-async function runRange(deps: AppDeps, base: BaseQuery, side: "before" | "after", anchor: number, limit: number) {
+/** One side of a page of the narrow around an anchor, as a statement. */
+function rangeQuery(base: BaseQuery, side: "before" | "after", anchor: number, limit: number): { text: string; params: unknown[] } {
   const params = [...base.params, anchor, limit];
   const n = params.length;
-  const sql =
+  const text =
     side === "before"
       ? `SELECT ${base.select} ${base.from} AND m.id <= $${n - 1} ORDER BY m.id DESC LIMIT $${n}`
       : `SELECT ${base.select} ${base.from} AND m.id >= $${n - 1} ORDER BY m.id ASC LIMIT $${n}`;
-  const { rows } = await runQuery(deps, base.customPlan, sql, params);
+  return { text, params };
+}
+
+/** The statement GET /messages reads the newest `limit` messages of a narrow with (for plan tests). */
+export function newestInNarrowQuery(viewer: Viewer, terms: ResolvedTerm[], limit: number): { text: string; params: unknown[] } {
+  return rangeQuery(baseQuery(viewer, terms), "before", LARGER_THAN_MAX_MESSAGE_ID, limit);
+}
+
+async function runRange(deps: AppDeps, base: BaseQuery, side: "before" | "after", anchor: number, limit: number) {
+  const { text, params } = rangeQuery(base, side, anchor, limit);
+  const { rows } = await runQuery(deps, base.customPlan, text, params);
   return rows.map(toRangeRow);
 }
 
