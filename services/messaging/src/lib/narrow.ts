@@ -22,7 +22,8 @@ const MENTION_BITS = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned |
 /**
  * The viewer's own row's bits, for `is:` terms: those narrows always read the viewer's rows
  * (needsOwnRows), so the row is there, and the bare column lets PostgreSQL use the partial
- * indexes on the unread, starred and private bits instead of walking all of the viewer's rows.
+ * indexes on the unread, starred, private and mention bits instead of walking all of the
+ * viewer's rows.
  */
 const OWN_FLAGS = "um.flags";
 

@@ -87,6 +87,8 @@ function messageWriteValues(m: NewMessage, entries: Array<{ userId: number; flag
  * A send's writes in one statement (one round trip instead of five): the message, its
  * recipients' usermessage rows and the channel's first message id, with what the send's rules
  * need to know about the topic as it was before (all parts of a statement share one snapshot).
+ * The topic's existence is looked up by the channel alone, which the caller found in the realm
+ * (see send-context.ts).
  */
 export async function insertSentMessage(db: Queryable, m: NewMessage, entries: Array<{ userId: number; flags: number }>): Promise<StoredSend> {
   const { rows } = await db.query(

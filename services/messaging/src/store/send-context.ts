@@ -57,6 +57,8 @@ function unprefixed(row: Record<string, unknown>, prefix: string): Record<string
   return out;
 }
 
+// The topic's existence is looked up by channel alone (the channel was found in the realm): with
+// a realm condition too, a plan made on small tables may walk the realm's messages instead.
 const sql = (streamMatch: string) => `
   WITH st AS (
     SELECT ${prefixed(STREAM_COLUMNS, "s", "st_")} FROM ${STREAM_FROM} WHERE s.realm_id = $1 AND ${streamMatch}
