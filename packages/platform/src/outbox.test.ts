@@ -130,7 +130,7 @@ describe("emitEvent", () => {
 });
 
 describe("OutboxRelay", () => {
-  it("publishes in commit order, in batches, each batch confirmed before it is marked sent", async () => {
+  it("publishes in commit order, in batches, each batch confirmed before its rows are deleted", async () => {
     await setUp();
     const amqp = await client();
     const sizes: number[] = [];
@@ -138,7 +138,7 @@ describe("OutboxRelay", () => {
     amqp.publishConfirmed = async (items) => {
       sizes.push(items.length);
       await publish(items);
-      // Marked only after the broker confirmed: the batch is still unpublished here.
+      // Deleted only after the broker confirmed: the batch is still in the outbox here.
       expect(await unpublished()).toBeGreaterThanOrEqual(items.length);
     };
     await commit(1, 25);
@@ -146,7 +146,8 @@ describe("OutboxRelay", () => {
     expect(sizes).toEqual([10, 10, 5]);
     await observer.waitFor(25);
     expect(numbers(observer)).toEqual(range(1, 25));
-    expect(await unpublished()).toBe(0);
+    // Published rows leave the table instead of being marked.
+    expect(Number((await pool.query("SELECT count(*) FROM outbox")).rows[0].count)).toBe(0);
   });
 
   it("keeps rows when the broker refuses a publish (no confirm), and sends them once it can", async () => {
@@ -292,15 +293,16 @@ describe("OutboxRelay", () => {
     expect(numbers(observer)).toEqual(range(1, 60));
   });
 
-  it("prunes old published rows and old idempotency records from its run loop", async () => {
+  it("prunes rows marked published by an earlier release, and old idempotency records, from its run loop", async () => {
     await setUp();
     const amqp = await client();
-    await commit(1, 4);
-    const r = relay(amqp, { pruneEveryMs: 100, retentionHours: 24, processedRetentionHours: 48 });
-    await r.drain();
-    await commit(5, 1); // stays unpublished: never pruned
+    await commit(1, 5);
+    // Relays before this release marked what they published instead of deleting it.
     await pool.query("UPDATE outbox SET occurred_at = now() - interval '26 hours', published_at = now() - interval '25 hours' WHERE (payload->>'n')::int <= 2");
-    await pool.query("UPDATE outbox SET published_at = NULL, occurred_at = now() - interval '30 days' WHERE (payload->>'n')::int = 5");
+    await pool.query("UPDATE outbox SET published_at = now() WHERE (payload->>'n')::int IN (3, 4)");
+    // Row 5 is old and unpublished: the relay publishes it (and deletes it), the prune leaves it.
+    await pool.query("UPDATE outbox SET occurred_at = now() - interval '30 days' WHERE (payload->>'n')::int = 5");
+    const r = relay(amqp, { pruneEveryMs: 100, retentionHours: 24, processedRetentionHours: 48 });
     await pool.query("DELETE FROM processed_events");
     await pool.query(
       "INSERT INTO processed_events (consumer, event_id, processed_at) VALUES ('c', gen_random_uuid(), now() - interval '3 days'), ('c', gen_random_uuid(), now())",
@@ -308,8 +310,9 @@ describe("OutboxRelay", () => {
     r.start();
     await until(async () => Number((await pool.query("SELECT count(*) FROM processed_events")).rows[0].count) === 1, 5000, () => "processed_events pruned");
     const left = (await pool.query("SELECT (payload->>'n')::int AS n FROM outbox ORDER BY seq")).rows.map((x) => x.n);
-    expect(left).toEqual([3, 4, 5]);
-    await observer.waitFor(5);
+    expect(left).toEqual([3, 4]);
+    await observer.waitFor(1);
+    expect(numbers(observer)).toEqual([5]);
   });
 
   it("prunes a day's published rows in chunks below the first recent row, keeping the unpublished and the recently published", async () => {

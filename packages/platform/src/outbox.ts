@@ -59,7 +59,10 @@ export interface RelayOptions {
   lingerMs?: number;
   /** How often the run loop deletes old published rows and old idempotency records. */
   pruneEveryMs?: number;
-  /** Published outbox rows older than this are deleted (default 24 h). */
+  /**
+   * Rows marked published (by relays of releases before the delete on publish) older than this
+   * are deleted (default 24 h).
+   */
   retentionHours?: number;
   /**
    * `processed_events` rows older than this are deleted (default 7 days): far beyond any
@@ -75,8 +78,9 @@ const PRUNE_CHUNK = 5_000;
 const LOCK_BUSY_RETRY_MS = 5;
 
 /**
- * Publishes unsent outbox rows in commit order with publisher confirms, then marks them sent.
- * One relay per schema publishes at a time (advisory lock), so replicas never reorder events.
+ * Publishes unsent outbox rows in commit order with publisher confirms, then deletes them: a
+ * row's absence is its mark of "sent". One relay per schema publishes at a time (advisory lock),
+ * so replicas never reorder events.
  * While RabbitMQ is down the rows wait; publishing resumes where it stopped.
  *
  * It runs when its own process commits outbox rows (see outbox-signal.ts), not on a NOTIFY:
@@ -116,13 +120,13 @@ export class OutboxRelay {
     this.lingerMs = opts.lingerMs ?? 0;
     const lockName = `${opts.schema}.outbox`.replace(/'/g, "''");
     // The read is its own statement, after the lock's: in READ COMMITTED each statement takes its
-    // snapshot when it starts, so it sees the marks of the relay that held the lock before us
+    // snapshot when it starts, so it sees the deletes of the relay that held the lock before us
     // (a single statement would snapshot before the lock was taken and republish those rows).
-    // The read walks the partial index in order, never a bitmap or a sequential scan: marking a
-    // row published leaves its entry in `outbox_unpublished` until vacuum, and only an index scan
+    // The read walks the partial index in order, never a bitmap or a sequential scan: deleting a
+    // published row leaves its entry in `outbox_unpublished` until vacuum, and only an index scan
     // flags such entries dead as it passes them, so the next claim skips them without reading the
-    // table. A bitmap scan visits every one of them again on every claim: with a day's published
-    // rows kept, that grew to 0.9 ms a claim within a minute of sends (bench/README.md, round 16).
+    // table. A bitmap scan visits every one of them again on every claim: that grew to 0.9 ms a
+    // claim within a minute of sends (bench/README.md, round 16, when published rows were marked).
     this.claimSql = `BEGIN; SET LOCAL synchronous_commit TO off;
       SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true),
              set_config('chat.outbox_lock', pg_try_advisory_xact_lock(hashtext('${lockName}'))::text, true) AS ok;
@@ -263,9 +267,10 @@ export class OutboxRelay {
     const onError = (err: Error) => (broken = err);
     client.on("error", onError);
     try {
-      // One round trip per batch: the lock and the read travel with BEGIN, the mark with COMMIT
-      // and, when there is more to publish, with the next batch's BEGIN, lock and read.
-      // Marking rows published need not wait for the WAL flush: a mark lost in a PostgreSQL
+      // One round trip per batch: the lock and the read travel with BEGIN, the delete of the
+      // published rows (the mark) with COMMIT and, when there is more to publish, with the next
+      // batch's BEGIN, lock and read.
+      // The mark need not wait for the WAL flush: a mark lost in a PostgreSQL
       // crash only republishes those rows, and consumers are idempotent on the envelope id.
       // These commits were about 40% of the WAL flushes of a channel send (bench/README.md).
       this.claimsSent++;
@@ -297,8 +302,13 @@ export class OutboxRelay {
         this.metrics.batchSize.observe(rows.length);
         // The sequence numbers are PostgreSQL's own bigints, so writing them inline is safe (a
         // parameter would forbid the statements after it).
+        // Published rows are deleted rather than updated: setting `published_at` wrote a second
+        // version of the row with new entries in the primary key and the id's unique index (the
+        // column is in the partial index's predicate, so the update is never HOT), and kept a day
+        // of events in the table for nothing to read. Deleting them was 8-10% more sends per
+        // second on the send bench (bench/README.md, round 19).
         const seqs = rows.map((r) => String(r.seq)).filter((seq) => /^\d+$/.test(seq));
-        const mark = `UPDATE outbox SET published_at = now() WHERE seq = ANY('{${seqs.join(",")}}'::bigint[]); COMMIT`;
+        const mark = `DELETE FROM outbox WHERE seq = ANY('{${seqs.join(",")}}'::bigint[]); COMMIT`;
         if (rows.length < this.batchSize && !this.dirty) {
           await client.query(mark);
           return total;
@@ -322,7 +332,9 @@ export class OutboxRelay {
 
   /**
    * Removes published rows older than `hours` and idempotency records older than the
-   * configured retention; keeps both tables small. The run loop calls it periodically.
+   * configured retention; keeps both tables small. The run loop calls it periodically. This
+   * release's relays delete what they publish; the rows left marked published are those of
+   * relays of earlier releases (during a rolling update, or written before it).
    *
    * The outbox part costs what it deletes, not the table: it walks the primary key from the
    * oldest row to the first one written within the retention (rows are written in `seq` order,
