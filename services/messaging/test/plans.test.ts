@@ -4,6 +4,7 @@ import { firstUnreadQuery, newestInNarrowQuery } from "../src/queries/messages";
 import { resolveNarrow } from "../src/queries/narrow";
 import { viewerOf } from "../src/queries/streams";
 import { markSendersMessagesRead } from "../src/store/muted-users";
+import { selectMaxMessageId } from "../src/store/messages";
 import { selectStreamSendContext } from "../src/store/send-context";
 import { selectRecentTraffic, selectStreamTopics } from "../src/store/streams";
 import { markChannelsRead, selectRecentDirectConversations } from "../src/store/usermessages";
@@ -107,6 +108,7 @@ describe("plans made on small tables, run on large ones", () => {
   let traffic: Planned;
   let firstUnreadInChannel: Planned;
   const ownRows: Planned[] = [];
+  let maxMessageId: Planned;
 
   beforeAll(async () => {
     const realm = org.realmId;
@@ -133,6 +135,7 @@ describe("plans made on small tables, run on large ones", () => {
     // The owner will hold 6,000 unread channel messages, and no direct, starred or mentioning one.
     const ownerView = viewerOf(org.owner.as);
     ownRows.push(await plan("register's recent direct conversations", (db) => selectRecentDirectConversations(db, realm, owner, 1000)));
+    maxMessageId = await plan("register's max_message_id", (db) => selectMaxMessageId(db, realm, owner));
     for (const what of ["dm", "starred", "unread", "mentioned"] as const) {
       const terms = await resolveNarrow(m.deps, ownerView, [{ operator: "is", operand: what, negated: false }]);
       const q = newestInNarrowQuery(ownerView, terms, 50);
@@ -197,7 +200,15 @@ describe("plans made on small tables, run on large ones", () => {
     for (const p of ownRows) expect.soft(await rowsReadFrom(p, "usermessages"), p.label).toBeLessThan(60);
   });
 
+  it("register's newest message id reads one of the viewer's rows, not all of them", async () => {
+    expect(await rowsReadFrom(maxMessageId, "usermessages")).toBeLessThan(5);
+  });
+
   it("the statements still find what they are for", async () => {
+    const { rows: newest } = await client.query("SELECT max(message_id)::int AS id FROM usermessages WHERE user_id = $1", [org.owner.user_id]);
+    expect(await selectMaxMessageId(m.deps.pool, org.realmId, org.owner.user_id)).toBe(newest[0].id);
+    expect(await selectMaxMessageId(m.deps.pool, org.realmId, org.guest.user_id)).toBe(-1);
+    expect(await selectMaxMessageId(m.deps.pool, org.realmId + 1000, org.owner.user_id)).toBe(-1);
     await client.query(
       "INSERT INTO user_topics (realm_id, user_id, stream_id, topic_name, visibility_policy, last_updated) VALUES ($1, $2, $3, 'Busy Topic', 3, now())",
       [org.realmId, org.owner.user_id, streamId],
