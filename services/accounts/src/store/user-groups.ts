@@ -112,7 +112,8 @@ export async function groupNameTaken(db: Queryable, realmId: number, name: strin
  */
 export async function listNamedGroups(db: Queryable, realmId: number, onlyIds?: number[], includeDeactivated = true): Promise<UserGroupWithMembers[]> {
   const { rows } = await db.query(
-    `SELECT g.*,
+    // Columns spelled out so the statement is prepared (see preparedName): register runs it.
+    `SELECT g.id, g.realm_id, g.name, g.description, g.is_system_group, g.can_mention_group_id, g.deactivated,
        COALESCE((SELECT array_agg(m.user_id ORDER BY m.user_id) FROM user_group_members m
                   WHERE m.group_id = g.id), '{}') AS members,
        COALESCE((SELECT array_agg(s.subgroup_id ORDER BY s.subgroup_id) FROM user_group_subgroups s
