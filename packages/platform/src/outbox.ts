@@ -305,7 +305,7 @@ export class OutboxRelay {
         // Published rows are deleted rather than updated: setting `published_at` wrote a second
         // version of the row with new entries in the primary key and the id's unique index (the
         // column is in the partial index's predicate, so the update is never HOT), and kept a day
-        // of events in the table for nothing to read. Deleting them was 8-10% more sends per
+        // of events in the table for nothing to read. Deleting them was 7-11% more sends per
         // second on the send bench (bench/README.md, round 19).
         const seqs = rows.map((r) => String(r.seq)).filter((seq) => /^\d+$/.test(seq));
         const mark = `DELETE FROM outbox WHERE seq = ANY('{${seqs.join(",")}}'::bigint[]); COMMIT`;
