@@ -132,11 +132,11 @@ describe("plans made on small tables, run on large ones", () => {
     firstUnreadInChannel = await plan("the first unread message of a channel", (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) =>
       db.query(firstUnread.text, firstUnread.params),
     );
-    // The owner will hold 6,000 unread channel messages, and no direct, starred or mentioning one.
+    // The owner will hold 6,000 unread channel messages, and no direct, starred, mentioning or alerting one.
     const ownerView = viewerOf(org.owner.as);
     ownRows.push(await plan("register's recent direct conversations", (db) => selectRecentDirectConversations(db, realm, owner, 1000)));
     maxMessageId = await plan("register's max_message_id", (db) => selectMaxMessageId(db, realm, owner));
-    for (const what of ["dm", "starred", "unread", "mentioned"] as const) {
+    for (const what of ["dm", "starred", "unread", "mentioned", "alerted"] as const) {
       const terms = await resolveNarrow(m.deps, ownerView, [{ operator: "is", operand: what, negated: false }]);
       const q = newestInNarrowQuery(ownerView, terms, 50);
       ownRows.push(await plan(`the newest 50 of is:${what}`, (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) => db.query(q.text, q.params)));
