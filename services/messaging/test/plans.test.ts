@@ -6,7 +6,7 @@ import { viewerOf } from "../src/queries/streams";
 import { selectMaxMessageId } from "../src/store/messages";
 import { markSendersMessagesRead } from "../src/store/muted-users";
 import { selectStreamSendContext } from "../src/store/send-context";
-import { selectRecentTraffic, selectStreamTopics } from "../src/store/streams";
+import { markStreamMessagesReadForEveryone, selectRecentTraffic, selectStreamTopics } from "../src/store/streams";
 import { markChannelsRead, selectRecentDirectConversations } from "../src/store/usermessages";
 import { hasRowsInTopic, markUnreadRowsRead } from "../src/store/usermessages-read";
 import { startMessaging, type Messaging, type Org } from "./helpers";
@@ -124,6 +124,7 @@ describe("plans made on small tables, run on large ones", () => {
     reads.push(await plan("mark channels read", (db) => markChannelsRead(db, realm, owner, [streamId])));
     reads.push(await plan("mark a muted sender's messages read", (db) => markSendersMessagesRead(db, realm, owner, [org.member.user_id])));
     reads.push(await plan("whether the user has rows in a topic", (db) => hasRowsInTopic(db, realm, owner, streamId, "busy topic")));
+    reads.push(await plan("mark a deleted channel read for everyone", (db) => markStreamMessagesReadForEveryone(db, realm, streamId)));
     topics = await plan("a channel's topics", (db) => selectStreamTopics(db, realm, streamId));
     // The member read every message they have (the member's rows are inserted read below).
     const memberView = viewerOf(org.member.as);
