@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMessaging, type Messaging, type Org } from "./helpers";
 
-/** `stream_weekly_traffic`: Zulip's average of the last four weeks, null for a channel under a week old. */
+/**
+ * `stream_weekly_traffic`: Zulip's average of the last four weeks, null for a channel under a
+ * week old; a channel's count is reused for ten minutes.
+ */
 let m: Messaging;
 let org: Org;
 const DAY = 86_400_000;
@@ -40,6 +43,11 @@ describe("stream_weekly_traffic", () => {
     expect(await trafficOf("old channel")).toBe(3); // 12 in 4 weeks
     expect(await trafficOf("ten days old")).toBe(2); // 3 in 10 days, per 7
     expect(await trafficOf("new channel")).toBeNull();
+    // A count is reused for ten minutes (Zulip's figure comes from periodically filled analytics).
+    await sendN(old, 8);
+    expect(await trafficOf("old channel")).toBe(3);
+    m.clock.set(new Date(start.getTime() + 11 * 60_000));
+    expect(await trafficOf("old channel")).toBe(5); // 20 in 4 weeks
     m.clock.set(new Date(start.getTime() + 30 * DAY));
     expect(await trafficOf("old channel")).toBe(0);
     m.clock.set(start);

@@ -96,11 +96,41 @@ export async function accessStreamByNameOrDoesNotExist(db: Queryable, viewer: Vi
   return found;
 }
 
-/** Traffic estimates for channel objects. */
+const DAY_MS = 86_400_000;
+/**
+ * How long a channel's four-week message count is reused. Zulip serves `stream_weekly_traffic`
+ * from analytics tables that a periodic job fills, so its figure is also minutes to hours old.
+ */
+const TRAFFIC_TTL_MS = 10 * 60_000;
+/** Entries kept before expired ones are swept (one per channel counted recently). */
+const TRAFFIC_SWEEP_AT = 50_000;
+/** Four-week message counts by channel id (ids are unique in the deployment), per app instance. */
+const trafficCounts = new WeakMap<AppDeps, Map<number, { count: number; at: number }>>();
+
+/**
+ * Traffic estimates for channel objects. Every register and subscription list asks for the
+ * viewer's channels; counting a busy organization's last four weeks each time cost what those
+ * weeks hold, so a channel's count is reused for TRAFFIC_TTL_MS. Channels under a week old have
+ * no estimate (null) and are not counted.
+ */
 export async function trafficFor(deps: AppDeps, realmId: number, streams: StreamRow[]): Promise<Map<number, number | null>> {
   const now = deps.clock.now();
-  const counts = await selectRecentTraffic(deps.pool, realmId, streams.map((s) => s.id), new Date(now.getTime() - 28 * 86_400_000));
-  return new Map(streams.map((s) => [s.id, weeklyTraffic(s, counts.get(s.id) ?? 0, now)]));
+  const t = now.getTime();
+  let cache = trafficCounts.get(deps);
+  if (!cache) trafficCounts.set(deps, (cache = new Map()));
+  const stale = streams.filter((s) => {
+    if (t - s.dateCreated.getTime() < 7 * DAY_MS) return false;
+    const known = cache.get(s.id);
+    return !known || t - known.at >= TRAFFIC_TTL_MS || t < known.at;
+  });
+  if (stale.length > 0) {
+    const counts = await selectRecentTraffic(deps.pool, realmId, stale.map((s) => s.id), new Date(t - 28 * DAY_MS));
+    if (cache.size + stale.length > TRAFFIC_SWEEP_AT) {
+      for (const [id, known] of cache) if (t - known.at >= TRAFFIC_TTL_MS) cache.delete(id);
+    }
+    for (const s of stale) cache.set(s.id, { count: counts.get(s.id) ?? 0, at: t });
+  }
+  return new Map(streams.map((s) => [s.id, weeklyTraffic(s, cache.get(s.id)?.count ?? 0, now)]));
 }
 
 export async function toStreamObjects(deps: AppDeps, realmId: number, streams: StreamRow[]): Promise<StreamObject[]> {
