@@ -4,3 +4,4 @@ export * from "./infra";
 export * from "./stack";
 export * from "./proxy";
 export * from "./metrics";
+export * from "./plans";

@@ -9,19 +9,20 @@ import { selectStreamSendContext } from "../src/store/send-context";
 import { markStreamMessagesReadForEveryone, selectRecentTraffic, selectStreamTopics } from "../src/store/streams";
 import { markChannelsRead, selectRecentDirectConversations } from "../src/store/usermessages";
 import { hasRowsInTopic, markUnreadRowsRead } from "../src/store/usermessages-read";
+import { PlanProbe, type PlannedStatement as Planned } from "@chat/testkit";
 import { startMessaging, type Messaging, type Org } from "./helpers";
 
 /**
- * Statements whose cost must follow what they touch, not the size of the tables around them.
- * PostgreSQL keeps a prepared statement's generic plan until the table statistics change, and a
- * plan made while the tables were small (a new deployment, or a server without autovacuum, like
- * the test machine's) is still used once they are large. So each statement is planned here on
- * nearly empty tables, the tables are filled, and the same plan is run again (in a transaction
- * that is rolled back) with the pages or rows it touched counted.
+ * Statements whose cost must follow what they touch, not the size of the tables around them,
+ * when PostgreSQL plans them without statistics (a new deployment, or a server without
+ * autovacuum, like the test machine's). Each statement is prepared on nearly empty tables, the
+ * tables are filled, and the statement is run again (in a transaction that is rolled back) with
+ * the pages or rows it touched counted (PlanProbe in the testkit says how it is planned).
  */
 let m: Messaging;
 let org: Org;
 let client: pg.PoolClient;
+let probe: PlanProbe;
 let streamId: number;
 /** Messages in the channel; half of them in "busy topic", the rest in 25 others. */
 const MESSAGES = 6000;
@@ -32,74 +33,12 @@ beforeAll(async () => {
   streamId = await m.createStream(org.owner, "busy channel", [org.owner, org.member]);
   await m.send(org.member, { type: "stream", to: streamId, topic: "first", content: "hello" });
   client = await m.deps.pool.connect();
+  probe = new PlanProbe(client);
 });
 afterAll(async () => {
   client?.release();
   await m?.close();
 });
-
-interface Planned {
-  label: string;
-  name: string;
-  args: string;
-}
-let planned = 0;
-
-/** Prepares the statement `run` sends through the recording client, with a generic plan made now. */
-async function plan(label: string, run: (db: never) => Promise<unknown>): Promise<Planned> {
-  let captured: { text: string; values: unknown[] } | null = null;
-  const recorder = {
-    query: async (text: string, values: unknown[]) => {
-      captured = { text, values };
-      return client.query(text, values);
-    },
-  };
-  await run(recorder as never);
-  const { text, values } = captured!;
-  const name = `plan_probe_${++planned}`;
-  const literal = (v: unknown): string =>
-    v === null
-      ? "NULL"
-      : Array.isArray(v)
-        ? `ARRAY[${v.map(literal).join(", ")}]::bigint[]`
-        : typeof v === "number"
-          ? String(v)
-          : v instanceof Date
-            ? `'${v.toISOString()}'`
-            : `'${String(v).replace(/'/g, "''")}'`;
-  const args = values.map(literal).join(", ");
-  await client.query("SET plan_cache_mode = force_generic_plan");
-  await client.query(`PREPARE ${name} AS ${text}`);
-  await client.query("BEGIN");
-  await client.query(`EXECUTE ${name}(${args})`);
-  await client.query("ROLLBACK");
-  return { label, name, args };
-}
-
-/** The prepared statement's plan, run now with its changes rolled back. */
-async function analyze(p: Planned): Promise<Record<string, any>> {
-  await client.query("BEGIN");
-  try {
-    const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE ${p.name}(${p.args})`);
-    return rows[0]["QUERY PLAN"][0].Plan;
-  } finally {
-    await client.query("ROLLBACK");
-  }
-}
-
-/** Shared buffers the prepared statement touches. */
-async function buffersOf(p: Planned): Promise<number> {
-  const top = await analyze(p);
-  return (top["Shared Hit Blocks"] ?? 0) + (top["Shared Read Blocks"] ?? 0);
-}
-
-/** Rows the statement's scans of `relation` produce, over all their loops. */
-async function rowsReadFrom(p: Planned, relation: string): Promise<number> {
-  const walk = (node: Record<string, any>): number =>
-    (node["Relation Name"] === relation ? node["Actual Rows"] * node["Actual Loops"] + (node["Rows Removed by Filter"] ?? 0) * node["Actual Loops"] : 0) +
-    ((node.Plans as Array<Record<string, any>> | undefined) ?? []).reduce((n, child) => n + walk(child), 0);
-  return walk(await analyze(p));
-}
 
 describe("plans made on small tables, run on large ones", () => {
   const sendReads: Planned[] = [];
@@ -116,35 +55,34 @@ describe("plans made on small tables, run on large ones", () => {
     // The channel by id and by name are two statements; a topic with messages and a new one.
     for (const stream of [streamId, "busy channel"]) {
       for (const topic of ["busy topic", "new topic"]) {
-        sendReads.push(await plan(`send read, channel by ${typeof stream}, ${topic}`, (db) => selectStreamSendContext(db, realm, org.member.user_id, stream, topic)));
+        sendReads.push(await probe.plan(`send read, channel by ${typeof stream}, ${topic}`, (db) => selectStreamSendContext(db, realm, org.member.user_id, stream, topic)));
       }
     }
-    reads.push(await plan("mark a topic read", (db) => markUnreadRowsRead(db, realm, owner, { streamId, topic: "busy topic" })));
-    reads.push(await plan("mark a channel read", (db) => markUnreadRowsRead(db, realm, owner, { streamId })));
-    reads.push(await plan("mark channels read", (db) => markChannelsRead(db, realm, owner, [streamId])));
-    reads.push(await plan("mark a muted sender's messages read", (db) => markSendersMessagesRead(db, realm, owner, [org.member.user_id])));
-    reads.push(await plan("whether the user has rows in a topic", (db) => hasRowsInTopic(db, realm, owner, streamId, "busy topic")));
-    reads.push(await plan("mark a deleted channel read for everyone", (db) => markStreamMessagesReadForEveryone(db, realm, streamId)));
-    topics = await plan("a channel's topics", (db) => selectStreamTopics(db, realm, streamId));
+    reads.push(await probe.plan("mark a topic read", (db) => markUnreadRowsRead(db, realm, owner, { streamId, topic: "busy topic" })));
+    reads.push(await probe.plan("mark a channel read", (db) => markUnreadRowsRead(db, realm, owner, { streamId })));
+    reads.push(await probe.plan("mark channels read", (db) => markChannelsRead(db, realm, owner, [streamId])));
+    reads.push(await probe.plan("mark a muted sender's messages read", (db) => markSendersMessagesRead(db, realm, owner, [org.member.user_id])));
+    reads.push(await probe.plan("whether the user has rows in a topic", (db) => hasRowsInTopic(db, realm, owner, streamId, "busy topic")));
+    reads.push(await probe.plan("mark a deleted channel read for everyone", (db) => markStreamMessagesReadForEveryone(db, realm, streamId)));
+    topics = await probe.plan("a channel's topics", (db) => selectStreamTopics(db, realm, streamId));
     // The member read every message they have (the member's rows are inserted read below).
     const memberView = viewerOf(org.member.as);
     const channelNarrow = await resolveNarrow(m.deps, memberView, [{ operator: "channel", operand: streamId, negated: false }]);
     const firstUnread = firstUnreadQuery(memberView, channelNarrow);
-    firstUnreadInChannel = await plan("the first unread message of a channel", (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) =>
+    firstUnreadInChannel = await probe.plan("the first unread message of a channel", (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) =>
       db.query(firstUnread.text, firstUnread.params),
     );
     // The owner will hold 6,000 unread channel messages, and no direct, starred, mentioning or alerting one.
     const ownerView = viewerOf(org.owner.as);
-    ownRows.push(await plan("register's recent direct conversations", (db) => selectRecentDirectConversations(db, realm, owner, 1000)));
-    maxMessageId = await plan("register's max_message_id", (db) => selectMaxMessageId(db, realm, owner));
+    ownRows.push(await probe.plan("register's recent direct conversations", (db) => selectRecentDirectConversations(db, realm, owner, 1000)));
+    maxMessageId = await probe.plan("register's max_message_id", (db) => selectMaxMessageId(db, realm, owner));
     for (const what of ["dm", "starred", "unread", "mentioned", "alerted"] as const) {
       const terms = await resolveNarrow(m.deps, ownerView, [{ operator: "is", operand: what, negated: false }]);
       const q = newestInNarrowQuery(ownerView, terms, 50);
-      ownRows.push(await plan(`the newest 50 of is:${what}`, (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) => db.query(q.text, q.params)));
+      ownRows.push(await probe.plan(`the newest 50 of is:${what}`, (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) => db.query(q.text, q.params)));
     }
     // Nothing was sent in the hour to come: a count that reads only the window reads nothing.
-    traffic = await plan("a channel's recent traffic", (db) => selectRecentTraffic(db, realm, [streamId], new Date(Date.now() + 3_600_000)));
-    await client.query("RESET plan_cache_mode");
+    traffic = await probe.plan("a channel's recent traffic", (db) => selectRecentTraffic(db, realm, [streamId], new Date(Date.now() + 3_600_000)));
 
     const { rows } = await client.query("SELECT id FROM recipients WHERE stream_id = $1", [streamId]);
     const { rows: ids } = await client.query(
@@ -166,19 +104,19 @@ describe("plans made on small tables, run on large ones", () => {
   });
 
   it("a channel send's read touches a few pages, whatever the organization's messages and the topic settings", async () => {
-    for (const p of sendReads) expect.soft(await buffersOf(p), p.label).toBeLessThan(100);
+    for (const p of sendReads) expect.soft(await probe.buffersOf(p), p.label).toBeLessThan(100);
   });
 
   it("marking messages read costs a few pages per unread message, not per unread message and message of the topic", async () => {
     // Each of the owner's unread rows: its message looked up by key, and for those in scope the
     // row rewritten with its index entries (about 11 pages a row here). A plan that rescans the
     // channel's or topic's messages for every unread row touched 600,000 pages and more.
-    for (const p of reads) expect.soft(await buffersOf(p), p.label).toBeLessThan(MESSAGES * 20);
+    for (const p of reads) expect.soft(await probe.buffersOf(p), p.label).toBeLessThan(MESSAGES * 20);
   });
 
   it("a channel's topic list reads a few rows per topic, not every message of the channel", async () => {
     // 27 topics ("first", "busy topic" and 25 others) among 6,001 messages.
-    expect(await rowsReadFrom(topics, "messages")).toBeLessThan(27 * 4);
+    expect(await probe.rowsReadFrom(topics, "messages")).toBeLessThan(27 * 4);
     const listed = await selectStreamTopics(m.deps.pool, org.realmId, streamId);
     expect(listed).toHaveLength(27);
     expect(listed[0]).toEqual({ name: "busy topic", maxId: expect.any(Number) });
@@ -187,22 +125,22 @@ describe("plans made on small tables, run on large ones", () => {
 
   it("a channel's recent traffic reads the messages of the window, not the channel's history", async () => {
     // A binary search over the message ids (a few dozen rows), then the window's messages: none.
-    expect(await rowsReadFrom(traffic, "messages")).toBeLessThan(100);
+    expect(await probe.rowsReadFrom(traffic, "messages")).toBeLessThan(100);
   });
 
   it("finding the first unread message of a channel reads the viewer's unread rows, not the channel's messages", async () => {
     // The member has read all 6,000: nothing to walk.
-    expect(await rowsReadFrom(firstUnreadInChannel, "messages")).toBeLessThan(10);
-    expect(await rowsReadFrom(firstUnreadInChannel, "usermessages")).toBeLessThan(10);
+    expect(await probe.rowsReadFrom(firstUnreadInChannel, "messages")).toBeLessThan(10);
+    expect(await probe.rowsReadFrom(firstUnreadInChannel, "usermessages")).toBeLessThan(10);
   });
 
   it("is: narrows and the recent conversations read the viewer's matching rows, not all of them", async () => {
     // 50 rows at most for is:unread; none exist for the others.
-    for (const p of ownRows) expect.soft(await rowsReadFrom(p, "usermessages"), p.label).toBeLessThan(60);
+    for (const p of ownRows) expect.soft(await probe.rowsReadFrom(p, "usermessages"), p.label).toBeLessThan(60);
   });
 
   it("register's newest message id reads one of the viewer's rows, not all of them", async () => {
-    expect(await rowsReadFrom(maxMessageId, "usermessages")).toBeLessThan(5);
+    expect(await probe.rowsReadFrom(maxMessageId, "usermessages")).toBeLessThan(5);
   });
 
   it("the statements still find what they are for", async () => {
