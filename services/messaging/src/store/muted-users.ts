@@ -1,5 +1,6 @@
 import type { Queryable } from "@chat/platform";
 import { FLAG_BITS } from "../lib/flags";
+import { byKey } from "./usermessages-read";
 
 /** The users a user has muted, as replicated, locked for a change (empty before the first). */
 export async function selectMutedUserIdsForUpdate(db: Queryable, realmId: number, userId: number): Promise<number[]> {
@@ -32,12 +33,11 @@ export async function selectMutingUsers(db: Queryable, realmId: number, senderId
 export async function markSendersMessagesRead(db: Queryable, realmId: number, userId: number, senderIds: number[]): Promise<number[]> {
   if (!senderIds.length) return [];
   const { rows } = await db.query(
-    // Each unread row's message looked up by key (see markUnreadRowsRead).
-    `UPDATE usermessages um SET flags = um.flags | $3
-      WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & $3) = 0
-        AND (SELECT m.sender_id = ANY($4::bigint[]) FROM messages m WHERE m.id = um.message_id AND m.realm_id = $1)
+    `UPDATE usermessages um SET flags = um.flags | ${FLAG_BITS.read}
+      WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & ${FLAG_BITS.read}) = 0
+        AND ${byKey("m.sender_id = ANY($3::bigint[])")}
       RETURNING um.message_id`,
-    [realmId, userId, FLAG_BITS.read, senderIds],
+    [realmId, userId, senderIds],
   );
   return rows.map((r) => Number(r.message_id)).sort((a, b) => a - b);
 }

@@ -1,4 +1,6 @@
 import type { Queryable } from "@chat/platform";
+import { FLAG_BITS } from "../lib/flags";
+import { byKey } from "./usermessages-read";
 
 /**
  * One user's rows for several messages, where the user has none yet; returns the ids written.
@@ -50,10 +52,9 @@ export async function updateFlagBit(db: Queryable, realmId: number, userId: numb
 export async function markChannelsRead(db: Queryable, realmId: number, userId: number, streamIds: number[]): Promise<number[]> {
   if (streamIds.length === 0) return [];
   const { rows } = await db.query(
-    // Each unread row's message looked up by key (see markUnreadRowsRead).
-    `UPDATE usermessages um SET flags = um.flags | 1
-      WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & 1) = 0
-        AND (SELECT m.stream_id = ANY($3::bigint[]) FROM messages m WHERE m.id = um.message_id AND m.realm_id = $1)
+    `UPDATE usermessages um SET flags = um.flags | ${FLAG_BITS.read}
+      WHERE um.realm_id = $1 AND um.user_id = $2 AND (um.flags & ${FLAG_BITS.read}) = 0
+        AND ${byKey("m.stream_id = ANY($3::bigint[])")}
       RETURNING um.message_id`,
     [realmId, userId, streamIds],
   );
