@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
-import { NO_RATE_LIMITS, ok, refused, register as registerQueue, useDemoStack, verifyAction as verify, withoutId } from "@chat/testkit/e2e";
+import { NO_RATE_LIMITS, ok, refused, register as registerQueue, useDemoStack, verifyAction as verify, waitForEvents, withoutId } from "@chat/testkit/e2e";
 import { applyEvent, type ApplyContext } from "../../events/src/lib/apply/index";
 
 /**
@@ -16,11 +16,15 @@ let channel: number;
 const { as } = useDemoStack(NO_RATE_LIMITS, async ({ demo }) => {
   [org, org2] = demo.orgs;
   const { owner, member, member2 } = org.users;
-  ok(await as(owner).post("/users/me/subscriptions", { subscriptions: [{ name: "mute-test" }], principals: [owner.user_id, member.user_id, member2.user_id] }));
-  channel = ok(await as(owner).get("/get_stream_id", { stream: "mute-test" })).stream_id;
   // The notification bot's first messages in the channels are read: states without the
-  // subscriptions (muting) cannot recount unread channel messages.
-  ok(await as(member).post("/mark_all_as_read"));
+  // subscriptions (muting) cannot recount unread channel messages. Its messages are committed
+  // before the answer but reach the queues later; the flags event, committed after them, arrives
+  // after them, so once it is here none of them can reach the first test's queue as well.
+  await afterDelivery(member, "update_message_flags", 1, async () => {
+    ok(await as(owner).post("/users/me/subscriptions", { subscriptions: [{ name: "mute-test" }], principals: [owner.user_id, member.user_id, member2.user_id] }));
+    ok(await as(member).post("/mark_all_as_read"));
+  });
+  channel = ok(await as(owner).get("/get_stream_id", { stream: "mute-test" })).stream_id;
 });
 
 const TYPES = ["muted_users", "message", "update_message_flags"];
@@ -39,6 +43,14 @@ async function verifyAction(u: DemoUser, action: () => Promise<unknown>, settle:
   return events.map(withoutId);
 }
 
+/** Runs `action` and waits until `count` events of `type` it caused reached a queue of the user. */
+async function afterDelivery(u: DemoUser, type: string, count: number, action: () => Promise<unknown>) {
+  const q = await registerQueue(as(u), { event_types: [type] });
+  await action();
+  await waitForEvents(q, count);
+  await as(u).delete("/events", { queue_id: q.queue_id });
+}
+
 /** A user's flags on messages, as GET /messages shows them. */
 async function flags(u: DemoUser, ids: number[]) {
   const res = ok(await as(u).get("/messages", { anchor: "newest", num_before: 100, num_after: 0 }));
@@ -54,8 +66,12 @@ describe("muted users through the gateway", () => {
 
   it("muting: an empty success, muted_users in the user's queue, and the muted user's messages read", async () => {
     const { member, member2 } = org.users;
-    const dm = await send(member2, { type: "private", to: [member.user_id], content: "hi" });
-    const inChannel = await send(member2, { type: "stream", to: channel, topic: "t", content: "hello" });
+    let dm = 0;
+    let inChannel = 0;
+    await afterDelivery(member, "message", 2, async () => {
+      dm = await send(member2, { type: "private", to: [member.user_id], content: "hi" });
+      inChannel = await send(member2, { type: "stream", to: channel, topic: "t", content: "hello" });
+    });
 
     let answer: any;
     const events = await verifyAction(

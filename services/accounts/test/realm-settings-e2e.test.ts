@@ -90,7 +90,11 @@ describe("PATCH /realm through the stack", () => {
 
   it("an announcement channel: set to a channel, and forgotten (-1) once the channel is deleted", async () => {
     const { admin, member } = org.users;
-    ok(await as(admin).post("/users/me/subscriptions", { subscriptions: [{ name: "announce-e2e" }], principals: [admin.user_id, member.user_id] }));
+    // In a verify, which waits for the notification bot's messages (committed before the answer,
+    // delivered after) so that they do not reach the next verify's queue too.
+    await verifyAction(member, async () =>
+      ok(await as(admin).post("/users/me/subscriptions", { subscriptions: [{ name: "announce-e2e" }], principals: [admin.user_id, member.user_id] })),
+    );
     const channel = ok(await as(admin).get("/get_stream_id", { stream: "announce-e2e" })).stream_id;
     const set = await verifyAction(member, async () => ok(await patchRealm(admin, { new_stream_announcements_stream_id: channel })));
     expect(bodies(set)).toEqual([{ type: "realm", op: "update", property: "new_stream_announcements_stream_id", value: channel }]);
