@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { firstUnreadQuery, newestInNarrowQuery } from "../src/queries/messages";
+import { canSeeThroughMessages } from "../src/queries/attachments";
 import { resolveNarrow } from "../src/queries/narrow";
 import { viewerOf } from "../src/queries/streams";
 import { selectMaxMessageId } from "../src/store/messages";
@@ -48,6 +49,7 @@ describe("plans made on small tables, run on large ones", () => {
   let firstUnreadInChannel: Planned;
   const ownRows: Planned[] = [];
   let maxMessageId: Planned;
+  let attachmentAccess: Planned;
 
   beforeAll(async () => {
     const realm = org.realmId;
@@ -81,6 +83,16 @@ describe("plans made on small tables, run on large ones", () => {
       const q = newestInNarrowQuery(ownerView, terms, 50);
       ownRows.push(await probe.plan(`the newest 50 of is:${what}`, (db: { query: (t: string, v: unknown[]) => Promise<unknown> }) => db.query(q.text, q.params)));
     }
+    // An upload linked from the channel's first message, asked about by a guest who cannot see it.
+    const { rows: first } = await client.query("SELECT min(id) AS id FROM messages WHERE stream_id = $1", [streamId]);
+    const { rows: upload } = await client.query(
+      "INSERT INTO attachments (realm_id, owner_id, path_id, file_name, content_type, size, create_time) VALUES ($1, $2, $3, 'a.txt', 'text/plain', 1, now()) RETURNING id",
+      [realm, org.member.user_id, `${realm}/ab/plans/a.txt`],
+    );
+    await client.query("INSERT INTO attachment_messages (realm_id, attachment_id, message_id, date_sent) VALUES ($1, $2, $3, now())", [realm, upload[0].id, first[0].id]);
+    attachmentAccess = await probe.plan("whether a guest sees an upload through its messages", (db) =>
+      canSeeThroughMessages(db, { realmId: realm, userId: org.guest.user_id, guest: true }, Number(upload[0].id)),
+    );
     // Nothing was sent in the hour to come: a count that reads only the window reads nothing.
     traffic = await probe.plan("a channel's recent traffic", (db) => selectRecentTraffic(db, realm, [streamId], new Date(Date.now() + 3_600_000)));
 
@@ -153,6 +165,13 @@ describe("plans made on small tables, run on large ones", () => {
     for (const p of reads) expect.soft(await probe.buffersOf(p, { generic: true }), p.label).toBeLessThan(MESSAGES * 20);
   });
 
+  it("a download's permission check reads the messages linking the upload, not the organization's", async () => {
+    // One linking message. Written as joins, the plan made on small tables walked the
+    // organization's messages by (realm_id, sender_id, id): 135 pages here, growing with them.
+    expect(await probe.buffersOf(attachmentAccess)).toBeLessThan(50);
+    expect(await probe.buffersOf(attachmentAccess, { generic: true })).toBeLessThan(50);
+  });
+
   it("the statements still find what they are for", async () => {
     const { rows: newest } = await client.query("SELECT max(message_id)::int AS id FROM usermessages WHERE user_id = $1", [org.owner.user_id]);
     expect(await selectMaxMessageId(m.deps.pool, org.realmId, org.owner.user_id)).toBe(newest[0].id);
@@ -167,6 +186,14 @@ describe("plans made on small tables, run on large ones", () => {
     expect(busy.topic?.policies.get(org.owner.user_id)).toBe(3);
     const fresh = await selectStreamSendContext(m.deps.pool, org.realmId, org.member.user_id, "busy channel", "never used");
     expect(fresh.topic).toEqual({ existed: false, policies: new Map() });
+
+    const { rows: upload } = await client.query("SELECT attachment_id AS id FROM attachment_messages WHERE realm_id = $1", [org.realmId]);
+    const sees = (who: { user_id: number }, guest: boolean) => canSeeThroughMessages(m.deps.pool, { realmId: org.realmId, userId: who.user_id, guest }, Number(upload[0].id));
+    expect(await sees(org.owner, false)).toBe(true);
+    expect(await sees(org.guest, true)).toBe(false);
+    // The channel is public: a member who never subscribed sees it too; a guest does not.
+    expect(await sees(org.admin, false)).toBe(true);
+    expect(await canSeeThroughMessages(m.deps.pool, { realmId: org.realmId + 1000, userId: org.owner.user_id, guest: false }, Number(upload[0].id))).toBe(false);
 
     expect(await hasRowsInTopic(m.deps.pool, org.realmId, org.owner.user_id, streamId, "Busy Topic")).toBe(true);
     expect(await hasRowsInTopic(m.deps.pool, org.realmId, org.guest.user_id, streamId, "busy topic")).toBe(false);
