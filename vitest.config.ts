@@ -36,7 +36,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "parallel",
-          include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
+          include: ["bench/src/**/*.test.ts", "packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "services/*/test/**/*.test.ts", "test/**/*.test.ts"],
           exclude: ["**/node_modules/**", ...ALONE],
           // Vitest's default on 2 cores is one worker, which runs every file in turn although
           // most of a file's time is spent waiting on PostgreSQL, RabbitMQ or a service.
