@@ -30,8 +30,8 @@ export async function markUnreadRowsRead(db: Queryable, realmId: number, userId:
 }
 
 /**
- * `test` of the unread row's message, as a scalar subquery that looks the message up by its key
- * once per row. PostgreSQL cannot turn it into a join that rescans the channel's or topic's
+ * `test` of the unread row's message (`um`; the statement's $1 is the organization), as a scalar
+ * subquery that looks the message up by its key once per row. PostgreSQL cannot turn it into a join that rescans the channel's or topic's
  * messages for every row (which it did, with statistics from when the tables were small), and
  * with the organization checked in the result rather than the lookup, no other index can serve
  * it (with `realm_id = $1` beside the id, a plan made on small tables walked the organization's
