@@ -1,3 +1,5 @@
+import { constants as zlib } from "node:zlib";
+import fastifyCompress from "@fastify/compress";
 import type { FastifyInstance } from "fastify";
 import { buildOpenApi, publicRoutes, type RouteDef } from "@chat/contracts";
 import { createServer, InternalClient, systemClock, type Clock, type Logger, type Redis } from "@chat/platform";
@@ -63,6 +65,18 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
       },
     },
   });
+  // For the API routes only, which pass these settings (a route's own settings replace the
+  // plugin's, defaults included), and never for request bodies: those reach the services as
+  // they came.
+  const compression = {
+    threshold: config.COMPRESS_MIN_BYTES,
+    customTypes: /^application\/json\b/,
+    encodings: ["br", "gzip", "deflate"] as Array<"br" | "gzip" | "deflate">,
+    // Fast settings: brotli's default quality (11) costs a register's state tens of milliseconds.
+    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
+    zlibOptions: { level: 5 },
+  };
+  app.register(fastifyCompress, { global: false, ...compression });
   // The API description, generated from the same route table the gateway routes by.
   const openapi = buildOpenApi(deps.routes ?? publicRoutes);
   app.get("/api/v1/openapi.json", async () => openapi);
@@ -71,6 +85,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     gate,
     proxy,
     internalToken: config.INTERNAL_TOKEN,
+    compress: config.COMPRESS_RESPONSES ? compression : false,
     upstreams: {
       accounts: config.ACCOUNTS_URL,
       messaging: config.MESSAGING_URL,

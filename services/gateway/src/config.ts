@@ -31,6 +31,14 @@ export const gatewayConfigShape = {
   EVENTS_HTTP2_CONNECTIONS: z.coerce.number().int().min(0).default(4),
   /** Each of those connections is replaced after this long, so polls spread over events instances added since. */
   EVENTS_HTTP2_MAX_AGE_SECONDS: positiveInt(300),
+  /**
+   * Compress large JSON answers (brotli, gzip or deflate) for clients that accept it, as Zulip's
+   * nginx does: register's state is hundreds of kilobytes in a large organization. Turn off when
+   * a proxy in front compresses already.
+   */
+  COMPRESS_RESPONSES: envBool(true),
+  /** Smallest JSON answer compressed, in bytes (poll answers and most calls are far below). */
+  COMPRESS_MIN_BYTES: z.coerce.number().int().min(0).default(16 * 1024),
   /** Proxies in front of the gateway whose X-Forwarded-For entries are trusted (0 = use the peer). */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
 };

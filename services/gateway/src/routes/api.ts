@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import { fastifyPath, type ServiceName } from "@chat/contracts";
 import { ApiError, identityHeaders, INTERNAL_HEADERS } from "@chat/platform";
 import type { Gate } from "../gate";
@@ -13,6 +13,8 @@ export interface ApiRouteDeps {
   proxy: UpstreamProxy;
   upstreams: Record<Exclude<ServiceName, "gateway">, string>;
   internalToken: string;
+  /** How to compress large JSON answers for clients that accept it (the app registers @fastify/compress), or not at all. */
+  compress: NonNullable<RouteOptions["compress"]>;
 }
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -79,6 +81,7 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
       maxBodyBytes: match.route.upload ? undefined : MAX_FORM_BODY_BYTES,
     });
   };
-  app.route({ method: METHODS, url: "/api/v1/*", handler });
-  for (const prefix of ROOT_ALIASES) app.route({ method: METHODS, url: `${prefix}*`, handler });
+  const { compress } = deps;
+  app.route({ method: METHODS, url: "/api/v1/*", handler, compress });
+  for (const prefix of ROOT_ALIASES) app.route({ method: METHODS, url: `${prefix}*`, handler, compress });
 }
