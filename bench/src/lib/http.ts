@@ -81,6 +81,21 @@ export class Caller {
     return { status: res.statusCode, body: parsed as T, ms };
   }
 
+  /** The answer's bytes as sent (not decoded), with more request headers (say `accept-encoding`). */
+  async raw(method: string, path: string, params: Params, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; bytes: Buffer; ms: number }> {
+    const form = encode(params);
+    const start = performance.now();
+    const res = await this.pool.request({
+      method: method as "POST",
+      path: this.prefix + path,
+      headers: { ...this.headers, ...headers, "content-type": "application/x-www-form-urlencoded" },
+      body: form,
+      reset: false,
+    });
+    const bytes = Buffer.from(await res.body.arrayBuffer());
+    return { status: res.statusCode, headers: res.headers, bytes, ms: performance.now() - start };
+  }
+
   get<T = any>(path: string, params?: Params, signal?: AbortSignal) {
     return this.call<T>("GET", path, params, signal);
   }

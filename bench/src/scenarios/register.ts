@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { Caller } from "../lib/http";
 import { expectOk } from "../lib/http";
 import type { Setup } from "../lib/org";
@@ -73,6 +74,25 @@ export async function runRegister(setup: Setup, opts: RegisterOptions, calib: Ca
     log(`  register run ${run + 1}: p50 ${runs[run].latency.p50.toFixed(1)} ms, p99 ${runs[run].latency.p99.toFixed(1)} ms (${keys} keys, ${bytes} bytes)`);
   }
   await setup.target.profileStop("register");
+  // As browsers and the mobile apps ask for it: compressed by the gateway (COMPRESS_RESPONSES).
+  const compressed: Partial<Record<"gzip" | "br", { bytes: number; p50: number }>> = {};
+  for (const encoding of ["gzip", "br"] as const) {
+    const lat: number[] = [];
+    let bytes = 0;
+    for (let i = 0; i < COMPRESSED_REQUESTS; i++) {
+      const c = callers[i % callers.length];
+      const r = await c.raw("POST", "/register", {}, { "accept-encoding": encoding });
+      if (r.status !== 200) throw new Error(`POST /register with ${encoding}: ${r.status}`);
+      const plain = r.headers["content-encoding"] === undefined;
+      const text = (plain ? r.bytes : encoding === "gzip" ? gunzipSync(r.bytes) : brotliDecompressSync(r.bytes)).toString("utf8");
+      await c.delete("/events", { queue_id: (JSON.parse(text) as { queue_id: string }).queue_id });
+      if (plain) break;
+      lat.push(r.ms);
+      bytes = r.bytes.length;
+    }
+    if (lat.length) compressed[encoding] = { bytes, p50: summarize(lat).p50 };
+    else log(`  register: the gateway does not compress (COMPRESS_RESPONSES=false?); no ${encoding} figures`);
+  }
   const sc = `register U=${opts.users}`;
   const figures = [
     figure(sc, `POST /register p50, all event types, ${opts.channels} channels`, "ms", runs.map((r) => r.latency.p50), {
@@ -83,6 +103,16 @@ export async function runRegister(setup: Setup, opts: RegisterOptions, calib: Ca
       baseline: paired.p99(cals),
     }),
     figure(sc, "register response size", "KB", runs.map((r) => r.bytes / 1024)),
+    ...(["gzip", "br"] as const).flatMap((encoding) => {
+      const c = compressed[encoding];
+      const name = encoding === "br" ? "brotli" : encoding;
+      return c
+        ? [
+            figure(sc, `register response size, ${name} (${COMPRESSED_REQUESTS} requests after the runs)`, "KB", [c.bytes / 1024]),
+            figure(sc, `POST /register p50 with ${name}`, "ms", [c.p50]),
+          ]
+        : [];
+    }),
     ...["accounts", "messaging", "events", "gateway", "postgres"].map((s) =>
       figure(sc, `${s} CPU per register`, "ms", runs.map((r) => ((r.cpu.services[s] ?? NaN) * r.cpu.wallSeconds * 1000) / opts.requests), {
         baseline: paired.cpu(cals),
@@ -92,6 +122,9 @@ export async function runRegister(setup: Setup, opts: RegisterOptions, calib: Ca
   ];
   return { figures, raw: { options: opts, calibrations: cals, runs } };
 }
+
+/** Registers asking for each compressed encoding, after the measured runs. */
+const COMPRESSED_REQUESTS = 20;
 
 async function registerOnce(c: Caller): Promise<{ ms: number; bytes: number; keys: number }> {
   const r = await c.post("/register", {});
