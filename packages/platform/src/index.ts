@@ -11,6 +11,7 @@ export * from "./lifecycle";
 export * from "./logger";
 export * from "./migrate";
 export * from "./outbox";
+export { observeDeliveryLag } from "./pipeline-metrics";
 export { outboxPublished, outboxRowsWritten } from "./outbox-signal";
 export * from "./params";
 export * from "./redis";

@@ -28,6 +28,7 @@ export interface AmqpProbe {
 }
 
 let outbox: ReturnType<typeof createOutboxMetrics> | null = null;
+let deliveryLag: Histogram | null = null;
 let amqp: ReturnType<typeof createAmqpMetrics> | null = null;
 
 const relays = new Set<RelayProbe>();
@@ -192,6 +193,21 @@ export function outboxMetrics() {
 /** The consumer counters (created with the first broker client). */
 export function amqpMetrics() {
   return (amqp ??= createAmqpMetrics());
+}
+
+/**
+ * The events service's delivery lag: from a domain event's creation in its service (inside the
+ * action's transaction, just before the commit) until its copies are in the clients' queues,
+ * by the two pods' clocks. Created with the first delivery, so only the events service shows it.
+ */
+export function observeDeliveryLag(seconds: number): void {
+  deliveryLag ??= new Histogram({
+    name: "events_delivery_lag_seconds",
+    help: "From a domain event's creation in its service to its copies in the clients' queues (outbox, broker and fan-out)",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [pipelineRegistry],
+  });
+  deliveryLag.observe(Math.max(0, seconds));
 }
 
 /** Adds a relay's pending figures to the scrape; returns the function that removes them. */

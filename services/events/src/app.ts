@@ -67,7 +67,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.decorate("events", {
     ...rt,
-    deliverer: new Deliverer(store, log),
+    deliverer: new Deliverer(store, log, clock),
     sweeper: new Sweeper(store, clock, log, config.EVENTS_SWEEP_INTERVAL_SECONDS * 1000),
   });
   // Shutdown: answer held polls with a heartbeat before the server waits for in-flight requests.

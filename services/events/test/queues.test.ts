@@ -278,6 +278,30 @@ describe("long polling", () => {
     expect(await gauge("events_held_polls")).toBe(before);
   });
 
+  it("/metrics shows how long events took from their service to the clients' queues", async () => {
+    // By the instance's clock, against the time the event was made in its service.
+    const made = new Date("2026-11-27T12:00:00.000Z");
+    const clock = new ManualClock(new Date(made.getTime() + 2000));
+    const timed = await ev.start({ clock, consume: false });
+    const bucket = async (le: string) => sampleSum(parseMetrics(String((await timed.call("GET", "/../../metrics")).body)), "events_delivery_lag_seconds_bucket", { le }) || 0;
+    const [under1, under2] = [await bucket("1"), await bucket("2.5")];
+    const who = user();
+    const q = await queueFor(timed, who);
+    const envelope = { id: randomUUID(), type: "test.thing.happened", version: 1, occurred_at: made.toISOString(), realm_id: 1, payload: notice({ type: "custom", n: 9 }, [who.userId]) };
+    expect(await timed.app.events.deliverer.deliverEnvelope(envelope)).toBe(1);
+    // Two seconds late: counted between 1 and 2.5 s; a redelivery writes nothing and counts nothing.
+    expect((await bucket("2.5")) - under2 - ((await bucket("1")) - under1)).toBe(1);
+    expect(await timed.app.events.deliverer.deliverEnvelope(envelope)).toBe(0);
+    expect((await bucket("2.5")) - under2 - ((await bucket("1")) - under1)).toBe(1);
+    // The consumer's batches (a relay's run of envelopes) count each envelope.
+    const more = [10, 11].map((n) => ({ ...envelope, id: randomUUID(), payload: notice({ type: "custom", n }, [who.userId]) }));
+    await timed.app.events.deliverer.deliverEnvelopes(more);
+    expect((await bucket("2.5")) - under2 - ((await bucket("1")) - under1)).toBe(3);
+    const got = (await poll(timed, who, q, -1, { dont_block: true })).body.events;
+    expect(got.map((e: { n: number }) => e.n)).toEqual([9, 10, 11]);
+    await timed.close();
+  });
+
   it("a second poll on the queue releases the first", async () => {
     const who = user();
     const q = await queueFor(inst, who);

@@ -1,5 +1,5 @@
 import { ClientNotice, type DomainEnvelope } from "@chat/contracts";
-import { InvalidMessageError, type Logger } from "@chat/platform";
+import { InvalidMessageError, observeDeliveryLag, systemClock, type Clock, type Logger } from "@chat/platform";
 import { eventsForQueue, type QueueDescriptor } from "../lib/queue-filter";
 import type { QueueStore, Targets } from "../store/queues";
 
@@ -95,12 +95,22 @@ export class Deliverer {
   constructor(
     private readonly store: QueueStore,
     private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
   ) {}
+
+  /** `events_delivery_lag_seconds` for an envelope whose copies were just written. */
+  private delivered(envelope: Pick<DomainEnvelope, "occurred_at">): void {
+    const created = Date.parse(envelope.occurred_at);
+    if (Number.isFinite(created)) observeDeliveryLag((this.clock.now().getTime() - created) / 1000);
+  }
 
   /** The consumer's handler: envelopes without `client` are not for clients. */
   async deliverEnvelope(envelope: DomainEnvelope): Promise<number> {
     const notice = clientNotice(envelope);
-    return notice ? this.doDeliverNotice(envelope.id, envelope.realm_id, notice) : 0;
+    if (!notice) return 0;
+    const written = await this.doDeliverNotice(envelope.id, envelope.realm_id, notice);
+    if (written > 0) this.delivered(envelope);
+    return written;
   }
 
   /**
@@ -126,6 +136,7 @@ export class Deliverer {
     const written = await this.store.fanOutMany(items);
     written.forEach((n, i) => {
       if (n < 0) this.log.debug({ envelopeId: items[i].envelopeId }, "client notice already delivered; skipped");
+      else if (n > 0) this.delivered(notices[i].envelope);
     });
   }
 
