@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { Caller } from "../lib/http";
 import { createPool, expectOk } from "../lib/http";
 import { closedLoop, openLoop, type LoopResult } from "../lib/load";
-import { metricSums } from "../lib/metrics";
+import { histogramBuckets, metricSums, quantileBetween } from "../lib/metrics";
 import type { Setup } from "../lib/org";
 import { Poller } from "../lib/poller";
 import type { CpuReport } from "../lib/procs";
@@ -51,6 +51,11 @@ interface PhaseResult {
   relayBatch: number;
   /** Events per broker message messaging published (more than one with AMQP_PUBLISH_BATCHES). */
   brokerMessage: number;
+  /**
+   * The events service's `events_delivery_lag_seconds` over the phase (event made -> in the
+   * queues), p50 and p99 in ms, interpolated in its buckets: the server's part of the delivery.
+   */
+  serverLag: { p50: number; p99: number };
   cpu: CpuReport;
 }
 
@@ -205,12 +210,14 @@ async function phase(setup: Setup, tracker: Tracker, pollers: Poller[], drainSec
   const count = () => pollers.reduce((a, p) => ({ polls: a.polls + p.stats.polls, events: a.events + p.stats.events }), { polls: 0, events: 0 });
   const before = count();
   const relayBefore = await relayTotals(setup);
+  const lagBefore = await lagBuckets(setup);
   const cpu = setup.cpuWindow();
   const sends = await load();
   const cpuReport = cpu.stop();
   await drain(tracker, S, drainSeconds);
   const after = count();
   const relayAfter = await relayTotals(setup);
+  const lagAfter = await lagBuckets(setup);
   const okSends = tracker.succeeded.filter(Boolean).length;
   const expected = okSends * S;
   return {
@@ -225,6 +232,7 @@ async function phase(setup: Setup, tracker: Tracker, pollers: Poller[], drainSec
     eventsPerPoll: (after.events - before.events) / Math.max(1, after.polls - before.polls),
     relayBatch: (relayAfter.events - relayBefore.events) / (relayAfter.batches - relayBefore.batches),
     brokerMessage: (relayAfter.events - relayBefore.events) / (relayAfter.messages - relayBefore.messages),
+    serverLag: { p50: quantileBetween(lagBefore, lagAfter, 0.5) * 1000, p99: quantileBetween(lagBefore, lagAfter, 0.99) * 1000 },
     cpu: cpuReport,
   };
 }
@@ -241,6 +249,11 @@ async function relayTotals(setup: Setup): Promise<{ events: number; batches: num
     ["amqp_published_messages_total", {}],
   ]).catch(() => [NaN, NaN, NaN]);
   return { events, batches, messages };
+}
+
+/** The events service's delivery lag histogram so far (empty when it cannot be read). */
+function lagBuckets(setup: Setup): Promise<Array<{ le: number; count: number }>> {
+  return histogramBuckets(setup.target.urls.events, "events_delivery_lag_seconds").catch(() => []);
 }
 
 /** Waits until every successful send reached every subscriber, or the drain time ran out. */
@@ -295,6 +308,10 @@ function sendFigures(S: number, K: number, opts: SendOptions, tp: PhaseResult[],
       note: tenTarget ? "the target is set at 500 msgs/s offered" : undefined,
     }),
     figure(sc, `delivery latency max ${at}`, "ms", rate.map((r) => r.delivery.max)),
+    figure(sc, `  of which the server's (event made -> in the queues) p50 ${at}`, "ms", rate.map((r) => r.serverLag.p50), {
+      note: "events_delivery_lag_seconds, within its buckets",
+    }),
+    figure(sc, `  of which the server's p99 ${at}`, "ms", rate.map((r) => r.serverLag.p99)),
     figure(sc, `lost + duplicated events ${at}`, "events", rate.map((r) => r.lost + r.duplicated), { target: { op: "=", value: 0 } }),
     figure(sc, `events per answered poll ${at}`, "events", rate.map((r) => r.eventsPerPoll)),
     figure(sc, "send errors (both phases)", "requests", tp.map((r, i) => r.sends.errors + rate[i].sends.errors + (rate[i].sends.skipped ?? 0)), {
