@@ -56,22 +56,9 @@ export class Caller {
   ) {}
 
   async call<T = any>(method: string, path: string, params: Params = {}, signal?: AbortSignal): Promise<Reply<T>> {
-    const form = encode(params);
-    let url = this.prefix + path;
-    let body: string | undefined;
-    const headers: Record<string, string> = { ...this.headers };
-    if (method === "GET") {
-      if (form) url += `?${form}`;
-    } else {
-      body = form;
-      headers["content-type"] = "application/x-www-form-urlencoded";
-    }
-    const start = performance.now();
-    // reset: false: keep the connection after a DELETE with a body, as clients such as
-    // python-zulip-api do (undici would close it and reconnect for the next request).
-    const res = await this.pool.request({ method: method as "GET", path: url, headers, body, signal, reset: false });
+    const res = await this.send(method, path, params, {}, signal);
     const text = await res.body.text();
-    const ms = performance.now() - start;
+    const ms = performance.now() - res.start;
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);
@@ -83,17 +70,28 @@ export class Caller {
 
   /** The answer's bytes as sent (not decoded), with more request headers (say `accept-encoding`). */
   async raw(method: string, path: string, params: Params, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; bytes: Buffer; ms: number }> {
-    const form = encode(params);
-    const start = performance.now();
-    const res = await this.pool.request({
-      method: method as "POST",
-      path: this.prefix + path,
-      headers: { ...this.headers, ...headers, "content-type": "application/x-www-form-urlencoded" },
-      body: form,
-      reset: false,
-    });
+    const res = await this.send(method, path, params, headers);
     const bytes = Buffer.from(await res.body.arrayBuffer());
-    return { status: res.statusCode, headers: res.headers, bytes, ms: performance.now() - start };
+    return { status: res.statusCode, headers: res.headers, bytes, ms: performance.now() - res.start };
+  }
+
+  /** The request, form-encoded (in the query for GET); `start` is when it was sent. */
+  private async send(method: string, path: string, params: Params, extra: Record<string, string>, signal?: AbortSignal) {
+    const form = encode(params);
+    let url = this.prefix + path;
+    let body: string | undefined;
+    const headers: Record<string, string> = { ...this.headers, ...extra };
+    if (method === "GET") {
+      if (form) url += `?${form}`;
+    } else {
+      body = form;
+      headers["content-type"] = "application/x-www-form-urlencoded";
+    }
+    const start = performance.now();
+    // reset: false: keep the connection after a DELETE with a body, as clients such as
+    // python-zulip-api do (undici would close it and reconnect for the next request).
+    const res = await this.pool.request({ method: method as "GET", path: url, headers, body, signal, reset: false });
+    return Object.assign(res, { start });
   }
 
   get<T = any>(path: string, params?: Params, signal?: AbortSignal) {
