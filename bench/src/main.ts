@@ -44,6 +44,8 @@ const USAGE = `usage: pnpm bench [options]
   --profile <dir>        write V8 CPU profiles (--cpu-prof) of every service into <dir>
   --results <dir>        where the JSON files go (default bench/results)
   --stack-logs           mirror the services' output (warnings and errors) to stderr
+  --pg-socket <dir>      the services it starts reach PostgreSQL through its Unix socket in
+                         <dir> (e.g. /var/run/postgresql), as on a host that runs both
   --env NAME=VALUE       a setting for every service it starts, over the bench's own
                          (repeatable; e.g. --env AMQP_PUBLISH_BATCHES=false to compare)
 
@@ -73,6 +75,7 @@ function parse() {
       results: { type: "string" },
       "stack-logs": { type: "boolean", default: false },
       env: { type: "string", multiple: true },
+      "pg-socket": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
     allowPositionals: false,
@@ -93,6 +96,7 @@ function parse() {
   const only = SCENARIOS.filter((s) => picked.includes(s));
   const polls = int(values.polls, full ? 10_000 : 1_000);
   if (values.url && values.env?.length) throw new Error("--env applies to a stack the bench starts, not to one given by --url");
+  if (values.url && values["pg-socket"]) throw new Error("--pg-socket applies to a stack the bench starts, not to one given by --url");
   return {
     full,
     only,
@@ -111,6 +115,7 @@ function parse() {
     profile: values.profile,
     results: values.results ?? RESULTS_DIR,
     stackLogs: values["stack-logs"],
+    pgSocket: values["pg-socket"],
     env: Object.fromEntries(
       (values.env ?? []).map((pair) => {
         const m = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair);
@@ -136,7 +141,8 @@ async function main() {
   log(`bench: ${opts.full ? "full" : "quick"} sizes, ${opts.runs} runs, scenarios ${opts.only.join(", ")}`);
   log(opts.url ? `bench: using the stack at ${opts.url}` : "bench: starting the stack (migrations, five services)...");
   for (const [name, value] of Object.entries(opts.env)) log(`bench: ${name}=${value}`);
-  const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile, env: opts.env });
+  if (opts.pgSocket) log(`bench: the services reach PostgreSQL through its socket in ${opts.pgSocket}`);
+  const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile, env: opts.env, pgSocketDir: opts.pgSocket });
   const setup = new Setup(target);
   let calib: Calibrator | null = null;
   const stopping = async () => {

@@ -42,6 +42,23 @@ export interface StartOptions {
   profileDir?: string;
   env?: Record<string, string>;
   serviceEnv?: Partial<Record<StackService, Record<string, string>>>;
+  /**
+   * The services reach PostgreSQL through its Unix socket in this directory (`--pg-socket`), as
+   * a deployment with PostgreSQL on the same host would; the bench's own connections (setup,
+   * calibration) stay on TCP.
+   */
+  pgSocketDir?: string;
+}
+
+/**
+ * The same database over a Unix socket: `postgresql://user@%2Fvar%2Frun%2Fpostgresql:5432/db`
+ * (pg and libpq read a host that starts with "/" as a socket directory; the port names the
+ * socket file).
+ */
+export function socketDatabaseUrl(databaseUrl: string, dir: string): string {
+  const u = new URL(databaseUrl);
+  const user = u.username ? `${u.username}${u.password ? `:${u.password}` : ""}@` : "";
+  return `${u.protocol}//${user}${encodeURIComponent(dir)}${u.port ? `:${u.port}` : ""}${u.pathname}${u.search}`;
 }
 
 export async function startTarget(opts: StartOptions = {}): Promise<Target> {
@@ -50,6 +67,7 @@ export async function startTarget(opts: StartOptions = {}): Promise<Target> {
   const inspected: StackService[] = opts.profileDir ? [...STACK_SERVICES] : ["events"];
   const inspectPorts: Partial<Record<StackService, number>> = {};
   const serviceEnv: Partial<Record<StackService, Record<string, string>>> = { ...opts.serviceEnv };
+  const socketDir = opts.pgSocketDir;
   // Extra Node flags for every service (as a deployment's NODE_OPTIONS would set them).
   const nodeOptions = process.env.BENCH_NODE_OPTIONS ?? "";
   for (const s of STACK_SERVICES) if (nodeOptions) serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: nodeOptions };
@@ -57,7 +75,13 @@ export async function startTarget(opts: StartOptions = {}): Promise<Target> {
     inspectPorts[s] = await freePort();
     serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: `${nodeOptions} --inspect=127.0.0.1:${inspectPorts[s]}`.trim() };
   }
-  const stack = await startStack({ env: { ...BENCH_ENV, ...opts.env }, serviceEnv, readyTimeoutMs: 120_000 });
+  const stack = await startStack({
+    env: { ...BENCH_ENV, ...opts.env },
+    serviceEnv: socketDir
+      ? Object.fromEntries(STACK_SERVICES.map((s) => [s, (v: Record<string, string>) => ({ ...serviceEnv[s], DATABASE_URL: socketDatabaseUrl(v.DATABASE_URL, socketDir) })]))
+      : serviceEnv,
+    readyTimeoutMs: 120_000,
+  });
   const inspectors = new Map<StackService, Promise<Inspector>>();
   const inspector = (s: StackService): Promise<Inspector> | null => {
     const port = inspectPorts[s];
