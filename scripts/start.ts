@@ -5,9 +5,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import type { NetConnectOpts } from "node:net";
 import path from "node:path";
+import { parseIntoClientConfig } from "pg-connection-string";
 import { baseConfigShape, ConfigError, loadConfig, SERVICE_PORTS } from "@chat/platform";
-import { portOpen, START_COMMANDS } from "@chat/testkit";
+import { endpointOpen, portOpen, START_COMMANDS } from "@chat/testkit";
 import { CliError } from "./lib/clients";
 import { loadCliConfig, startConfigShape } from "./lib/config";
 import { createDemo, describeDemo } from "./lib/demo";
@@ -51,14 +53,33 @@ const CHILD_PRELOAD = path.join(REPO_ROOT, "packages/testkit/src/stack-child.ts"
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const warn = (line: string) => process.stderr.write(`${line}\n`);
 
+/**
+ * Where a server listens, from its URL: PostgreSQL's as pg reads it (a socket directory as the
+ * host means its socket file, `.s.PGSQL.<port>` there), the others' host and port.
+ */
+function endpointOf(infra: (typeof INFRA)[number], value: string): { where: NetConnectOpts; shown: string } {
+  if (infra.variable === "DATABASE_URL") {
+    const c = parseIntoClientConfig(value);
+    const port = c.port ?? infra.defaultPort;
+    const host = c.host ?? "localhost";
+    if (host.startsWith("/")) {
+      const file = path.join(host, `.s.PGSQL.${port}`);
+      return { where: { path: file }, shown: file };
+    }
+    return { where: { host, port }, shown: `${host}:${port}` };
+  }
+  const url = new URL(value);
+  const port = Number(url.port || infra.defaultPort);
+  return { where: { host: url.hostname, port }, shown: `${url.hostname}:${port}` };
+}
+
 /** Says which of PostgreSQL, Redis and RabbitMQ do not answer, and how to start each. */
 async function checkInfrastructure(env: Record<string, string>): Promise<boolean> {
   const missing: string[] = [];
   for (const infra of INFRA) {
-    const url = new URL(env[infra.variable]);
-    const port = Number(url.port || infra.defaultPort);
-    if (!(await portOpen(url.hostname, port))) {
-      missing.push(`  ${infra.name} does not answer at ${url.hostname}:${port} (${infra.variable}). Start it with:\n    ${infra.start}`);
+    const { where, shown } = endpointOf(infra, env[infra.variable]);
+    if (!(await endpointOpen(where))) {
+      missing.push(`  ${infra.name} does not answer at ${shown} (${infra.variable}). Start it with:\n    ${infra.start}`);
     }
   }
   if (missing.length) warn(`Cannot start: required servers are not running.\n${missing.join("\n")}`);

@@ -22,7 +22,8 @@ const FALLBACK: Record<string, string> = {
   LOG_LEVEL: "Least severe log level written (JSON lines on stdout, with the request id).",
   HOST: "Interface the HTTP server binds; `0.0.0.0` in containers.",
   PORT: "Port the HTTP server listens on.",
-  DATABASE_URL: "PostgreSQL connection URL. Each service keeps its tables in its own schema of this database.",
+  DATABASE_URL:
+    "PostgreSQL connection URL as libpq and pg read it, a Unix socket directory as the host or in a `host` parameter included (deployment.md). Each service keeps its tables in its own schema of this database.",
   DATABASE_POOL_SIZE: "Connections each process keeps open to PostgreSQL.",
   REDIS_URL: "Redis connection URL (`rediss://` for TLS).",
   AMQP_URL: "RabbitMQ connection URL (`amqps://` for TLS).",

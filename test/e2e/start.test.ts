@@ -75,6 +75,18 @@ describe("pnpm start", () => {
     expect(run.stderr()).not.toContain("PostgreSQL does not answer");
   });
 
+  it("looks for PostgreSQL at the socket a DATABASE_URL names, and says where it looked", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "chat-nosocket-"));
+    try {
+      const run = runStart({ ...env.vars, DATABASE_URL: `postgres://postgres@/chat?host=${dir}&port=5499`, LOGS_DIR: logs });
+      expect(await run.exited).toBe(1);
+      expect(run.stderr()).toContain(`PostgreSQL does not answer at ${dir}/.s.PGSQL.5499 (DATABASE_URL)`);
+      expect(run.stderr()).not.toContain("Invalid configuration");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("refuses to start when a service's port is taken (another `pnpm start`?)", async () => {
     const busy = net.createServer().listen(0, "127.0.0.1");
     await new Promise((r) => busy.once("listening", r));

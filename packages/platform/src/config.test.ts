@@ -22,6 +22,21 @@ describe("loadConfig", () => {
     expect(c).toMatchObject({ PORT: 4000, DATABASE_POOL_SIZE: 3, VALIDATE_RESPONSES: true, REDIS_URL: "redis://127.0.0.1:6379" });
   });
 
+  it("takes DATABASE_URL in the forms pg and libpq read, socket directories included, and nothing else", () => {
+    const db = (v: string) => loadConfig({ DATABASE_URL: baseConfigShape.DATABASE_URL }, { DATABASE_URL: v });
+    for (const ok of [
+      "postgresql://chat:secret@db.internal:6432/chat?sslmode=verify-full",
+      "postgres://chat@/chat?host=/var/run/postgresql",
+      "postgres:///chat?host=/var/run/postgresql&user=chat",
+      "postgresql://chat@%2Fvar%2Frun%2Fpostgresql:5432/chat",
+    ]) {
+      expect(db(ok).DATABASE_URL).toBe(ok);
+    }
+    for (const bad of ["http://db.internal/chat", "postgres://db.internal:5432", "db.internal/chat", "/var/run/postgresql chat"]) {
+      expect(() => db(bad), bad).toThrow(/DATABASE_URL: expected a postgres:\/\/ or postgresql:\/\/ connection URL naming a database/);
+    }
+  });
+
   it("names every wrong variable and what was wrong", () => {
     const run = () => loadConfig({ ...baseConfigShape, ...portShape("events") }, { PORT: "http", DATABASE_URL: "not a url", LOG_LEVEL: "loud" });
     expect(run).toThrow(ConfigError);

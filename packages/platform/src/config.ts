@@ -1,3 +1,4 @@
+import { parse as parseConnectionString } from "pg-connection-string";
 import { z } from "zod";
 
 /** Default ports: the gateway is the only public one. */
@@ -12,12 +13,27 @@ export const envBool = (def: boolean) =>
 
 const DEV_INTERNAL_TOKEN = "dev-internal-token-change-me";
 
+/**
+ * A PostgreSQL connection URL as libpq and pg read it, naming a database: besides the plain
+ * form, a Unix socket directory as the host (percent-encoded) or in a `host` parameter, with
+ * or without a user before an empty host (`postgres://chat@/chat?host=/var/run/postgresql`,
+ * which is not a WHATWG URL).
+ */
+const postgresUrl = z.string().refine((v) => {
+  if (!/^postgres(ql)?:\/\//.test(v)) return false;
+  try {
+    return Boolean(parseConnectionString(v).database);
+  } catch {
+    return false;
+  }
+}, "expected a postgres:// or postgresql:// connection URL naming a database");
+
 /** Variables every service reads. Service configs extend this shape. */
 export const baseConfigShape = {
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   HOST: z.string().default("127.0.0.1"),
-  DATABASE_URL: z.string().url().default("postgres://postgres@127.0.0.1:5432/chat"),
+  DATABASE_URL: postgresUrl.default("postgres://postgres@127.0.0.1:5432/chat"),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /**
    * PostgreSQL session settings for every connection, as libpq reads them (`-c name=value ...`,

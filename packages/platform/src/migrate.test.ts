@@ -123,6 +123,19 @@ describe("ensureDatabase", () => {
     await client.end();
     await admin.query(`DROP DATABASE "${url.pathname.slice(1)}" WITH (FORCE)`);
   });
+
+  it("reads the URL as pg does: a user before an empty host, the server in parameters", async () => {
+    const url = new URL(env.databaseUrl);
+    const name = `${url.pathname.slice(1)}_libpq`;
+    const libpq = `postgres://${url.username}@/${name}?host=${url.hostname}&port=${url.port || 5432}`;
+    expect(() => new URL(libpq)).toThrow();
+    await ensureDatabase(libpq);
+    const client = new pg.Client({ connectionString: libpq });
+    await client.connect();
+    expect((await client.query("SELECT current_database() AS db")).rows[0].db).toBe(name);
+    await client.end();
+    await admin.query(`DROP DATABASE "${name}" WITH (FORCE)`);
+  });
 });
 
 describe("withTx", () => {

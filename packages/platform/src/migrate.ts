@@ -1,14 +1,17 @@
 import { fileURLToPath } from "node:url";
 import { runner } from "node-pg-migrate";
 import pg from "pg";
+import { parseIntoClientConfig } from "pg-connection-string";
 import type { Logger } from "./logger";
 
 /** Creates the database named in the URL if it does not exist (first start on a fresh server). */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = decodeURIComponent(url.pathname.slice(1));
-  url.pathname = "/postgres";
-  const client = new pg.Client({ connectionString: url.toString() });
+  // Read as pg reads it (a socket directory as the host, `user@/db?host=...`), then the same
+  // server's maintenance database. The URL's own fields win over ours, so it is not passed along.
+  const config = parseIntoClientConfig(databaseUrl);
+  const name = config.database;
+  if (!name) throw new Error("DATABASE_URL names no database");
+  const client = new pg.Client({ ...config, database: "postgres" });
   await client.connect();
   try {
     const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);

@@ -20,8 +20,13 @@ export const START_COMMANDS = {
 } as const;
 
 export function portOpen(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return endpointOpen({ host, port }, timeoutMs);
+}
+
+/** Whether something accepts connections there: a TCP host and port, or a Unix socket's `path`. */
+export function endpointOpen(where: net.NetConnectOpts, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
+    const socket = net.connect(where);
     const done = (ok: boolean) => {
       socket.destroy();
       resolve(ok);
