@@ -7,6 +7,7 @@
 import { parseArgs } from "node:util";
 import { Setup } from "./lib/org";
 import { environment, renderTable, writeResult, RESULTS_DIR, type Figure } from "./lib/report";
+import { STACK_SERVICES, type StackService } from "@chat/testkit";
 import { remoteTarget, startTarget, type Target } from "./lib/target";
 import { Calibrator } from "./lib/calibrate";
 import { runBaselines } from "./scenarios/baselines";
@@ -42,6 +43,8 @@ const USAGE = `usage: pnpm bench [options]
   --url <gateway>        use a running stack (needs ACCOUNTS_URL, MESSAGING_URL, EVENTS_URL,
                          INTERNAL_TOKEN, DATABASE_URL, REDIS_URL, AMQP_URL in the environment)
   --profile <dir>        write V8 CPU profiles (--cpu-prof) of every service into <dir>
+  --profile-services <list>  with --profile: only these services (comma-separated), so the
+                         others run without the profiler's cost
   --results <dir>        where the JSON files go (default bench/results)
   --stack-logs           mirror the services' output (warnings and errors) to stderr
   --pg-socket <dir>      the services it starts reach PostgreSQL through its Unix socket in
@@ -72,6 +75,7 @@ function parse() {
       messages: { type: "string" },
       url: { type: "string" },
       profile: { type: "string" },
+      "profile-services": { type: "string" },
       results: { type: "string" },
       "stack-logs": { type: "boolean", default: false },
       env: { type: "string", multiple: true },
@@ -96,6 +100,10 @@ function parse() {
   const only = SCENARIOS.filter((s) => picked.includes(s));
   const polls = int(values.polls, full ? 10_000 : 1_000);
   if (values.url && values.env?.length) throw new Error("--env applies to a stack the bench starts, not to one given by --url");
+  for (const s of values["profile-services"]?.split(",").map((x) => x.trim()) ?? []) {
+    if (!(STACK_SERVICES as readonly string[]).includes(s)) throw new Error(`unknown service "${s}" (one of ${STACK_SERVICES.join(", ")})`);
+  }
+  if (values["profile-services"] && !values.profile) throw new Error("--profile-services needs --profile <dir>");
   if (values.url && values["pg-socket"]) throw new Error("--pg-socket applies to a stack the bench starts, not to one given by --url");
   return {
     full,
@@ -113,6 +121,7 @@ function parse() {
     messages: int(values.messages, full ? 100_000 : 20_000),
     url: values.url,
     profile: values.profile,
+    profileServices: values["profile-services"]?.split(",").map((x) => x.trim()),
     results: values.results ?? RESULTS_DIR,
     stackLogs: values["stack-logs"],
     pgSocket: values["pg-socket"],
@@ -142,7 +151,7 @@ async function main() {
   log(opts.url ? `bench: using the stack at ${opts.url}` : "bench: starting the stack (migrations, five services)...");
   for (const [name, value] of Object.entries(opts.env)) log(`bench: ${name}=${value}`);
   if (opts.pgSocket) log(`bench: the services reach PostgreSQL through its socket in ${opts.pgSocket}`);
-  const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile, env: opts.env, pgSocketDir: opts.pgSocket });
+  const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile, profileServices: opts.profileServices as StackService[] | undefined, env: opts.env, pgSocketDir: opts.pgSocket });
   const setup = new Setup(target);
   let calib: Calibrator | null = null;
   const stopping = async () => {

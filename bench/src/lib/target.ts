@@ -40,6 +40,8 @@ export const BENCH_ENV: Record<string, string> = {
 export interface StartOptions {
   /** Record V8 CPU profiles of the measured windows into this directory. */
   profileDir?: string;
+  /** Only these services are profiled (default: all five); the others run without the profiler's cost. */
+  profileServices?: StackService[];
   env?: Record<string, string>;
   serviceEnv?: Partial<Record<StackService, Record<string, string>>>;
   /**
@@ -64,7 +66,8 @@ export function socketDatabaseUrl(databaseUrl: string, dir: string): string {
 export async function startTarget(opts: StartOptions = {}): Promise<Target> {
   // The events service always gets an inspector (memory readings after a forced GC); with
   // --profile every service does. An idle inspector costs nothing measurable.
-  const inspected: StackService[] = opts.profileDir ? [...STACK_SERVICES] : ["events"];
+  const profiled: StackService[] = opts.profileDir ? (opts.profileServices ?? [...STACK_SERVICES]) : [];
+  const inspected: StackService[] = [...new Set<StackService>(["events", ...profiled])];
   const inspectPorts: Partial<Record<StackService, number>> = {};
   const serviceEnv: Partial<Record<StackService, Record<string, string>>> = { ...opts.serviceEnv };
   const socketDir = opts.pgSocketDir;
@@ -93,7 +96,6 @@ export async function startTarget(opts: StartOptions = {}): Promise<Target> {
     }
     return i;
   };
-  const profiled = opts.profileDir ? [...STACK_SERVICES] : [];
   return {
     gatewayUrl: stack.baseUrl,
     urls: stack.urls,
