@@ -61,7 +61,7 @@ function endpointOf(infra: (typeof INFRA)[number], value: string): { where: NetC
   if (infra.variable === "DATABASE_URL") {
     const c = parseIntoClientConfig(value);
     const port = c.port ?? infra.defaultPort;
-    const host = c.host ?? "localhost";
+    const host = c.host || "localhost";
     if (host.startsWith("/")) {
       const file = path.join(host, `.s.PGSQL.${port}`);
       return { where: { path: file }, shown: file };
