@@ -372,8 +372,14 @@ describe("OutboxRelay on /metrics", () => {
       await commit(4, 2);
       await observer.waitFor(5);
       expect(numbers(observer)).toEqual([1, 2, 3, 4, 5]);
-      const after = await scrape();
+      // The observer may have a batch before the relay has its confirm (and counts it): the
+      // metrics are read once they cover all five.
+      let after = await scrape();
       const delta = (name: string) => of(after, name)! - (of(before, name) ?? 0);
+      for (let tries = 0; delta("outbox_publish_batch_size_sum") < 5 && tries < 100; tries++) {
+        await sleep(20);
+        after = await scrape();
+      }
       expect(delta("outbox_publish_batch_size_sum")).toBe(5);
       if (lingerMs > 0) expect(delta("outbox_publish_batch_size_count")).toBe(2);
       else expect(delta("outbox_publish_batch_size_count")).toBeGreaterThan(2);
