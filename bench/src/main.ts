@@ -100,10 +100,11 @@ function parse() {
   const only = SCENARIOS.filter((s) => picked.includes(s));
   const polls = int(values.polls, full ? 10_000 : 1_000);
   if (values.url && values.env?.length) throw new Error("--env applies to a stack the bench starts, not to one given by --url");
-  for (const s of values["profile-services"]?.split(",").map((x) => x.trim()) ?? []) {
+  const profileServices = values["profile-services"]?.split(",").map((x) => x.trim());
+  for (const s of profileServices ?? []) {
     if (!(STACK_SERVICES as readonly string[]).includes(s)) throw new Error(`unknown service "${s}" (one of ${STACK_SERVICES.join(", ")})`);
   }
-  if (values["profile-services"] && !values.profile) throw new Error("--profile-services needs --profile <dir>");
+  if (profileServices && !values.profile) throw new Error("--profile-services needs --profile <dir>");
   if (values.url && values["pg-socket"]) throw new Error("--pg-socket applies to a stack the bench starts, not to one given by --url");
   return {
     full,
@@ -121,7 +122,7 @@ function parse() {
     messages: int(values.messages, full ? 100_000 : 20_000),
     url: values.url,
     profile: values.profile,
-    profileServices: values["profile-services"]?.split(",").map((x) => x.trim()),
+    profileServices: profileServices as StackService[] | undefined,
     results: values.results ?? RESULTS_DIR,
     stackLogs: values["stack-logs"],
     pgSocket: values["pg-socket"],
@@ -151,7 +152,7 @@ async function main() {
   log(opts.url ? `bench: using the stack at ${opts.url}` : "bench: starting the stack (migrations, five services)...");
   for (const [name, value] of Object.entries(opts.env)) log(`bench: ${name}=${value}`);
   if (opts.pgSocket) log(`bench: the services reach PostgreSQL through its socket in ${opts.pgSocket}`);
-  const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile, profileServices: opts.profileServices as StackService[] | undefined, env: opts.env, pgSocketDir: opts.pgSocket });
+  const target: Target = opts.url ? remoteTarget(opts.url) : await startTarget({ profileDir: opts.profile, profileServices: opts.profileServices, env: opts.env, pgSocketDir: opts.pgSocket });
   const setup = new Setup(target);
   let calib: Calibrator | null = null;
   const stopping = async () => {

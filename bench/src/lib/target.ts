@@ -70,7 +70,6 @@ export async function startTarget(opts: StartOptions = {}): Promise<Target> {
   const inspected: StackService[] = [...new Set<StackService>(["events", ...profiled])];
   const inspectPorts: Partial<Record<StackService, number>> = {};
   const serviceEnv: Partial<Record<StackService, Record<string, string>>> = { ...opts.serviceEnv };
-  const socketDir = opts.pgSocketDir;
   // Extra Node flags for every service (as a deployment's NODE_OPTIONS would set them).
   const nodeOptions = process.env.BENCH_NODE_OPTIONS ?? "";
   for (const s of STACK_SERVICES) if (nodeOptions) serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: nodeOptions };
@@ -80,8 +79,8 @@ export async function startTarget(opts: StartOptions = {}): Promise<Target> {
   }
   const stack = await startStack({
     env: { ...BENCH_ENV, ...opts.env },
-    serviceEnv: socketDir
-      ? Object.fromEntries(STACK_SERVICES.map((s) => [s, (v: Record<string, string>) => ({ ...serviceEnv[s], DATABASE_URL: socketDatabaseUrl(v.DATABASE_URL, socketDir) })]))
+    serviceEnv: opts.pgSocketDir
+      ? Object.fromEntries(STACK_SERVICES.map((s) => [s, (v: Record<string, string>) => ({ ...serviceEnv[s], DATABASE_URL: socketDatabaseUrl(v.DATABASE_URL, opts.pgSocketDir!) })]))
       : serviceEnv,
     readyTimeoutMs: 120_000,
   });
