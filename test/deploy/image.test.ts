@@ -84,6 +84,7 @@ describe.each(SERVICES)("image %s", (service) => {
     });
     expect(res.stderr).not.toMatch(/ERR_MODULE_NOT_FOUND|Cannot find (module|package)/);
     expect(res.stderr).toContain("LOG_LEVEL");
+    expect(res.stderr).not.toMatch(/^\s+at /m); // the variable and why, not a stack trace
     expect(res.status).toBe(1);
   }, 90_000);
 });

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import amqp from "amqplib";
 import { DomainEnvelope } from "@chat/contracts";
+import type { BaseConfig } from "./config";
 import type { Logger } from "./logger";
 import { amqpMetrics, watchAmqpClient } from "./pipeline-metrics";
 
@@ -126,6 +127,13 @@ export class AmqpClient {
   private readonly opts: Required<AmqpClientOptions>;
   private readonly connectedListeners = new Set<() => void>();
   private unwatch: (() => void) | null = null;
+
+  /** The client a service starts with: broker, exchange, queue names and batching from its configuration. */
+  static fromConfig(config: BaseConfig, log: Logger): AmqpClient {
+    return new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS, {
+      publishBatches: config.AMQP_PUBLISH_BATCHES,
+    });
+  }
 
   constructor(
     private readonly url: string,

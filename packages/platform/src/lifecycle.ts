@@ -1,6 +1,20 @@
 import type { FastifyInstance } from "fastify";
+import { ConfigError } from "./config";
 import type { Logger } from "./logger";
 import { markShuttingDown } from "./server";
+
+/**
+ * Runs a service's `main`. Whatever stops it from starting ends the process with status 1: a
+ * wrong variable as the one message that names it (a misconfigured pod fails at start, without
+ * a stack trace), anything else as the error itself.
+ */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((err) => {
+    if (err instanceof ConfigError) process.stderr.write(err.message + "\n");
+    else console.error(err);
+    process.exit(1);
+  });
+}
 
 /**
  * Listens, then on SIGTERM/SIGINT: stops accepting, lets in-flight requests finish (fastify's

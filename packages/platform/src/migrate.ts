@@ -65,3 +65,13 @@ async function runOnce(opts: { databaseUrl: string; schema: string; dir: string;
   });
   return applied.map((m) => m.name);
 }
+
+/**
+ * What a service does before it serves: creates the database if the server has none yet and
+ * brings its own schema up to date. Idempotent and locked, so replicas (or the harness, or
+ * `chat migrate`) doing it at the same time are fine.
+ */
+export async function migrateAtStart(opts: { databaseUrl: string; schema: string; dir: string; log: Logger }): Promise<void> {
+  await ensureDatabase(opts.databaseUrl);
+  await runMigrations(opts);
+}

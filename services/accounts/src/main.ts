@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
-import { AmqpClient, ConfigError, createLogger, createPool, ensureDatabase, OutboxRelay, runMigrations, runService, systemClock } from "@chat/platform";
+import { AmqpClient, createLogger, createPool, OutboxRelay, migrateAtStart, runMain, runService, systemClock } from "@chat/platform";
 import { buildApp } from "./app";
-import { loadAccountsConfig, type AccountsConfig } from "./config";
+import { loadAccountsConfig } from "./config";
 import type { AccountsDeps } from "./deps";
 import { MessagingClient } from "./lib/messaging-client";
 import { doCleanupExpiredInvites } from "./actions/invites";
@@ -14,24 +14,11 @@ import { consumeRealmEmoji } from "./consumers/realm-emoji";
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
 
 async function main(): Promise<void> {
-  let config: AccountsConfig;
-  try {
-    config = loadAccountsConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = loadAccountsConfig();
   const log = createLogger("accounts", config.LOG_LEVEL);
-  // Idempotent and locked: safe when the harness or another replica migrated already.
-  await ensureDatabase(config.DATABASE_URL);
-  await runMigrations({ databaseUrl: config.DATABASE_URL, schema: "accounts", dir: MIGRATIONS_DIR, log });
+  await migrateAtStart({ databaseUrl: config.DATABASE_URL, schema: "accounts", dir: MIGRATIONS_DIR, log });
   const pool = createPool(config.DATABASE_URL, "accounts", config.DATABASE_POOL_SIZE);
-  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS, {
-    publishBatches: config.AMQP_PUBLISH_BATCHES,
-  });
+  const amqp = AmqpClient.fromConfig(config, log);
   const deps: AccountsDeps = { pool, config, clock: systemClock, log, messaging: new MessagingClient(config.MESSAGING_URL, config.INTERNAL_TOKEN) };
   const app = buildApp(deps, { readiness: { rabbitmq: async () => { if (!amqp.connected) throw new Error("not connected"); } } });
 
@@ -62,7 +49,4 @@ async function main(): Promise<void> {
   log.info({ port: config.PORT }, "accounts listening");
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

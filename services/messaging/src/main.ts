@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
-import { AmqpClient, ConfigError, createLogger, ensureDatabase, OutboxRelay, runMigrations, runService } from "@chat/platform";
+import { AmqpClient, createLogger, OutboxRelay, migrateAtStart, runMain, runService } from "@chat/platform";
 import { attachmentHooks } from "./actions/attachments";
 import { buildApp, createDeps, ROUTE_PLUGINS } from "./app";
-import { loadMessagingConfig, type MessagingConfig } from "./config";
+import { loadMessagingConfig } from "./config";
 import { consumeAccountsEvents } from "./consumers/accounts";
 import { consumeAlertWords } from "./consumers/alert-words";
 import { consumeMutedUsers } from "./consumers/muted-users";
@@ -16,27 +16,14 @@ import { realmEmojiRoutes } from "./routes/realm-emoji";
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
 
 async function main(): Promise<void> {
-  let config: MessagingConfig;
-  try {
-    config = loadMessagingConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = loadMessagingConfig();
   const log = createLogger("messaging", config.LOG_LEVEL);
-  // Idempotent and locked: safe when the harness or another replica migrated already.
-  await ensureDatabase(config.DATABASE_URL);
-  await runMigrations({ databaseUrl: config.DATABASE_URL, schema: "messaging", dir: MIGRATIONS_DIR, log });
+  await migrateAtStart({ databaseUrl: config.DATABASE_URL, schema: "messaging", dir: MIGRATIONS_DIR, log });
   const deps = createDeps(config, log);
   // Uploads: storage from UPLOADS_DIR / S3_*; sends claim them, deletions release them.
   const attachments = await createAttachmentsModule(deps);
   deps.hooks = attachmentHooks(attachments.reaper);
-  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS, {
-    publishBatches: config.AMQP_PUBLISH_BATCHES,
-  });
+  const amqp = AmqpClient.fromConfig(config, log);
   const app = buildApp(deps, {
     // Custom emoji images live in the uploads' storage.
     plugins: [...ROUTE_PLUGINS, attachmentRoutes(attachments), realmEmojiRoutes(attachments.storage)],
@@ -69,7 +56,4 @@ async function main(): Promise<void> {
   log.info({ port: config.PORT }, "messaging listening");
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);

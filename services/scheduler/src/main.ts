@@ -1,12 +1,11 @@
 import {
   AmqpClient,
-  ConfigError,
   InternalClient,
   OutboxRelay,
   createLogger,
   createPool,
-  ensureDatabase,
-  runMigrations,
+  migrateAtStart,
+  runMain,
   runService,
   systemClock,
 } from "@chat/platform";
@@ -21,20 +20,9 @@ import { UploadCleanup } from "./workers/upload-cleanup";
 const SCHEMA = "scheduler";
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadSchedulerConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = loadSchedulerConfig();
   const log = createLogger("scheduler", config.LOG_LEVEL);
-  // Idempotent and lock-protected: replicas starting together are fine.
-  await ensureDatabase(config.DATABASE_URL);
-  await runMigrations({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, dir: fileURLToPath(new URL("../migrations", import.meta.url)), log });
+  await migrateAtStart({ databaseUrl: config.DATABASE_URL, schema: SCHEMA, dir: fileURLToPath(new URL("../migrations", import.meta.url)), log });
   const pool = createPool(config.DATABASE_URL, SCHEMA, config.DATABASE_POOL_SIZE);
   const deps: SchedulerDeps = {
     pool,
@@ -43,9 +31,7 @@ async function main(): Promise<void> {
     accounts: new AccountsClient(new InternalClient(config.ACCOUNTS_URL, config.INTERNAL_TOKEN)),
     log,
   };
-  const amqp = new AmqpClient(config.AMQP_URL, config.AMQP_EXCHANGE, config.AMQP_QUEUE_PREFIX, log, config.AMQP_QUEUE_EXPIRES_MS, {
-    publishBatches: config.AMQP_PUBLISH_BATCHES,
-  });
+  const amqp = AmqpClient.fromConfig(config, log);
   await amqp.start();
   const app = buildApp({
     config,
@@ -76,7 +62,4 @@ async function main(): Promise<void> {
   log.info({ port: config.PORT }, "scheduler listening");
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runMain(main);
