@@ -1,6 +1,6 @@
 import { domainEvents } from "@chat/contracts";
 import { createLogger, createPool, ManualClock, type Identity, type Role } from "@chat/platform";
-import { createTestEnv, serviceClient, type TestEnv } from "@chat/testkit";
+import { createTestEnv, serviceClient, type ServiceWithSchema, type TestEnv } from "@chat/testkit";
 import { expect } from "vitest";
 import { buildApp } from "../src/app";
 import { loadAccountsConfig } from "../src/config";
@@ -21,10 +21,13 @@ export interface OutboxEvent {
   payload: any;
 }
 
-/** The accounts app in-process against a fresh database (no listening, no broker needed). */
-export async function startAccounts(extraEnv: Record<string, string> = {}) {
+/**
+ * The accounts app in-process against a fresh database (no listening, no broker needed).
+ * `schemas`: the services whose tables the database gets (a peer service beside accounts needs its own).
+ */
+export async function startAccounts(extraEnv: Record<string, string> = {}, schemas: ServiceWithSchema[] = ["accounts"]) {
   const env: TestEnv = await createTestEnv();
-  await env.migrate("accounts");
+  await env.migrate(...schemas);
   // A low scrypt cost keeps password tests fast; production uses the default.
   const config = loadAccountsConfig({ ...env.vars, PASSWORD_SCRYPT_COST: "1024", ...extraEnv });
   const pool = createPool(env.databaseUrl, "accounts", 5);

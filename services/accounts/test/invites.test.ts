@@ -1,47 +1,55 @@
 import { AccountsInviteAccepted } from "@chat/contracts";
-import { AmqpClient, createLogger, OutboxRelay } from "@chat/platform";
+import { AmqpClient, createMemoryLogger, OutboxRelay } from "@chat/platform";
+import { until } from "@chat/testkit/e2e";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { doCompleteInviteAcceptance, type InviteAccepted } from "../src/actions/invites";
 import { consumeInviteAccepted } from "../src/consumers/invites";
-import { startFakeMessaging } from "./fake-messaging";
-import { expectError, startAccounts, type Accounts, type Org } from "./helpers";
+import { expectError, type Accounts, type Org } from "./helpers";
+import { startAccountsWithMessaging, type WithMessaging } from "./messaging-peer";
 
+let m: WithMessaging;
 let t: Accounts;
 let org: Org;
 let other: Org;
-let messaging: Awaited<ReturnType<typeof startFakeMessaging>>;
+/** A default public channel, and a private one only the owner, the administrator and the member are in. */
+let general: number;
+let secret: number;
 
 beforeAll(async () => {
-  messaging = await startFakeMessaging();
-  t = await startAccounts({ MESSAGING_URL: messaging.url, INVITES_DAILY_LIMIT: "20" });
+  m = await startAccountsWithMessaging({ INVITES_DAILY_LIMIT: "20" });
+  t = m.t;
   org = await t.createOrg();
   other = await t.createOrg();
-  const pub = { stream_id: 11, name: "general", is_default: true };
-  const priv = { stream_id: 12, name: "secret" };
-  for (const u of [org.owner, org.admin, org.member]) messaging.visible.set(u.user_id, [pub, priv]);
-  for (const u of [org.moderator, org.member2, org.guest]) messaging.visible.set(u.user_id, [pub]);
+  general = await m.createChannel(org.admin, "general", [], { is_default_stream: true });
+  secret = await m.createChannel(org.admin, "secret", [org.owner, org.member], { invite_only: true });
 });
 afterAll(async () => {
-  await t?.close();
-  await messaging?.close();
+  await m?.close();
 });
 
 const invite = (as: any, params: Record<string, unknown>) => t.call("POST", "/invites", { as, params: { stream_ids: [], ...params } });
 const pending = async (as = org.admin.as) => (await t.ok(await t.call("GET", "/invites", { as }))).invites as any[];
 
 describe("GET /users/me and messaging", () => {
-  it("carries messaging's max_message_id, and answers without it while messaging does not", async () => {
-    expect((await t.ok(await t.call("GET", "/users/me", { as: org.member.as }))).max_message_id).toBe(1000 + org.member.user_id);
-    messaging.failNext(1);
-    const body = await t.ok(await t.call("GET", "/users/me", { as: org.member.as }));
-    expect(body.user_id).toBe(org.member.user_id);
-    expect(body).not.toHaveProperty("max_message_id");
+  it("carries the id of the newest message the user received, and answers without it while messaging is unreachable", async () => {
+    const sent = await t.ok(await m.call("POST", "/messages", { as: org.member2.as, params: { type: "private", to: [org.member.user_id], content: "hi" } }));
+    expect((await t.ok(await t.call("GET", "/users/me", { as: org.member.as }))).max_message_id).toBe(sent.id);
+    m.proxy.block();
+    try {
+      const body = await t.ok(await t.call("GET", "/users/me", { as: org.member.as }));
+      expect(body.user_id).toBe(org.member.user_id);
+      expect(body).not.toHaveProperty("max_message_id");
+    } finally {
+      m.proxy.unblock();
+    }
+    expect((await t.ok(await t.call("GET", "/users/me", { as: org.member.as }))).max_message_id).toBe(sent.id);
   });
 });
 
 describe("POST /invites", () => {
   it("invites comma and newline separated addresses with Zulip's defaults and emits invites_changed", async () => {
     await t.markOutbox();
-    await t.ok(await invite(org.member.as, { invitee_emails: "a1@new.test, Ann Two <a2@new.test>\na3@new.test,,", stream_ids: [11, 12] }));
+    await t.ok(await invite(org.member.as, { invitee_emails: "a1@new.test, Ann Two <a2@new.test>\na3@new.test,,", stream_ids: [general, secret] }));
     const mine = (await pending(org.member.as)).filter((i) => i.email.startsWith("a"));
     expect(mine.map((i) => i.email)).toEqual(["a1@new.test", "a2@new.test", "a3@new.test"]);
     const now = Math.floor(t.clock.now().getTime() / 1000);
@@ -104,12 +112,12 @@ describe("POST /invites", () => {
   it("validates every channel id, sending nothing when one is invalid or inaccessible", async () => {
     await t.markOutbox();
     const before = (await pending()).length;
-    expectError(await invite(org.member2.as, { invitee_emails: "c1@new.test", stream_ids: [11, 12] }), 400, "BAD_REQUEST", "Invalid channel ID 12. No invites were sent.");
-    expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [11, 999] }), 400, "BAD_REQUEST", "Invalid channel ID 999. No invites were sent.");
+    expectError(await invite(org.member2.as, { invitee_emails: "c1@new.test", stream_ids: [general, secret] }), 400, "BAD_REQUEST", `Invalid channel ID ${secret}. No invites were sent.`);
+    expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [general, 999] }), 400, "BAD_REQUEST", "Invalid channel ID 999. No invites were sent.");
     expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: "[1," }), 400, "BAD_REQUEST");
     // May invite but not subscribe others: a non-empty list is refused, an empty one works.
     await t.pool.query("UPDATE realms SET invite_to_stream_policy = 2 WHERE id = $1", [org.realmId]);
-    expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [11] }), 400, "BAD_REQUEST", "You do not have permission to subscribe other users to channels.");
+    expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [general] }), 400, "BAD_REQUEST", "You do not have permission to subscribe other users to channels.");
     // An unknown channel is reported first, as Zulip checks the ids before the permission.
     expectError(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [999] }), 400, "BAD_REQUEST", "Invalid channel ID 999. No invites were sent.");
     await t.ok(await invite(org.member.as, { invitee_emails: "c1@new.test", stream_ids: [], include_realm_default_subscriptions: true }));
@@ -191,7 +199,7 @@ describe("GET /invites and DELETE /invites/{id}", () => {
 
 describe("accepting an invitation", () => {
   it("creates the account with the invited role; channels and the referrer's notice follow through the broker", async () => {
-    await t.ok(await invite(org.member.as, { invitee_emails: "joiner@new.test", stream_ids: [12], include_realm_default_subscriptions: true }));
+    await t.ok(await invite(org.member.as, { invitee_emails: "joiner@new.test", stream_ids: [secret], include_realm_default_subscriptions: true }));
     await t.markOutbox();
     const acc = await t.ok(await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "Joiner@new.test", full_name: "Jo Iner", password: "jo-pass" } }));
     expect(acc).toMatchObject({ email: "joiner@new.test", role: 400 });
@@ -201,35 +209,48 @@ describe("accepting an invitation", () => {
     expect(AccountsInviteAccepted.parse(accepted.payload)).toMatchObject({
       user_id: acc.user_id,
       referrer_id: org.member.user_id,
-      stream_ids: [12],
+      stream_ids: [secret],
       include_realm_default_subscriptions: true,
       notify_referrer_on_join: true,
     });
     expect((await pending(org.member.as)).some((i) => i.email === "joiner@new.test")).toBe(false);
 
-    // Relay + consumer for real: the work reaches messaging even after a failed first attempt.
-    const log = createLogger("accounts-test", "silent");
+    const realm = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm;
+    const joiner = t.identity({ ...acc, role: 400, realm_id: org.realmId });
+    const earlier = new Set((await m.messages(org.member)).map((x) => x.id));
+    const newNotices = async () => (await m.messages(org.member)).filter((x) => x.sender_id === realm.notification_bot_id && !earlier.has(x.id));
+    expect(await m.subscriptions(joiner)).toEqual([]);
+
+    // Relay + consumer for real: messaging is unreachable at the first attempt, and the work reaches it on a retry.
+    const { log, lines } = createMemoryLogger("accounts-test", "warn");
     const amqp = new AmqpClient(t.config.AMQP_URL, t.config.AMQP_EXCHANGE, t.config.AMQP_QUEUE_PREFIX, log, t.config.AMQP_QUEUE_EXPIRES_MS);
     await amqp.start();
-    messaging.calls.length = 0;
-    messaging.failNext(1);
-    await consumeInviteAccepted(amqp, t.deps);
-    const relay = new OutboxRelay({ pool: t.pool, schema: "accounts", amqp, log });
-    await relay.drain();
     try {
-      const deadline = Date.now() + 10_000;
-      while (!messaging.calls.some((c) => c.path.endsWith("/internal/messages/send")) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      // The new user joins the invitation's channels; nobody's identity is borrowed for it.
-      const sub = messaging.calls.find((c) => c.path === "/api/v1/internal/subscriptions/new_user" && c.method === "POST")!;
-      expect(sub.userId).toBeNaN();
-      expect(sub.params).toEqual({ realm_id: String(org.realmId), user_id: String(acc.user_id), stream_ids: "[12]", include_default: "true" });
-      expect(messaging.calls.some((c) => c.path === "/api/v1/users/me/subscriptions")).toBe(false);
-      const dm = messaging.calls.find((c) => c.path === "/api/v1/internal/messages/send")!;
-      const botId = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.notification_bot_id;
-      expect(dm.userId).toBe(botId);
-      expect(JSON.parse(dm.params.to)).toEqual([org.member.user_id]);
-      expect(dm.params.content).toBe(`@_**Jo Iner|${acc.user_id}** accepted your invitation to join ${(await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.name}!`);
-      expect(dm.params.idempotency_key).toBe(`invite-accepted:${accepted.payload.invite_id}`);
+      m.proxy.block();
+      try {
+        await consumeInviteAccepted(amqp, t.deps);
+        await new OutboxRelay({ pool: t.pool, schema: "accounts", amqp, log }).drain();
+        await until("a failed first attempt", async () => lines.some((l) => l.msg === "handler failed, retrying"));
+      } finally {
+        m.proxy.unblock();
+      }
+      const [notice] = await until("the referrer's notice", async () => {
+        const got = await newNotices();
+        return got.length > 0 && got;
+      });
+      expect(notice).toMatchObject({ type: "private", content: `@_**Jo Iner|${acc.user_id}** accepted your invitation to join ${realm.name}!` });
+      expect(notice.display_recipient.map((r: any) => r.id).sort()).toEqual([realm.notification_bot_id, org.member.user_id].sort());
+      // The new user is in the invitation's channel and the default one. Nobody's identity was
+      // borrowed for it: no one "subscribed you" (the notice a subscription by someone sends).
+      expect(await m.subscriptions(joiner)).toEqual([
+        [general, "general"],
+        [secret, "secret"],
+      ]);
+      expect(await m.messages(joiner, [{ operator: "is", operand: "dm" }])).toEqual([]);
+      // The event handled again (a redelivery) repeats nothing: one notice, the same channels.
+      await doCompleteInviteAcceptance(t.deps, org.realmId, accepted.payload as InviteAccepted);
+      expect(await newNotices()).toEqual([notice]);
+      expect((await m.subscriptions(joiner)).map(([id]) => id)).toEqual([general, secret]);
     } finally {
       await amqp.close();
     }

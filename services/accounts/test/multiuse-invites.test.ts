@@ -1,7 +1,8 @@
 import { AccountsInviteAccepted, InvitesChangedEvent } from "@chat/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeMessaging } from "./fake-messaging";
-import { expectError, startAccounts, type Accounts, type Org } from "./helpers";
+import { doCompleteInviteAcceptance, type InviteAccepted } from "../src/actions/invites";
+import { expectError, type Accounts, type Org } from "./helpers";
+import { startAccountsWithMessaging, type WithMessaging } from "./messaging-peer";
 
 /**
  * Reusable invitation links (POST/DELETE /invites/multiuse, signing up through one), resending
@@ -11,21 +12,21 @@ import { expectError, startAccounts, type Accounts, type Org } from "./helpers";
 let t: Accounts;
 let org: Org;
 let other: Org;
-let messaging: Awaited<ReturnType<typeof startFakeMessaging>>;
+let m: WithMessaging;
+/** A public channel, and a private one only the owner and the administrator are in. */
+let general: number;
+let secret: number;
 
 beforeAll(async () => {
-  messaging = await startFakeMessaging();
-  t = await startAccounts({ MESSAGING_URL: messaging.url, INVITES_DAILY_LIMIT: "30", EXTERNAL_URL: "https://chat.example.test/" });
+  m = await startAccountsWithMessaging({ INVITES_DAILY_LIMIT: "30", EXTERNAL_URL: "https://chat.example.test/" });
+  t = m.t;
   org = await t.createOrg();
   other = await t.createOrg();
-  const pub = { stream_id: 11, name: "general" };
-  const priv = { stream_id: 12, name: "secret" };
-  for (const u of [org.owner, org.admin]) messaging.visible.set(u.user_id, [pub, priv]);
-  for (const u of [org.moderator, org.member, org.member2]) messaging.visible.set(u.user_id, [pub]);
+  general = await m.createChannel(org.admin, "general");
+  secret = await m.createChannel(org.admin, "secret", [org.owner], { invite_only: true });
 });
 afterAll(async () => {
-  await t?.close();
-  await messaging?.close();
+  await m?.close();
 });
 
 const createLink = (as: any, params: Record<string, unknown> = {}) => t.call("POST", "/invites/multiuse", { as, params });
@@ -51,7 +52,7 @@ async function invitesChanged() {
 describe("POST /invites/multiuse", () => {
   it("answers the link; GET /invites lists it as a reusable link; administrators are told", async () => {
     await t.markOutbox();
-    const body = await t.ok(await createLink(org.admin.as, { stream_ids: [11, 12, 11] }));
+    const body = await t.ok(await createLink(org.admin.as, { stream_ids: [general, secret, general] }));
     expect(Object.keys(body).sort()).toEqual(["invite_link", "msg", "result"]);
     expect(body.invite_link).toMatch(/^https:\/\/chat\.example\.test\/join\/[a-z2-7]{24}\/$/);
     const [link] = await links();
@@ -66,7 +67,7 @@ describe("POST /invites/multiuse", () => {
     });
     expect(await invitesChanged()).toEqual([admins()]);
     const { rows } = await t.pool.query("SELECT stream_ids, include_realm_default_subscriptions FROM multiuse_invites WHERE id = $1", [link.id]);
-    expect(rows[0]).toEqual({ stream_ids: ["11", "12"], include_realm_default_subscriptions: false });
+    expect(rows[0]).toEqual({ stream_ids: [String(general), String(secret)], include_realm_default_subscriptions: false });
   });
 
   it("takes invite_expires_in_minutes (null never expires), invite_as and include_realm_default_subscriptions", async () => {
@@ -97,12 +98,12 @@ describe("POST /invites/multiuse", () => {
 
   it("checks every channel, then the permission to subscribe others", async () => {
     const before = (await links()).length;
-    expectError(await createLink(org.admin.as, { stream_ids: [11, 999] }), 400, "BAD_REQUEST", "Invalid channel ID 999. No invites were sent.");
+    expectError(await createLink(org.admin.as, { stream_ids: [general, 999] }), 400, "BAD_REQUEST", "Invalid channel ID 999. No invites were sent.");
     expectError(await createLink(org.admin.as, { stream_ids: "[1," }), 400, "BAD_REQUEST");
     await t.pool.query("UPDATE realms SET invite_to_stream_policy = 6 WHERE id = $1", [org.realmId]);
     try {
       expectError(await createLink(org.admin.as, { stream_ids: [999] }), 400, "BAD_REQUEST", "Invalid channel ID 999. No invites were sent.");
-      expectError(await createLink(org.admin.as, { stream_ids: [11] }), 400, "BAD_REQUEST", "You do not have permission to subscribe other users to channels.");
+      expectError(await createLink(org.admin.as, { stream_ids: [general] }), 400, "BAD_REQUEST", "You do not have permission to subscribe other users to channels.");
       expect((await links()).length).toBe(before);
       // Default channels may still be asked for.
       await t.ok(await createLink(org.admin.as, { include_realm_default_subscriptions: true }));
@@ -171,7 +172,7 @@ describe("DELETE /invites/multiuse/{invite_id}", () => {
 
 describe("signing up through a reusable link", () => {
   it("works for several people with the link's role and channels; the link stays listed", async () => {
-    const link = (await t.ok(await createLink(org.admin.as, { invite_as: 300, stream_ids: [12], include_realm_default_subscriptions: true }))).invite_link;
+    const link = (await t.ok(await createLink(org.admin.as, { invite_as: 300, stream_ids: [secret], include_realm_default_subscriptions: true }))).invite_link;
     const id = (await links()).find((i) => i.link_url === link).id;
     await t.markOutbox();
     const a = await t.ok(await accept(keyOf(link), "First@Link.test"));
@@ -184,11 +185,16 @@ describe("signing up through a reusable link", () => {
       invite_id: id,
       user_id: u.user_id,
       referrer_id: org.admin.user_id,
-      stream_ids: [12],
+      stream_ids: [secret],
       include_realm_default_subscriptions: true,
       notify_referrer_on_join: false,
       is_multiuse: true,
     })));
+    // Completed as accounts' consumer does: both join the link's channel (the organization has no
+    // default channels), and the link's creator is not told (notify_referrer_on_join is false).
+    for (const e of accepted) await doCompleteInviteAcceptance(t.deps, org.realmId, e as InviteAccepted);
+    for (const u of [a, b]) expect(await m.subscriptions(t.identity({ ...u, role: 300, realm_id: org.realmId }))).toEqual([[secret, "secret"]]);
+    expect((await m.messages(org.admin)).filter((x) => x.content.includes("accepted your invitation"))).toEqual([]);
     expect((await links()).some((i) => i.id === id)).toBe(true);
     expectError(await accept(keyOf(link), "first@link.test"), 400, "BAD_REQUEST", "Email 'first@link.test' already in use");
   });

@@ -1,9 +1,11 @@
 import { UpdateRealm } from "@chat/contracts";
-import { identityHeaders } from "@chat/platform";
+import { AmqpClient, createLogger, identityHeaders, OutboxRelay } from "@chat/platform";
+import { until } from "@chat/testkit/e2e";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doForgetDeletedChannel } from "../src/actions/realm-settings";
-import { startFakeMessaging } from "./fake-messaging";
-import { expectError, startAccounts, type Accounts, type Org, type TestUser } from "./helpers";
+import { consumeChannelDeletions } from "../src/consumers/channels";
+import { expectError, type Accounts, type Org, type TestUser } from "./helpers";
+import { startAccountsWithMessaging, type WithMessaging } from "./messaging-peer";
 import { everyone, multipart, notices, PNG_1X1, registerState } from "./settings-kit";
 
 /**
@@ -16,17 +18,16 @@ import { everyone, multipart, notices, PNG_1X1, registerState } from "./settings
 let t: Accounts;
 let org: Org;
 let other: Org;
-let messaging: Awaited<ReturnType<typeof startFakeMessaging>>;
+let m: WithMessaging;
 
 beforeAll(async () => {
-  messaging = await startFakeMessaging();
-  t = await startAccounts({ MESSAGING_URL: messaging.url });
+  m = await startAccountsWithMessaging();
+  t = m.t;
   org = await t.createOrg();
   other = await t.createOrg();
 });
 afterAll(async () => {
-  await t?.close();
-  await messaging?.close();
+  await m?.close();
 });
 
 const patchRealm = (who: TestUser, params: Record<string, unknown>) => t.call("PATCH", "/realm", { as: who.as, params });
@@ -344,15 +345,19 @@ describe("announcement channels", () => {
 
   it("a channel the administrator can access (messaging says which), or -1 for none", async () => {
     const o = await t.createOrg();
-    messaging.visible.set(o.admin.user_id, [{ stream_id: 41, name: "announce" }, { stream_id: 42, name: "welcome" }]);
+    const announce = await m.createChannel(o.admin, "announce");
+    const welcome = await m.createChannel(o.admin, "welcome", [], { invite_only: true });
+    const elsewhere = await m.createChannel(other.admin, `elsewhere ${o.slug}`);
     await t.markOutbox();
-    for (const name of names) expectError(await patchRealm(o.admin, { [name]: 43 }), 400, "BAD_REQUEST", "Invalid channel ID");
+    for (const name of names) {
+      for (const id of [987654321, elsewhere]) expectError(await patchRealm(o.admin, { [name]: id }), 400, "BAD_REQUEST", "Invalid channel ID");
+    }
     expect(await notices(t)).toEqual([]);
-    const params = { new_stream_announcements_stream_id: 41, signup_announcements_stream_id: 42, zulip_update_announcements_stream_id: 41 };
+    const params = { new_stream_announcements_stream_id: announce, signup_announcements_stream_id: welcome, zulip_update_announcements_stream_id: announce };
     expect(await changed(o.admin, params)).toEqual({ result: "success", msg: "", ...params });
     expect((await notices(t)).map((n) => n.event)).toEqual(names.map((property) => ({ type: "realm", op: "update", property, value: params[property as keyof typeof params] })));
     let state = await realmState(o.member);
-    expect(names.map((name) => state[`realm_${name}`])).toEqual([41, 42, 41]);
+    expect(names.map((name) => state[`realm_${name}`])).toEqual([announce, welcome, announce]);
     expect(await changed(o.admin, { signup_announcements_stream_id: -1 })).toEqual({ result: "success", msg: "", signup_announcements_stream_id: -1 });
     expect((await notices(t)).map((n) => [n.event, n.payload.value])).toEqual([
       [{ type: "realm", op: "update", property: "signup_announcements_stream_id", value: -1 }, null],
@@ -365,15 +370,33 @@ describe("announcement channels", () => {
   it("a deleted channel is forgotten (messaging.stream.deleted), in its organization only", async () => {
     const o = await t.createOrg();
     const o2 = await t.createOrg();
-    for (const x of [o, o2]) {
-      messaging.visible.set(x.admin.user_id, [{ stream_id: 51, name: "news" }]);
-      await t.ok(await patchRealm(x.admin, { new_stream_announcements_stream_id: 51, zulip_update_announcements_stream_id: 51 }));
+    const ours = await m.createChannel(o.admin, "news");
+    const theirs = await m.createChannel(o2.admin, "news");
+    await t.ok(await patchRealm(o.admin, { new_stream_announcements_stream_id: ours, zulip_update_announcements_stream_id: ours }));
+    await t.ok(await patchRealm(o2.admin, { new_stream_announcements_stream_id: theirs, zulip_update_announcements_stream_id: theirs }));
+    const announcements = async (x: Org) => {
+      const state = await realmState(x.member);
+      return [state.realm_new_stream_announcements_stream_id, state.realm_zulip_update_announcements_stream_id];
+    };
+    // Messaging's relay and accounts' consumer for real: the deletion reaches accounts through the broker.
+    const log = createLogger("accounts-test", "silent");
+    const amqp = new AmqpClient(t.config.AMQP_URL, t.config.AMQP_EXCHANGE, t.config.AMQP_QUEUE_PREFIX, log, t.config.AMQP_QUEUE_EXPIRES_MS);
+    await amqp.start();
+    try {
+      await consumeChannelDeletions(amqp, t.deps);
+      await t.ok(await m.call("DELETE", `/streams/${ours}`, { as: o.admin.as }));
+      await new OutboxRelay({ pool: m.deps.pool, schema: "messaging", amqp, log }).drain();
+      await until("the deleted channel forgotten", async () => (await announcements(o))[0] === -1);
+    } finally {
+      await amqp.close();
     }
-    await doForgetDeletedChannel(t.deps, o.realmId, 51);
-    await doForgetDeletedChannel(t.deps, o.realmId, 51);
-    const state = await realmState(o.member);
-    expect([state.realm_new_stream_announcements_stream_id, state.realm_zulip_update_announcements_stream_id]).toEqual([-1, -1]);
-    expect((await realmState(o2.member)).realm_new_stream_announcements_stream_id).toBe(51);
+    expect(await announcements(o)).toEqual([-1, -1]);
+    expect(await announcements(o2)).toEqual([theirs, theirs]);
+    // Handled again (a redelivery), or named with another organization's channel: nothing changes.
+    await doForgetDeletedChannel(t.deps, o.realmId, ours);
+    await doForgetDeletedChannel(t.deps, o.realmId, theirs);
+    expect(await announcements(o)).toEqual([-1, -1]);
+    expect(await announcements(o2)).toEqual([theirs, theirs]);
   });
 });
 

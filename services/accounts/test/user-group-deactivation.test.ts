@@ -1,7 +1,7 @@
 import { UserGroupUpdateEvent } from "@chat/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFakeMessaging } from "./fake-messaging";
-import { expectError, startAccounts, type Accounts, type Org } from "./helpers";
+import { expectError, type Accounts, type Org } from "./helpers";
+import { startAccountsWithMessaging, type WithMessaging } from "./messaging-peer";
 
 /**
  * POST /user_groups/{id}/deactivate and what a deactivated group is afterwards, as Zulip 10 has
@@ -12,18 +12,17 @@ let t: Accounts;
 let org: Org;
 let other: Org;
 let sys: Record<string, number>;
-let messaging: Awaited<ReturnType<typeof startFakeMessaging>>;
+let m: WithMessaging;
 
 beforeAll(async () => {
-  messaging = await startFakeMessaging();
-  t = await startAccounts({ MESSAGING_URL: messaging.url });
+  m = await startAccountsWithMessaging();
+  t = m.t;
   org = await t.createOrg();
   other = await t.createOrg();
   sys = (await t.ok(await t.call("GET", `/internal/realms/${org.realmId}`))).realm.system_groups;
 });
 afterAll(async () => {
-  await t?.close();
-  await messaging?.close();
+  await m?.close();
 });
 
 async function groups(params: Record<string, unknown> = {}, as = org.member.as) {
@@ -97,31 +96,28 @@ describe("POST /user_groups/{user_group_id}/deactivate", () => {
     await t.ok(await t.call("POST", `/user_groups/${parent}/subgroups`, { as: org.member.as, params: { add: [used] } }));
     const mentionedBy = await create("mentioned-by-used", [], { can_mention_group: used });
     const anonymous = await create("anonymous-use", [], { can_mention_group: { direct_members: [org.member2.user_id], direct_subgroups: [used] } });
-    messaging.channelGroups.set(31, used);
-    messaging.channelGroups.set(32, sys["role:administrators"]);
-    try {
-      await t.markOutbox();
-      const res = await deactivate(used);
-      expectError(res, 400, "CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.");
-      expect(res.body.objections).toEqual([
-        { type: "subgroup", supergroup_ids: [parent] },
-        { type: "channel", channel_id: 31, settings: ["can_remove_subscribers_group"] },
-        { type: "user_group", group_id: mentionedBy, settings: ["can_mention_group"] },
-        { type: "user_group", group_id: anonymous, settings: ["can_mention_group"] },
-      ]);
-      expect(Object.keys(res.body).sort()).toEqual(["code", "msg", "objections", "result"]);
-      expect(await t.outbox()).toEqual([]);
-      expect((await groups()).some((g) => g.id === used)).toBe(true);
-      // Uses by deactivated groups do not count; the channel's does until it changes.
-      await t.ok(await t.call("POST", `/user_groups/${parent}/subgroups`, { as: org.member.as, params: { delete: [used] } }));
-      await t.ok(await deactivate(mentionedBy));
-      await t.ok(await deactivate(anonymous));
-      expect((await deactivate(used)).body.objections).toEqual([{ type: "channel", channel_id: 31, settings: ["can_remove_subscribers_group"] }]);
-      messaging.channelGroups.delete(31);
-      await t.ok(await deactivate(used));
-    } finally {
-      messaging.channelGroups.clear();
-    }
+    // Channels whose subscribers may be removed by the group, and one left to the administrators.
+    const channel = await m.createChannel(org.admin, "removable-by-used", [], { can_remove_subscribers_group: used });
+    await m.createChannel(org.admin, "removable-by-admins", [], { can_remove_subscribers_group: sys["role:administrators"] });
+    await t.markOutbox();
+    const res = await deactivate(used);
+    expectError(res, 400, "CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.");
+    expect(res.body.objections).toEqual([
+      { type: "subgroup", supergroup_ids: [parent] },
+      { type: "channel", channel_id: channel, settings: ["can_remove_subscribers_group"] },
+      { type: "user_group", group_id: mentionedBy, settings: ["can_mention_group"] },
+      { type: "user_group", group_id: anonymous, settings: ["can_mention_group"] },
+    ]);
+    expect(Object.keys(res.body).sort()).toEqual(["code", "msg", "objections", "result"]);
+    expect(await t.outbox()).toEqual([]);
+    expect((await groups()).some((g) => g.id === used)).toBe(true);
+    // Uses by deactivated groups do not count; the channel's does until it changes.
+    await t.ok(await t.call("POST", `/user_groups/${parent}/subgroups`, { as: org.member.as, params: { delete: [used] } }));
+    await t.ok(await deactivate(mentionedBy));
+    await t.ok(await deactivate(anonymous));
+    expect((await deactivate(used)).body.objections).toEqual([{ type: "channel", channel_id: channel, settings: ["can_remove_subscribers_group"] }]);
+    await t.ok(await m.call("PATCH", `/streams/${channel}`, { as: org.admin.as, params: { can_remove_subscribers_group: { new: sys["role:administrators"], old: used } } }));
+    await t.ok(await deactivate(used));
   });
 
   it("a group whose own setting names itself is not in use for that", async () => {
