@@ -10,7 +10,7 @@ export interface AccountsDeps {
   config: AccountsConfig;
   clock: Clock;
   log: Logger;
-  /** Calls into messaging (invitations); tests may point it at a stand-in peer. */
+  /** Calls into messaging (invitations, channel checks, notices). */
   messaging?: MessagingClient;
   /** Formatted user lists per organization (made on first use; see userListsOf). */
   userLists?: UserListCache;

@@ -343,10 +343,12 @@ describe("waiting_period_threshold", () => {
 describe("announcement channels", () => {
   const names = ["new_stream_announcements_stream_id", "signup_announcements_stream_id", "zulip_update_announcements_stream_id"];
 
-  it("a channel the administrator can access (messaging says which), or -1 for none", async () => {
+  it("a channel of the organization (messaging says which; private ones too), or -1 for none", async () => {
     const o = await t.createOrg();
     const announce = await m.createChannel(o.admin, "announce");
-    const welcome = await m.createChannel(o.admin, "welcome", [], { invite_only: true });
+    // Private, and the administrator is not subscribed: Zulip lets administrators name it.
+    const welcome = await m.createChannel(o.owner, "welcome", [], { invite_only: true });
+    expect((await m.subscriptions(o.admin)).map(([id]) => id)).not.toContain(welcome);
     const elsewhere = await m.createChannel(other.admin, `elsewhere ${o.slug}`);
     await t.markOutbox();
     for (const name of names) {

@@ -49,14 +49,14 @@ export async function doUpdateRealm(deps: AccountsDeps, who: Identity, given: Re
 }
 
 /**
- * An announcement channel must be one the administrator can access (Zulip's access_stream_by_id:
- * a public channel, or a private one they are subscribed to), asked of messaging, which owns
- * channels; "Invalid channel ID" otherwise.
+ * An announcement channel must be a channel of the organization, asked of messaging, which owns
+ * channels: Zulip's access_stream_by_id with allow_realm_admin, so an administrator may name a
+ * private channel they are not subscribed to; "Invalid channel ID" otherwise.
  */
 async function checkAnnouncementChannels(deps: AccountsDeps, who: Identity, values: Map<string, RealmValue>): Promise<void> {
   const ids = [...values].filter(([name, id]) => ANNOUNCEMENT_CHANNEL_SETTINGS.has(name) && id !== null).map(([, id]) => id as number);
   if (!ids.length) return;
-  const accessible = new Set((await messagingOf(deps).accessibleStreams(who)).map((s) => s.stream_id));
+  const accessible = new Set((await messagingOf(deps).accessibleStreams(who, { allActive: true })).map((s) => s.stream_id));
   if (ids.some((id) => !accessible.has(id))) throw badRequest("Invalid channel ID");
 }
 

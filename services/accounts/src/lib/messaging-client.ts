@@ -19,9 +19,13 @@ export class MessagingClient {
     this.http = new InternalClient(baseUrl, token);
   }
 
-  /** Channels the user can access (public ones and private ones they are subscribed to). */
-  async accessibleStreams(as: Identity): Promise<StreamRef[]> {
-    const r = await this.http.call<{ streams: StreamRef[] }>("GET", "/streams", { identity: as, params: { include_public: true, include_subscribed: true } });
+  /**
+   * Channels the user can access (public ones and private ones they are subscribed to); with
+   * `allActive`, every channel of the organization (administrators only, as messaging checks).
+   */
+  async accessibleStreams(as: Identity, { allActive = false } = {}): Promise<StreamRef[]> {
+    const params = { include_public: true, include_subscribed: true, include_all_active: allActive };
+    const r = await this.http.call<{ streams: StreamRef[] }>("GET", "/streams", { identity: as, params });
     return r.streams;
   }
 
