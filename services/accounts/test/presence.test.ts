@@ -199,8 +199,13 @@ describe("presence_enabled off (invisible mode)", () => {
     await t.markOutbox();
     await t.ok(await t.call("POST", "/users/me/status", { as: org.admin.as, params: { away: true } }));
     const events = await t.outbox();
-    expect(events.map((e) => e.type)).toEqual(["accounts.user_settings.updated", "accounts.presence.changed", "accounts.user_status.updated"]);
-    expect(events[1].payload.client.event.presence).toEqual({ website: website("active", seconds() - 320) });
+    expect(events.map((e) => e.type)).toEqual([
+      "accounts.user_settings.updated",
+      "accounts.global_notifications.updated",
+      "accounts.presence.changed",
+      "accounts.user_status.updated",
+    ]);
+    expect(events[2].payload.client.event.presence).toEqual({ website: website("active", seconds() - 320) });
   });
 });
 

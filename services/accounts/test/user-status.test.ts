@@ -52,16 +52,26 @@ describe("POST /users/me/status", () => {
     expect(await get(org.member2.user_id)).toEqual({});
   });
 
-  it("stores away as the inverse of presence_enabled, with a user_settings event", async () => {
+  it("stores away as the inverse of presence_enabled, with the setting's events (the legacy one too)", async () => {
     await t.markOutbox();
     await t.ok(await set(org.admin.as, { away: true }));
     expect(await get(org.admin.user_id)).toEqual({ away: true });
     const events = await t.outbox();
     // The presence change that turning presence_enabled off makes comes between them, as in Zulip.
-    expect(events.map((e) => e.type)).toEqual(["accounts.user_settings.updated", "accounts.presence.changed", "accounts.user_status.updated"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "accounts.user_settings.updated",
+      "accounts.global_notifications.updated",
+      "accounts.presence.changed",
+      "accounts.user_status.updated",
+    ]);
     expect(UserSettingsUpdateEvent.parse(events[0].payload.client.event)).toMatchObject({ property: "presence_enabled", value: false });
     expect(events[0].payload.client.users).toEqual([org.admin.user_id]);
-    expect(events[2].payload.client.event).toEqual({ type: "user_status", user_id: org.admin.user_id, away: true });
+    // Clients that did not declare user_settings_object learn it as PATCH /settings tells them.
+    expect(events[1].payload.client).toEqual({
+      event: { type: "update_global_notifications", user: org.admin.email, notification_name: "presence_enabled", setting: false },
+      users: [org.admin.user_id],
+    });
+    expect(events[3].payload.client.event).toEqual({ type: "user_status", user_id: org.admin.user_id, away: true });
     const state = await t.ok(await t.call("POST", "/internal/register_state/accounts", { as: org.admin.as, params: { fetch_event_types: ["user_status", "user_settings"] } }));
     expect(state.user_status[String(org.admin.user_id)]).toEqual({ away: true });
     expect(state.user_settings.presence_enabled).toBe(false);

@@ -113,6 +113,9 @@ describe("POST /messages to a channel", () => {
       [{ type: "stream", to: "general", topic: "a\u0000b", content: "x" }, 400, "BAD_REQUEST", /null bytes/],
       [{ type: "stream", to: "general", topic: "t", subject: "u", content: "x" }, 400, "REQUEST_CONFUSING_VAR", /Can't decide between/],
       [{ type: "stream", to: "{}", topic: "t", content: "x" }, 400, "BAD_REQUEST", "Invalid data type for channel"],
+      // A float is not an id, even an integral one (Python's json, so Zulip, reads these as floats).
+      [{ type: "stream", to: `${general}.0`, topic: "t", content: "x" }, 400, "BAD_REQUEST", "Invalid data type for channel"],
+      [{ type: "stream", to: `[${general}e0]`, topic: "t", content: "x" }, 400, "BAD_REQUEST", "Invalid data type for channel"],
       [{ type: "stream", to: "read_by_sender", topic: "t", content: "x", read_by_sender: "yes" }, 400, "BAD_REQUEST", /read_by_sender is not/],
     ];
     for (const [params, status, code, msg] of cases) expectError(await m.call("POST", "/messages", org.member, params), status, code, msg);
@@ -128,13 +131,14 @@ describe("POST /messages to a channel", () => {
     expect(byId.body.stream_id).toBe(999999);
   });
 
-  it("another organization's channel and a private channel one is not in look missing", async () => {
+  it("another organization's channel looks missing; a private channel one is not in is not authorized (as in Zulip)", async () => {
     const cross = await m.call("POST", "/messages", org.member, { type: "stream", to: String(otherStream), topic: "t", content: "x" });
     expectError(cross, 400, "STREAM_DOES_NOT_EXIST");
     expect(cross.body.stream_id).toBe(otherStream);
-    expectError(await m.call("POST", "/messages", org.member2, { type: "stream", to: "secret", topic: "t", content: "x" }), 400, "STREAM_DOES_NOT_EXIST");
-    expectError(await m.call("POST", "/messages", org.member2, { type: "stream", to: String(secret), topic: "t", content: "x" }), 400, "STREAM_DOES_NOT_EXIST");
-    // An administrator can see the private channel but, not being subscribed, may not post in it.
+    for (const to of ["secret", String(secret)]) {
+      expectError(await m.call("POST", "/messages", org.member2, { type: "stream", to, topic: "t", content: "x" }), 400, "BAD_REQUEST", "Not authorized to send to channel 'secret'");
+    }
+    // The same for an administrator, who can see the private channel but is not subscribed.
     expectError(
       await m.call("POST", "/messages", org.admin, { type: "stream", to: "secret", topic: "t", content: "x" }),
       400,
@@ -174,7 +178,8 @@ describe("POST /messages to a channel", () => {
     expectError(
       await m.call("POST", "/messages", org.guest, { type: "stream", to: "no-guests", topic: "t", content: "x" }),
       400,
-      "STREAM_DOES_NOT_EXIST",
+      "BAD_REQUEST",
+      "Not authorized to send to channel 'no-guests'",
     );
     await m.ok(await m.call("POST", "/messages", org.guest, { type: "stream", to: "general", topic: "t", content: "x" }));
   });
@@ -227,6 +232,8 @@ describe("POST /messages direct", () => {
     expectError(await dm("[]"), 400, "BAD_REQUEST", "Message must have recipients");
     expectError(await dm(JSON.stringify([org.member2.user_id, org.admin.email])), 400, "BAD_REQUEST", "Recipient lists may contain emails or user IDs, but not both.");
     expectError(await dm("5"), 400, "BAD_REQUEST", "Invalid data type for recipients");
+    expectError(await dm(`[${org.member2.user_id}.0]`), 400, "BAD_REQUEST", "Invalid data type for recipients");
+    expectError(await dm(`[${org.member2.user_id}, ${org.admin.user_id}e0]`), 400, "BAD_REQUEST", "Invalid data type for recipients");
     // Thousands of recipients are looked up in accounts in parts (one GET would be refused).
     const many = Array.from({ length: 3000 }, (_, i) => 1_000_000 + i);
     expectError(await dm(JSON.stringify(many)), 400, "BAD_REQUEST", "Invalid user ID 1000000");
@@ -364,7 +371,7 @@ describe("POST /internal/messages/send", () => {
     const sent = (await m.clientEvents()).filter((e) => e.type === "messaging.message.sent");
     expect(sent).toHaveLength(1);
     // Another sender's key space is separate; a refused send records nothing.
-    expectError(await m.call("POST", "/internal/messages/send", org.guest, { ...params, to: "secret", idempotency_key: "k" }), 400, "STREAM_DOES_NOT_EXIST");
+    expectError(await m.call("POST", "/internal/messages/send", org.guest, { ...params, to: "secret", idempotency_key: "k" }), 400, "BAD_REQUEST", "Not authorized to send to channel 'secret'");
     const third = await m.ok(await m.call("POST", "/internal/messages/send", org.owner, { ...params, idempotency_key: "scheduled:1" }));
     expect(third.id).not.toBe(first.id);
   });

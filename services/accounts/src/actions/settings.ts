@@ -118,7 +118,7 @@ async function checkNewPassword(
 }
 
 /** `user_settings` update to the user's clients, plus the legacy event where Zulip had one. */
-async function notifySettingChanged(tx: Queryable, user: UserRow, name: string, value: SettingValue): Promise<void> {
+export async function notifySettingChanged(tx: Queryable, user: Pick<UserRow, "id" | "realmId" | "email">, name: string, value: SettingValue): Promise<void> {
   const languageName = name === "default_language" ? { language_name: LANGUAGES[value as string] } : {};
   const users = [user.id];
   await emitEvent(tx, {

@@ -3,8 +3,9 @@ import type { AccountsDeps } from "../deps";
 import { checkEmoji, emojiNameToCode, realmEmojiLookups } from "../lib/emoji";
 import { doLoadRealmEmoji } from "./realm-emoji";
 import { upsertStatus } from "../store/user-status";
-import { activeUserIds, setPresenceEnabled } from "../store/users";
+import { activeUserIds, getUser, setPresenceEnabled } from "../store/users";
 import { doForcePresenceUpdateInTx } from "./presence";
+import { notifySettingChanged } from "./settings";
 
 export const MAX_STATUS_TEXT = 60;
 
@@ -50,18 +51,11 @@ export async function doUpdateOwnStatus(deps: AccountsDeps, who: Identity, p: St
   await withTx(deps.pool, async (tx) => {
     const users = await activeUserIds(tx, who.realmId);
     if (p.away !== undefined) {
-      // `away` is stored as the inverse of presence_enabled, a user setting with its own event.
+      // `away` is stored as the inverse of presence_enabled, a user setting with its own events
+      // (and the legacy update_global_notifications), as Zulip's do_change_user_setting sends.
       await setPresenceEnabled(tx, who.realmId, who.userId, !p.away);
-      await emitEvent(tx, {
-        type: "accounts.user_settings.updated",
-        realmId: who.realmId,
-        payload: {
-          user_id: who.userId,
-          property: "presence_enabled",
-          value: !p.away,
-          client: { event: { type: "user_settings", op: "update", property: "presence_enabled", value: !p.away }, users: [who.userId] },
-        },
-      });
+      const user = await getUser(tx, who.realmId, who.userId);
+      if (user) await notifySettingChanged(tx, user, "presence_enabled", !p.away);
       await doForcePresenceUpdateInTx(tx, who.realmId, who.userId, !p.away, deps.clock.now());
     }
     await upsertStatus(tx, who.realmId, who.userId, { statusText, emojiName: emoji?.name, emojiCode: emoji?.code, reactionType: emoji?.type }, deps.clock.now());

@@ -9,6 +9,8 @@ describe("addressee parsing", () => {
     expect(extractStreamIndicator('["general"]')).toBe("general");
     expect(() => extractStreamIndicator('["a","b"]')).toThrow("Expected exactly one channel");
     expect(() => extractStreamIndicator("{}")).toThrow("Invalid data type for channel");
+    for (const float of ["7.0", "7e0", "[7.0]", "7E+0"]) expect(() => extractStreamIndicator(float)).toThrow("Invalid data type for channel");
+    expect(extractStreamIndicator("v1.0")).toBe("v1.0");
   });
   it("reads direct recipients as ids or emails", () => {
     expect(extractPrivateRecipients("[1,2,2]")).toEqual([1, 2]);
@@ -18,6 +20,8 @@ describe("addressee parsing", () => {
     expect(() => extractPrivateRecipients('[1,"a@x"]')).toThrow("Recipient lists may contain emails or user IDs, but not both.");
     expect(() => extractPrivateRecipients("5")).toThrow("Invalid data type for recipients");
     expect(() => extractPrivateRecipients("[true]")).toThrow("Invalid data type for recipients");
+    for (const float of ["[6.0]", "[1, 6e0]", "[6E2]"]) expect(() => extractPrivateRecipients(float)).toThrow("Invalid data type for recipients");
+    expect(extractPrivateRecipients('["a.1e5@x"]')).toEqual(["a.1e5@x"]);
   });
   it("maps message types", () => {
     expect(messageKind("channel")).toBe("stream");

@@ -2,6 +2,12 @@ import { badRequest } from "@chat/platform";
 import { checkStreamName } from "./normalize";
 
 /**
+ * A digit then a fraction or an exponent. Where `to` decoded to numbers only, this in its text
+ * is a number Python's json (so Zulip) reads as a float (`1.0`, `[6e0]`), which is not an id.
+ */
+const FLOAT_SYNTAX = /[0-9][.eE]/;
+
+/**
  * `to` of a channel message: an id, a name, a JSON-quoted name or a one-element JSON list. A
  * name is trimmed and checked as a channel name first (Zulip's validate_stream_name_with_pm_notification).
  */
@@ -17,7 +23,7 @@ export function extractStreamIndicator(raw: string): string | number {
     data = data[0];
   }
   if (typeof data === "string") return checkStreamName(data);
-  if (typeof data === "number" && Number.isSafeInteger(data)) return data;
+  if (typeof data === "number" && Number.isSafeInteger(data) && !FLOAT_SYNTAX.test(raw)) return data;
   throw badRequest("Invalid data type for channel");
 }
 
@@ -38,7 +44,7 @@ export function extractPrivateRecipients(raw: string): number[] | string[] {
   }
   if (typeof data[0] !== "number") throw badRequest("Invalid data type for recipients");
   if (!data.every((x) => typeof x === "number")) throw badRequest("Recipient lists may contain emails or user IDs, but not both.");
-  if (!data.every((x) => Number.isSafeInteger(x))) throw badRequest("Invalid data type for recipients");
+  if (!data.every((x) => Number.isSafeInteger(x)) || FLOAT_SYNTAX.test(raw)) throw badRequest("Invalid data type for recipients");
   return [...new Set(data as number[])];
 }
 
