@@ -189,6 +189,8 @@ describe("PATCH /scheduled_messages/{id}", () => {
   it("changes the type with the recipient (and a topic for channels)", async () => {
     const id = await create();
     expect((await edit(id, { type: "direct" })).body).toMatchObject({ code: "BAD_REQUEST", msg: "Recipient required when updating type of scheduled message." });
+    // With neither recipient nor topic, the recipient is asked for first.
+    expect((await edit(id, { type: "channel" })).body).toMatchObject({ code: "BAD_REQUEST", msg: "Recipient required when updating type of scheduled message." });
     expect((await edit(id, { type: "direct", to: [bob.userId], topic: "ignored" })).status).toBe(200);
     expect((await list())[0]).toEqual(expect.objectContaining({ type: "private", to: [bob.userId] }));
     expect((await list())[0]).not.toHaveProperty("topic");

@@ -131,8 +131,9 @@ export async function doEditScheduledMessage(deps: SchedulerDeps, who: Identity,
   const nothing = [req.type, req.to, req.content, req.topic, req.scheduledDeliveryTimestamp].every((v) => v === undefined);
   if (nothing) throw badRequest("Nothing to change");
   const newType = req.type === undefined ? undefined : recipientTypeOf(req.type);
-  if (newType === "stream" && req.topic === undefined) throw badRequest("Topic required when updating scheduled message type to channel.");
+  // The recipient first, then the topic, as Zulip checks them.
   if (newType !== undefined && req.to === undefined) throw badRequest("Recipient required when updating type of scheduled message.");
+  if (newType === "stream" && req.topic === undefined) throw badRequest("Topic required when updating scheduled message type to channel.");
   const scheduledAt = req.scheduledDeliveryTimestamp === undefined ? undefined : deliveryTime(deps, req.scheduledDeliveryTimestamp);
 
   // Read (without holding a lock across messaging's check), validate, then lock and apply.
