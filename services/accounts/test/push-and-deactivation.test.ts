@@ -69,6 +69,11 @@ describe("DELETE /users/me", () => {
     const res = await t.call("DELETE", "/users/me", { as: who });
     expectError(res, 400, "CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only user.");
     expect(res.body).toMatchObject({ is_last_owner: false, entity: "user" });
+    // A bot of theirs is another account (Zulip counts it): they are now the only owner instead.
+    await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: r.realm_id, email: "solo-bot@x.test", full_name: "Solo Bot", bot_type: 1, bot_owner_id: r.owner.user_id } }));
+    const withBot = await t.call("DELETE", "/users/me", { as: who });
+    expectError(withBot, 400, "CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only organization owner.");
+    expect(withBot.body).toMatchObject({ is_last_owner: true, entity: "organization owner" });
   });
 
   it("refuses the only owner while others remain; a second owner may leave", async () => {

@@ -11,7 +11,7 @@ import { checkUniqueFullNameInTx, deactivateInTx } from "./profile";
 import {
   activeBotsOwnedBy,
   activeUserIds,
-  countActiveHumans,
+  countActiveUsers,
   countActiveOwners,
   getUser,
   getUserByEmail,
@@ -181,7 +181,8 @@ export async function doDeactivateOwnUser(deps: AccountsDeps, who: Identity): Pr
     await lockRealm(tx, who.realmId);
     const user = await lockUser(tx, who.realmId, who.userId);
     if (!user || !user.isActive) throw badRequest("Account is deactivated");
-    if (!user.isBot && (await countActiveHumans(tx, who.realmId)) === 1) {
+    // Zulip counts every active account of the organization here, bots included.
+    if (!user.isBot && (await countActiveUsers(tx, who.realmId)) === 1) {
       throw new ApiError("CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only user.", {
         extra: { is_last_owner: false, entity: "user" },
       });

@@ -139,8 +139,9 @@ export async function activeUserIds(db: Queryable, realmId: number): Promise<num
   return rows.map((r) => r.id);
 }
 
-export async function countActiveHumans(db: Queryable, realmId: number): Promise<number> {
-  const { rows } = await db.query("SELECT count(*)::int AS n FROM users WHERE realm_id = $1 AND is_active AND NOT is_bot", [realmId]);
+/** Active accounts of a realm, its users' bots included (the system bots are not its own in Zulip). */
+export async function countActiveUsers(db: Queryable, realmId: number): Promise<number> {
+  const { rows } = await db.query("SELECT count(*)::int AS n FROM users WHERE realm_id = $1 AND is_active AND NOT is_system_bot", [realmId]);
   return rows[0].n;
 }
 
