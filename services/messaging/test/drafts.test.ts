@@ -53,6 +53,16 @@ describe("drafts", () => {
     expect((await m.ok(await m.call("GET", "/drafts", org.member))).count).toBe(2);
   });
 
+  it("a direct draft to nobody is unaddressed, type \"\" (Zulip keeps no recipient for it)", async () => {
+    const { ids } = await m.ok(await create(org.member, [{ type: "private", to: [], topic: "", content: "to whom?", timestamp: 1700000300 }]));
+    const [added] = await m.clientEvents();
+    expect(added.event.drafts).toEqual([{ id: ids[0], type: "", to: [], topic: "", content: "to whom?", timestamp: 1700000300 }]);
+    const listed = (await m.ok(await m.call("GET", "/drafts", org.member))).drafts.find((d: any) => d.id === ids[0]);
+    expect(listed).toEqual({ id: ids[0], type: "", to: [], topic: "", content: "to whom?", timestamp: 1700000300 });
+    await m.ok(await m.call("DELETE", `/drafts/${ids[0]}`, org.member));
+    await m.clientEvents();
+  });
+
   it("fills in the timestamp; an empty list creates nothing", async () => {
     const res = await m.ok(await create(org.member, [{ type: "", to: [], topic: "", content: "now" }]));
     const list = await m.ok(await m.call("GET", "/drafts", org.member));

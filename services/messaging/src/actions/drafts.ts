@@ -32,7 +32,9 @@ async function validateDraft(deps: AppDeps, who: Identity, d: DraftInput): Promi
     if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
     to = directMessageTo(who.userId, d.to);
   }
-  return { type: d.type, to, topic, content, lastEditTime: new Date(Math.round(seconds * 1000)) };
+  // A direct draft to nobody has no recipient, which Zulip shows as type "" (Draft.to_dict).
+  const type = d.type === "private" && to.length === 0 ? "" : d.type;
+  return { type, to, topic, content, lastEditTime: new Date(Math.round(seconds * 1000)) };
 }
 
 async function notify(tx: Queryable, realmId: number, userId: number, type: string, event: Record<string, unknown>): Promise<void> {
