@@ -116,6 +116,30 @@ describe("GET /messages narrows", () => {
     expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["has", "link"]] }))).toEqual([ids.g2]);
   });
 
+  it("has:reaction: messages with a reaction (negated: without)", async () => {
+    await m.ok(await m.call("POST", `/messages/${ids.g1}/reactions`, org.member2, { emoji_name: "tada" }));
+    const narrow = (negated: boolean) => [{ operator: "channel", operand: "general" }, { operator: "has", operand: "reaction", negated }];
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: narrow(false) }))).toEqual([ids.g1]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: narrow(true) }))).toEqual([ids.g2, ids.g3, ids.g4]);
+    await m.ok(await m.call("DELETE", `/messages/${ids.g1}/reactions`, org.member2, { emoji_name: "tada" }));
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: narrow(false) }))).toEqual([]);
+  });
+
+  it("is:resolved and is:followed keep a channel's shared history (not properties of the viewer's rows)", async () => {
+    const late = await m.createStream(org.owner, "late-joiners", [org.owner]);
+    const fixed = await m.send(org.owner, { type: "stream", to: "late-joiners", topic: "✔ fixed", content: "done" });
+    await m.send(org.owner, { type: "stream", to: "late-joiners", topic: "open", content: "not yet" });
+    // member2 was never subscribed: the public channel's history is theirs to read.
+    const resolved = [{ operator: "channel", operand: late }, { operator: "is", operand: "resolved" }];
+    expect(idsOf(await fetch(org.member2, { anchor: "newest", num_before: 10, narrow: resolved }))).toEqual([fixed]);
+    await m.ok(await m.call("POST", "/user_topics", org.member2, { stream_id: late, topic: "✔ fixed", visibility_policy: 3 }));
+    const followed = [{ operator: "channel", operand: late }, { operator: "is", operand: "followed" }];
+    expect(idsOf(await fetch(org.member2, { anchor: "newest", num_before: 10, narrow: followed }))).toEqual([fixed]);
+    // Starred is the viewer's own flag: no history there.
+    const starred = [{ operator: "channel", operand: late }, { operator: "is", operand: "starred" }];
+    expect(idsOf(await fetch(org.member2, { anchor: "newest", num_before: 10, narrow: starred }))).toEqual([]);
+  });
+
   it("search uses full-text and highlights matches", async () => {
     const res = await fetch(org.member, { anchor: "newest", num_before: 10, narrow: [["search", "rocket"]] });
     expect(idsOf(res)).toEqual([ids.g3, ids.s1]);
@@ -166,11 +190,17 @@ describe("GET /messages narrows", () => {
     expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 100, narrow: [["dm-including", org.member2.user_id]] }))).toEqual([ids.dm1, ids.gdm]);
   });
 
-  it("a private channel or another organization's channel is an unknown channel", async () => {
+  it("another organization's channel is an unknown channel; a private one the viewer never joined narrows to nothing", async () => {
     const otherChannel = (await m.ok(await m.call("GET", "/get_stream_id", other.owner, { stream: "general" }))).stream_id;
-    for (const operand of ["secret", secret, "no-such-channel", 999999, otherChannel]) {
+    for (const operand of ["no-such-channel", 999999, otherChannel]) {
       expectError(await m.call("GET", "/messages", org.member2, { anchor: "newest", narrow: [["channel", operand]] }), 400, "BAD_NARROW", /Invalid narrow operator: unknown channel/);
     }
+    // As in Zulip: the channel is found, and without its history the viewer's own rows are read.
+    for (const operand of ["secret", secret]) {
+      const res = await fetch(org.member2, { anchor: "newest", num_before: 100, narrow: [["channel", operand]] });
+      expect(idsOf(res)).toEqual([]);
+    }
+    expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 100, narrow: [["channel", "secret"]] }))).toEqual([ids.s1]);
     expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: [["sender", other.owner.email]] }), 400, "BAD_NARROW", /unknown user/);
     expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: [["is", "nonsense"]] }), 400, "BAD_NARROW", "Invalid narrow operator: unknown 'is' operand nonsense");
     expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: [["color", "red"]] }), 400, "BAD_NARROW", "Invalid narrow operator: unknown operator");

@@ -218,6 +218,17 @@ describe("topic edits", () => {
     expect((await topicIds(org.owner, "general", "split")).map((x: any) => x.id)).toEqual([a, expect.any(Number)]);
   });
 
+  it("change_one of a topic's only message: both notices say the topic moved", async () => {
+    const only = await m.send(org.member, { type: "stream", to: "general", topic: "solo", content: "alone" });
+    await m.outbox();
+    await m.ok(await edit(org.member, only, { topic: "solo moved", send_notification_to_old_thread: true }));
+    const notices = (await m.clientEvents()).filter((e) => e.type === "messaging.message.sent").map((e) => [e.event.message.subject, e.event.markdown_content]);
+    expect(notices).toEqual([
+      ["solo moved", `This topic was moved here from #**general>solo** by ${mention(org.member)}.`],
+      ["solo", `This topic was moved to #**general>solo moved** by ${mention(org.member)}.`],
+    ]);
+  });
+
   it("change_one into a topic that has messages: the new topic links the message", async () => {
     const moved = await m.send(org.member, { type: "stream", to: "general", topic: "from", content: "x" });
     await m.send(org.member, { type: "stream", to: "general", topic: "from", content: "stays" });

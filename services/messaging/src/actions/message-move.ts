@@ -143,10 +143,13 @@ export async function planNotices(
     const participants = new Set(await selectSenderIds(tx, who.realmId, move.changedIds));
     notices.push({ streamId: move.origStream.id, topic: move.newTopic, content: resolveNotice(resolved, user), unreadOnlyFor: participants });
   }
+  // Whether the whole topic moved, judged by what the user can read, so that neither notice
+  // reveals anything else (Zulip's moved_all_visible_messages).
+  const viewer = viewerOf(who);
+  const movedAllVisible = async () =>
+    plan.propagateMode === "change_all" || !(await anyReadable(tx, viewer, await selectTopicMessageIds(tx, who.realmId, move.origStream.id, move.origTopic)));
+  const movedAll = req.notifyNewThread || req.notifyOldThread ? await movedAllVisible() : false;
   if (req.notifyNewThread && (plan.newStream || !resolved)) {
-    // Judged by what the user can read, so that the notice reveals nothing else.
-    const viewer = viewerOf(who);
-    const movedAll = plan.propagateMode === "change_all" || !(await anyReadable(tx, viewer, await selectTopicMessageIds(tx, who.realmId, move.origStream.id, move.origTopic)));
     const preexisting = await anyReadable(tx, viewer, await selectTopicMessageIds(tx, who.realmId, move.newStream.id, move.newTopic, move.changedIds));
     const link = `${deps.config.EXTERNAL_URL.replace(/\/+$/, "")}/${topicNarrow(move.newStream, move.newTopic)}/near/${plan.message.id}`;
     const from = topicLink(move.origStream.name, move.origTopic);
@@ -154,7 +157,7 @@ export async function planNotices(
   }
   if (req.notifyOldThread) {
     const to = topicLink(move.newStream.name, move.newTopic);
-    notices.push({ streamId: move.origStream.id, topic: move.origTopic, content: oldThreadNotice(count, plan.propagateMode, to, user) });
+    notices.push({ streamId: move.origStream.id, topic: move.origTopic, content: oldThreadNotice(count, movedAll, to, user) });
   }
   return notices;
 }

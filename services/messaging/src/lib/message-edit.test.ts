@@ -38,9 +38,11 @@ describe("message edit rules", () => {
   });
 
   it("notices count the moved messages", () => {
-    expect(oldThreadNotice(1, "change_all", "#**a>b**", "@_**X|1**")).toBe("A message was moved from this topic to #**a>b** by @_**X|1**.");
-    expect(oldThreadNotice(3, "change_all", "#**a>b**", "@_**X|1**")).toBe("This topic was moved to #**a>b** by @_**X|1**.");
-    expect(oldThreadNotice(3, "change_later", "#**a>b**", "@_**X|1**")).toBe("3 messages were moved from this topic to #**a>b** by @_**X|1**.");
+    // Nothing the user can read left behind: the topic moved, whatever the count.
+    expect(oldThreadNotice(1, true, "#**a>b**", "@_**X|1**")).toBe("This topic was moved to #**a>b** by @_**X|1**.");
+    expect(oldThreadNotice(3, true, "#**a>b**", "@_**X|1**")).toBe("This topic was moved to #**a>b** by @_**X|1**.");
+    expect(oldThreadNotice(1, false, "#**a>b**", "@_**X|1**")).toBe("A message was moved from this topic to #**a>b** by @_**X|1**.");
+    expect(oldThreadNotice(3, false, "#**a>b**", "@_**X|1**")).toBe("3 messages were moved from this topic to #**a>b** by @_**X|1**.");
     expect(newThreadNotice(3, true, "#**a>b**", "@_**X|1**", "L")).toBe("This topic was moved here from #**a>b** by @_**X|1**.");
     expect(newThreadNotice(1, false, "#**a>b**", "@_**X|1**", "L")).toBe("[A message](L) was moved here from #**a>b** by @_**X|1**.");
   });

@@ -92,10 +92,13 @@ export function resolveNotice(kind: "resolved" | "unresolved", user: string): st
   return kind === "resolved" ? `${user} has marked this topic as resolved.` : `${user} has marked this topic as unresolved.`;
 }
 
-/** The notice left in the topic messages were moved out of (send_notification_to_old_thread). */
-export function oldThreadNotice(count: number, propagateMode: PropagateMode, newLocation: string, user: string): string {
+/**
+ * The notice left in the topic messages were moved out of (send_notification_to_old_thread): a
+ * move that left none of the messages the user can read says the topic moved.
+ */
+export function oldThreadNotice(count: number, movedAllVisible: boolean, newLocation: string, user: string): string {
+  if (movedAllVisible) return `This topic was moved to ${newLocation} by ${user}.`;
   if (count === 1) return `A message was moved from this topic to ${newLocation} by ${user}.`;
-  if (propagateMode === "change_all") return `This topic was moved to ${newLocation} by ${user}.`;
   return `${count} messages were moved from this topic to ${newLocation} by ${user}.`;
 }
 

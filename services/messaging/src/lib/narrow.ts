@@ -85,7 +85,7 @@ function condition(t: Exclude<ResolvedTerm, { kind: "all" }>, userId: number, bi
     case "search":
       return `m.search_tsv @@ websearch_to_tsquery('english', ${bind(t.text)})`;
     case "has":
-      if (t.what === "reaction") return "false";
+      if (t.what === "reaction") return "EXISTS (SELECT 1 FROM reactions r WHERE r.message_id = m.id)";
       return `m.has_${t.what}`;
     case "in_home":
       return `(${mutingConditions([], userId, bind).join(" AND ")})`;
@@ -118,9 +118,13 @@ export function mutingConditions(terms: ResolvedTerm[], userId: number, bind: (v
   return out;
 }
 
-/** Terms that depend on the viewer's own rows: such narrows cannot read channel history. */
+/**
+ * Terms that depend on the viewer's own rows: such narrows cannot read channel history. A
+ * topic's being resolved or followed is not a property of the viewer's rows (Zulip's
+ * ok_to_include_history keeps history for those two `is:` operands).
+ */
 export function needsOwnRows(terms: ResolvedTerm[]): boolean {
-  return terms.some((t) => t.kind === "is" || t.kind === "dm" || t.kind === "dm_including");
+  return terms.some((t) => (t.kind === "is" && t.what !== "resolved" && t.what !== "followed") || t.kind === "dm" || t.kind === "dm_including");
 }
 
 export const LARGER_THAN_MAX_MESSAGE_ID = 10_000_000_000_000_000;
