@@ -101,6 +101,8 @@ describe("message senders' avatar_url", () => {
     expect(given).not.toHaveProperty("sender_avatar_url");
     expect(await fetchedAvatar(member2, id, true)).toBeNull();
     expect(await fetchedAvatar(member2, id, false)).toBe(gravatarOf(owner.email, 1));
+    // GET /messages/{id} has no client_gravatar: Zulip answers it as if it were on.
+    expect(ok(await as(member2).get(`/messages/${id}`)).message.avatar_url).toBeNull();
   });
 
   it("a Gravatar sender whose email is hidden: the URL of the real address even with client_gravatar, and the address never", async () => {

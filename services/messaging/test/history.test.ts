@@ -107,6 +107,15 @@ describe("GET /messages narrows", () => {
     expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["dm", org.admin.email]] }))).toEqual([]);
   });
 
+  it("use_first_unread_anchor=true anchors at the first unread, even with an anchor given", async () => {
+    // member has g1 unread (see the test above); the flag wins over a given anchor, as in Zulip.
+    for (const params of [{}, { anchor: String(ids.g4) }, { anchor: "newest" }]) {
+      const res = await fetch(org.member, { ...params, use_first_unread_anchor: true, num_before: 0, num_after: 0 });
+      expect(res.anchor).toBe(ids.g1);
+      expect(idsOf(res)).toEqual([ids.g1]);
+    }
+  });
+
   it("is:starred, is:unread, is:mentioned, id, has:link", async () => {
     await m.ok(await m.call("POST", "/messages/flags", org.member, { messages: JSON.stringify([ids.g3]), op: "add", flag: "starred" }));
     expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["is", "starred"]] }))).toEqual([ids.g3]);

@@ -102,6 +102,8 @@ describe("adding a reaction", () => {
     expectError(await react(org.member, id, { emoji_name: "tada", emoji_code: "1f389", reaction_type: "unicode_emoji" }), 400, "REACTION_ALREADY_EXISTS");
     expectError(await react(org.member, id, { emoji_name: "no_such_emoji" }), 400, "BAD_REQUEST", "Emoji 'no_such_emoji' does not exist");
     expectError(await react(org.member, id, { emoji_name: "smile", emoji_code: "1f419", reaction_type: "unicode_emoji" }), 400, "BAD_REQUEST", "Invalid emoji name.");
+    // A code without a type: only the type comes from the name, and the code must match it.
+    expectError(await react(org.member, id, { emoji_name: "smile", emoji_code: "1f419" }), 400, "BAD_REQUEST", "Invalid emoji name.");
     expectError(await react(org.member, id, { emoji_name: "smile", emoji_code: "zz", reaction_type: "unicode_emoji" }), 400, "BAD_REQUEST", "Invalid emoji code.");
     expectError(await react(org.member, id, { emoji_name: "smile", emoji_code: "1f642", reaction_type: "image" }), 400, "BAD_REQUEST", "Invalid emoji type.");
     expectError(await react(org.member, id, { emoji_name: "x", emoji_code: "999999", reaction_type: "realm_emoji" }), 400, "BAD_REQUEST", "Invalid custom emoji.");

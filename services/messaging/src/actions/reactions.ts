@@ -50,10 +50,13 @@ export async function doAddReaction(deps: AppDeps, who: Identity, messageId: num
   ]);
   await withTx(deps.pool, async (tx) => {
     const { message, own } = await accessMessageForReaction(tx, who, messageId);
-    const emoji: EmojiData =
-      req.emojiCode === undefined || req.reactionType === undefined
-        ? emojiDataByName(req.emojiName, custom.activeByName)
-        : { emojiCode: req.emojiCode, reactionType: req.reactionType as EmojiData["reactionType"] };
+    // Only what was not given comes from the name; a given code must then match it (checked
+    // below), as in Zulip's check_add_reaction.
+    const byName = req.emojiCode === undefined || req.reactionType === undefined ? emojiDataByName(req.emojiName, custom.activeByName) : undefined;
+    const emoji: EmojiData = {
+      emojiCode: req.emojiCode ?? byName!.emojiCode,
+      reactionType: (req.reactionType as EmojiData["reactionType"] | undefined) ?? byName!.reactionType,
+    };
     if (await selectReactionByCode(tx, who.realmId, messageId, emoji, who.userId)) throw alreadyExists();
     // Another user's reaction with this emoji: this one is a vote for it, under its name (which
     // may no longer pass the checks, a deactivated custom emoji's say), so that one image never

@@ -35,10 +35,10 @@ const MAX_MESSAGES_PER_FETCH = 5000;
 type Anchor = { kind: "id"; id: number } | { kind: "newest" } | { kind: "oldest" } | { kind: "first_unread" };
 
 function parseAnchor(raw: string | undefined, useFirstUnread: boolean): Anchor {
-  if (raw === undefined) {
-    if (useFirstUnread) return { kind: "first_unread" };
-    throw badRequest("Missing 'anchor' argument.");
-  }
+  // The older way to ask for the first unread message wins over any anchor given (Zulip's
+  // parse_anchor_value looks at it first).
+  if (useFirstUnread) return { kind: "first_unread" };
+  if (raw === undefined) throw badRequest("Missing 'anchor' argument.");
   if (raw === "newest" || raw === "oldest" || raw === "first_unread") return { kind: raw };
   if (/^-?\d+$/.test(raw)) return { kind: "id", id: Math.max(0, Math.min(Number(raw), LARGER_THAN_MAX_MESSAGE_ID)) };
   throw badRequest("Invalid anchor");
@@ -251,13 +251,13 @@ async function getByIds(deps: AppDeps, viewer: Viewer, req: GetMessagesRequest, 
   return { messages: await formatMessages(deps, viewer.realmId, items, { applyMarkdown: req.applyMarkdown, clientGravatar: req.clientGravatar }) };
 }
 
-/** GET /messages/{id}. */
+/** GET /messages/{id}: Zulip computes it with client_gravatar on (a Gravatar is left to the client). */
 export async function getMessageById(deps: AppDeps, who: Identity, id: number, applyMarkdown: boolean): Promise<{ message: MessageObject; raw_content: string }> {
   const found = (await accessMessages(deps.pool, viewerOf(who), [id])).get(id);
   if (!found) throw badRequest("Invalid message(s)");
   const [message] = await formatMessages(deps, who.realmId, [{ row: found.row, flags: found.flags ?? FLAG_BITS.read | FLAG_BITS.historical }], {
     applyMarkdown,
-    clientGravatar: false,
+    clientGravatar: true,
   });
   return { message, raw_content: found.row.content };
 }
