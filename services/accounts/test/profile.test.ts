@@ -148,8 +148,11 @@ describe("deactivation and reactivation by administrators", () => {
   });
 
   it("is refused to non-administrators, and for owners to non-owners", async () => {
-    expectError(await t.call("DELETE", `/users/${victim.user_id}`, { as: org.moderator.as }), 400, "BAD_REQUEST", "Insufficient permission");
-    expectError(await t.call("DELETE", `/users/${victim.user_id}`, { as: org.member.as }), 400, "BAD_REQUEST", "Insufficient permission");
+    for (const who of [org.moderator, org.member]) {
+      expectError(await t.call("DELETE", `/users/${victim.user_id}`, { as: who.as }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+      // Refused before the user is looked at, as Zulip's decorator does.
+      expectError(await t.call("DELETE", "/users/999999", { as: who.as }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
+    }
     expectError(await t.call("DELETE", `/users/${org.owner.user_id}`, { as: org.admin.as }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
     expectError(await t.call("DELETE", `/users/${org.owner.user_id}`, { as: org.owner.as }), 400, "BAD_REQUEST", "Cannot deactivate the only organization owner");
     expectError(await t.call("DELETE", `/users/${victimBot.user_id}`, { as: org.admin.as }), 400, "BAD_REQUEST", "No such user");

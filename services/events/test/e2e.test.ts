@@ -151,6 +151,9 @@ describe("register", () => {
       "event_queue_longpoll_timeout_seconds", "max_message_id", "max_message_length", "max_topic_length",
       "zulip_feature_level", "zulip_merge_base", "zulip_version",
     ]);
+    // A null fetch_event_types is none given: event_types says what state comes.
+    const byEventTypes = await register(org.users.member, { event_types: ["message"], fetch_event_types: null });
+    expect(Object.keys(comparableState(byEventTypes)).sort()).toEqual(Object.keys(comparableState(state)).sort());
   });
 });
 

@@ -188,6 +188,8 @@ export async function deactivateInTx(tx: Queryable, user: UserRow): Promise<void
 
 /** DELETE /users/{user_id}: administrators deactivate a user; never the last owner. */
 export async function doDeactivateUserByAdmin(deps: AccountsDeps, who: Identity, userId: number): Promise<void> {
+  // Zulip's view is for administrators only (require_realm_admin), before it looks at the user.
+  requireAdmin(who);
   await withTx(deps.pool, async (tx) => {
     await lockRealm(tx, who.realmId);
     const user = await accessUserForAdmin(tx, who, userId, { allowBots: false, allowDeactivated: false });

@@ -44,7 +44,8 @@ interface RegisterTail {
 /** The register's whole success body (JSON text). */
 export async function doRegister(rt: EventsRuntime, who: Identity, params: RegisterParams, requestId?: string): Promise<string> {
   const queue = await doCreateQueue(rt, who, params);
-  const fetchTypes = params.fetch_event_types !== undefined ? params.fetch_event_types : (params.event_types ?? null);
+  // A null fetch_event_types is the same as none given (Zulip: `if fetch_event_types is not None`).
+  const fetchTypes = params.fetch_event_types ?? params.event_types ?? null;
   let slices: string[];
   try {
     slices = await fetchRegisterState(
