@@ -73,3 +73,18 @@ export function emojiNameByCode(code: string): string | undefined {
 export function isEmojiCode(code: string): boolean {
   return emojiTables().codes.has(code);
 }
+
+/**
+ * Every Unicode emoji's names by code, the name Zulip shows first: what a client reads from
+ * `server_emoji_data_url` (`{"code_to_names": ...}`) to offer emoji by name.
+ */
+export function emojiCodeToNames(): Record<string, string[]> {
+  const { nameToCode, codeToName } = emojiTables();
+  const out: Record<string, string[]> = {};
+  for (const [code, name] of codeToName) out[code] = [name];
+  for (const [name, code] of nameToCode) {
+    const names = (out[code] ??= []);
+    if (!names.includes(name)) names.push(name);
+  }
+  return out;
+}

@@ -7,3 +7,7 @@ export const MAX_TOPIC_LENGTH = 60;
 export const MAX_STREAM_NAME_LENGTH = 60;
 export const MAX_STREAM_DESCRIPTION_LENGTH = 1024;
 export const EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90;
+
+/** Files the gateway serves itself, at the root, without authentication (register names them). */
+export const EMOJI_DATA_PATH = "/static/emoji/emoji_api.json";
+export const DEFAULT_LOGO_PATH = "/static/images/logo/org-logo.svg?version=0";

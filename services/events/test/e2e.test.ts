@@ -157,6 +157,37 @@ describe("register", () => {
   });
 });
 
+describe("what register points clients at", () => {
+  it("the emoji data and the default logo are served, without credentials; the icon is Gravatar's", async () => {
+    const state = await register(org.users.member, { fetch_event_types: ["realm"] });
+    const emoji = await fetch(state.server_emoji_data_url);
+    expect(emoji.status).toBe(200);
+    expect(emoji.headers.get("content-type")).toMatch(/^application\/json/);
+    const { code_to_names: names } = (await emoji.json()) as { code_to_names: Record<string, string[]> };
+    expect(names["1f642"][0]).toBe("smile");
+    expect(names["1f44d"]).toEqual(expect.arrayContaining(["+1", "thumbs_up"]));
+    expect(Object.keys(names).length).toBeGreaterThan(1500);
+    for (const logo of [state.realm_logo_url, state.realm_night_logo_url]) {
+      const res = await fetch(logo);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
+      expect(await res.text()).toContain("<svg");
+    }
+    expect(state.realm_icon_source).toBe("G");
+    expect(state.realm_icon_url).toMatch(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon$/);
+  });
+
+  it("the external account kinds a profile field may use, and GIPHY's ratings", async () => {
+    const state = await register(org.users.member, { fetch_event_types: ["realm"] });
+    expect(state.realm_default_external_accounts.github).toEqual({
+      name: "GitHub username", text: "GitHub", hint: "Enter your GitHub username", url_pattern: "https://github.com/%(username)s",
+    });
+    expect(Object.keys(state.realm_default_external_accounts).sort()).toEqual(["github", "twitter"]);
+    expect(Object.values(state.giphy_rating_options).map((o: any) => o.id)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(Object.values(state.giphy_rating_options).some((o: any) => o.id === state.realm_giphy_rating)).toBe(true);
+  });
+});
+
 describe("message delivery through the gateway", () => {
   const humans = () => ["owner", "admin", "moderator", "member", "member2", "guest", "bot"] as const;
 

@@ -11,6 +11,7 @@ import { UpstreamProxy } from "./proxy";
 import { RateLimiter } from "./rate-limit";
 import { Router } from "./router";
 import { apiRoutes } from "./routes/api";
+import { staticRoutes } from "./routes/static";
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -80,6 +81,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   // The API description, generated from the same route table the gateway routes by.
   const openapi = buildOpenApi(deps.routes ?? publicRoutes);
   app.get("/api/v1/openapi.json", async () => openapi);
+  app.register(staticRoutes, { compress: config.COMPRESS_RESPONSES ? compression : false });
   app.register(apiRoutes, {
     router: new Router(deps.routes ?? publicRoutes),
     gate,

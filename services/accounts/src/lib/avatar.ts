@@ -1,7 +1,14 @@
+import { createHash } from "node:crypto";
 import { EMAIL_VISIBILITY } from "./user-settings";
 
 // The URL rules are shared with messaging (message senders' avatars): packages/contracts.
 export { avatarUrl, isUploadedAvatar, type AvatarFields } from "@chat/contracts";
+
+/**
+ * An organization's icon: with no uploads of icons, Gravatar's identicon for the organization
+ * (icon source "G"), as Zulip makes it from the organization's id.
+ */
+export const realmIconUrl = (realmId: number) => `https://secure.gravatar.com/avatar/${createHash("md5").update(String(realmId)).digest("hex")}?d=identicon`;
 
 /** Largest accepted avatar upload (register's `max_avatar_file_size_mib`). */
 export const MAX_AVATAR_BYTES = 5 * 1024 * 1024;

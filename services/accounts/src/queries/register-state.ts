@@ -1,5 +1,5 @@
 import { PASSWORD_MIN_LENGTH } from "../lib/credentials";
-import { MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from "@chat/contracts";
+import { DEFAULT_LOGO_PATH, EMOJI_DATA_PATH, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from "@chat/contracts";
 import { badRequest, JsonText, SUCCESS_PREFIX, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { ROLE } from "../lib/format";
@@ -10,7 +10,8 @@ import { getUser, type UserRow } from "../store/users";
 import { AUTHENTICATION_METHODS } from "./server";
 import { registerStateExtras } from "./register-state-extras";
 import { getMutedUsers } from "./muted-users";
-import { avatarUrl } from "../lib/avatar";
+import { avatarUrl, realmIconUrl } from "../lib/avatar";
+import { EXTERNAL_ACCOUNT_SUBTYPES } from "../lib/profile-fields";
 import { settingsRegisterState } from "./settings";
 import { userListJson, userListsOf } from "./user-list";
 import { presenceRegisterState } from "./presence";
@@ -70,6 +71,16 @@ function stateJson(state: Record<string, unknown>): JsonText {
   return new JsonText(`${text}}`);
 }
 
+/** The ratings an administrator may choose for GIPHY (`realm_giphy_rating`), by Zulip's names. */
+const GIPHY_RATING_OPTIONS = {
+  disabled: { name: "GIPHY integration disabled", id: 0 },
+  y: { name: "Allow GIFs rated Y (Very young audience)", id: 1 },
+  g: { name: "Allow GIFs rated G (General audience)", id: 2 },
+  pg: { name: "Allow GIFs rated PG (Parental guidance)", id: 3 },
+  "pg-13": { name: "Allow GIFs rated PG-13 (Parental guidance - under 13)", id: 4 },
+  r: { name: "Allow GIFs rated R (Restricted)", id: 5 },
+};
+
 async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
   const { realm, deps } = ctx;
   const url = deps.config.EXTERNAL_URL.replace(/\/+$/, "");
@@ -80,11 +91,12 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     realm_date_created: Math.floor(realm.dateCreated.getTime() / 1000),
     realm_url: url,
     realm_uri: url,
-    realm_icon_url: `${url}/static/images/icon.png`,
+    // No uploads of icons or logos: Gravatar's identicon, and the server's own logo (the gateway serves it).
+    realm_icon_url: realmIconUrl(realm.id),
     realm_icon_source: "G",
-    realm_logo_url: `${url}/static/images/logo.svg`,
+    realm_logo_url: `${url}${DEFAULT_LOGO_PATH}`,
     realm_logo_source: "D",
-    realm_night_logo_url: `${url}/static/images/logo.svg`,
+    realm_night_logo_url: `${url}${DEFAULT_LOGO_PATH}`,
     realm_night_logo_source: "D",
     realm_bot_domain: `${realm.stringId}.invalid`,
     realm_invite_required: realm.inviteRequired,
@@ -148,7 +160,9 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
       Object.entries(AUTHENTICATION_METHODS).map(([k, v]) => [k, { enabled: v, available: v }]),
     ),
     realm_available_video_chat_providers: { disabled: { name: "None", id: 0 }, jitsi_meet: { name: "Jitsi Meet", id: 1 } },
-    realm_default_external_accounts: {},
+    realm_default_external_accounts: Object.fromEntries(
+      Object.entries(EXTERNAL_ACCOUNT_SUBTYPES).map(([site, a]) => [site, { name: `${a.name} username`, text: a.name, hint: a.hint, url_pattern: a.url_pattern }]),
+    ),
     realm_new_stream_announcements_stream_id: realm.newStreamAnnouncementsStreamId ?? -1,
     realm_signup_announcements_stream_id: realm.signupAnnouncementsStreamId ?? -1,
     realm_zulip_update_announcements_stream_id: realm.zulipUpdateAnnouncementsStreamId ?? -1,
@@ -166,14 +180,14 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     server_generation: SERVER_GENERATION,
     password_min_length: PASSWORD_MIN_LENGTH,
     password_min_guesses: 10000,
-    giphy_rating_options: {},
+    giphy_rating_options: GIPHY_RATING_OPTIONS,
     server_inline_image_preview: true,
     server_inline_url_embed_preview: false,
     server_avatar_changes_disabled: false,
     server_name_changes_disabled: false,
     server_needs_upgrade: false,
     server_web_public_streams_enabled: false,
-    server_emoji_data_url: `${url}/static/emoji/emoji_api.json`,
+    server_emoji_data_url: `${url}${EMOJI_DATA_PATH}`,
     server_jitsi_server_url: null,
     jitsi_server_url: "https://meet.jit.si",
     development_environment: false,

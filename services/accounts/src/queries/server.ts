@@ -1,5 +1,6 @@
 import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from "@chat/contracts";
 import type { AccountsDeps } from "../deps";
+import { realmIconUrl } from "../lib/avatar";
 import { getSoleRealm } from "../store/realms";
 
 export const AUTHENTICATION_METHODS = {
@@ -36,7 +37,7 @@ export async function getServerSettings(deps: AccountsDeps) {
     ...(realm
       ? {
           realm_name: realm.name,
-          realm_icon: `${url}/static/images/icon.png`,
+          realm_icon: realmIconUrl(realm.id),
           realm_description: realm.description,
           realm_web_public_access_enabled: realm.enableSpectatorAccess,
         }
