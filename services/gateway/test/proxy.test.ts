@@ -345,9 +345,11 @@ describe("streaming", () => {
 
   it("holds a long poll open and releases the upstream when the client leaves", async () => {
     const closed = new Promise<void>((resolve) => (gates.eventsClosed = resolve));
+    const arrived = new Promise<void>((resolve) => (gates.eventsArrived = resolve));
     const req = http.get(`${gw.url}/api/v1/events?queue_id=q&last_event_id=-1`, { headers: { authorization: IAGO } });
     req.on("error", () => {});
-    await new Promise((r) => setTimeout(r, 300));
+    // Leaves once the poll is held upstream (a fixed wait raced a busy machine's authentication).
+    await arrived;
     req.destroy();
     await closed;
   });
