@@ -177,6 +177,13 @@ describe("what register points clients at", () => {
     expect(state.realm_icon_url).toMatch(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon$/);
   });
 
+  it("the state of what this server has none of, when a client asks by name", async () => {
+    const types = ["realm_domains", "realm_embedded_bots", "realm_incoming_webhook_bots", "video_calls", "giphy", "stop_words"];
+    const state = await register(org.users.member, { fetch_event_types: types });
+    expect(state).toMatchObject({ realm_domains: [], realm_embedded_bots: [], realm_incoming_webhook_bots: [], has_zoom_token: false, giphy_api_key: "" });
+    expect(state.stop_words).toContain("the");
+  });
+
   it("the external account kinds a profile field may use, and GIPHY's ratings", async () => {
     const state = await register(org.users.member, { fetch_event_types: ["realm"] });
     expect(state.realm_default_external_accounts.github).toEqual({

@@ -35,6 +35,22 @@ describe("register state", () => {
     expect(named).not.toHaveProperty("muted_topics");
   });
 
+  it("stop_words are the words the search leaves out, so a search for one alone finds nothing", async () => {
+    const { stop_words: words } = await state(org.member, { fetch_event_types: JSON.stringify(["stop_words"]) });
+    expect(words).toEqual(expect.arrayContaining(["the", "and", "of", "is"]));
+    // PostgreSQL's own dictionary agrees: each one indexes to nothing.
+    const { rows } = await m.deps.pool.query("SELECT w FROM unnest($1::text[]) AS w WHERE to_tsvector('english', w) <> ''::tsvector", [words]);
+    expect(rows).toEqual([]);
+    // In an organization of its own, so the other tests' unread counts stay as they are.
+    const own = await m.createOrg();
+    await m.createStream(own.owner, "general", [own.owner]);
+    const id = await m.send(own.owner, { type: "stream", to: "general", topic: "stops", content: "the quick brown fox" });
+    const search = async (text: string) =>
+      (await m.ok(await m.call("GET", "/messages", own.owner, { anchor: "newest", num_before: 10, narrow: JSON.stringify([["search", text]]) }))).messages.map((x: any) => x.id);
+    expect(await search("quick")).toContain(id);
+    expect(await search("the")).toEqual([]);
+  });
+
   it("subscriptions, never_subscribed and streams follow visibility", async () => {
     const member2 = await state(org.member2, { fetch_event_types: JSON.stringify(["subscription", "stream"]) });
     expect(member2.subscriptions.map((s: any) => s.name)).toEqual(["general"]);

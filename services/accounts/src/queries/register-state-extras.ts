@@ -20,5 +20,12 @@ export async function registerStateExtras(ctx: StateContext): Promise<Record<str
   if (ctx.wants("realm_linkifiers")) state.realm_linkifiers = linkifierList;
   if (ctx.wants("realm_filters")) state.realm_filters = [];
   if (ctx.wants("realm_playgrounds")) state.realm_playgrounds = playgrounds;
+  // What this server has none of, said as Zulip says it: no domain restrictions for sign-ups, no
+  // embedded or incoming-webhook bot kinds to offer, no Zoom account linked, no GIPHY key.
+  if (ctx.wants("realm_domains")) state.realm_domains = [];
+  if (ctx.wants("realm_embedded_bots")) state.realm_embedded_bots = [];
+  if (ctx.wants("realm_incoming_webhook_bots")) state.realm_incoming_webhook_bots = [];
+  if (ctx.wants("video_calls")) state.has_zoom_token = false;
+  if (ctx.wants("giphy")) state.giphy_api_key = "";
   return state;
 }

@@ -16,6 +16,23 @@ export type ResolvedTerm =
   | { kind: "in_home"; negated: boolean }
   | { kind: "all" };
 
+/**
+ * Words the full-text search leaves out: PostgreSQL's `english` configuration's stop words (the
+ * Snowball list), which register's `stop_words` tells clients, so they can say why a search for
+ * one finds nothing (Zulip sends its own search's list the same way).
+ */
+export const SEARCH_STOP_WORDS: readonly string[] = [
+  "i", "me", "my", "myself", "we", "our", "ours", "ourselves", "you", "your", "yours", "yourself", "yourselves",
+  "he", "him", "his", "himself", "she", "her", "hers", "herself", "it", "its", "itself", "they", "them", "their",
+  "theirs", "themselves", "what", "which", "who", "whom", "this", "that", "these", "those", "am", "is", "are", "was",
+  "were", "be", "been", "being", "have", "has", "had", "having", "do", "does", "did", "doing", "a", "an", "the",
+  "and", "but", "if", "or", "because", "as", "until", "while", "of", "at", "by", "for", "with", "about", "against",
+  "between", "into", "through", "during", "before", "after", "above", "below", "to", "from", "up", "down", "in",
+  "out", "on", "off", "over", "under", "again", "further", "then", "once", "here", "there", "when", "where", "why",
+  "how", "all", "any", "both", "each", "few", "more", "most", "other", "some", "such", "no", "nor", "not", "only",
+  "own", "same", "so", "than", "too", "very", "s", "t", "can", "will", "just", "don", "should", "now",
+];
+
 /** A message read through channel history has no row of its own: it counts as read and historical. */
 export const FLAGS_SQL = `COALESCE(um.flags, ${FLAG_BITS.read | FLAG_BITS.historical})`;
 const MENTION_BITS = FLAG_BITS.mentioned | FLAG_BITS.stream_wildcard_mentioned | FLAG_BITS.topic_wildcard_mentioned;

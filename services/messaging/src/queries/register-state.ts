@@ -2,6 +2,7 @@ import { aggregateUnread, MAX_UNREAD_MESSAGES, type UnreadConversation, type Unr
 import type { Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
+import { SEARCH_STOP_WORDS } from "../lib/narrow";
 import { isMutedForUser } from "../lib/visibility-policy";
 import { selectMaxMessageId } from "../store/messages";
 import { selectDirectParticipants } from "../store/recipients";
@@ -68,6 +69,7 @@ export async function getRegisterState(deps: AppDeps, who: Identity, req: Regist
   if (want("default_streams")) state.realm_default_streams = defaultStreams;
   // Default channel groups are not kept here; Zulip's register lists none for an organization without them.
   if (want("default_stream_groups")) state.realm_default_stream_groups = [];
+  if (want("stop_words")) state.stop_words = SEARCH_STOP_WORDS;
   return state;
 }
 
