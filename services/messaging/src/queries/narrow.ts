@@ -5,7 +5,7 @@ import type { ResolvedTerm } from "../lib/narrow";
 import { selectDirectRecipient } from "../store/recipients";
 import { selectRealmStreams } from "../store/streams";
 import { isGuestRole } from "../lib/permissions";
-import { canAccessHistory, findStream, type Viewer } from "./streams";
+import { canAccessHistory, canSeeStream, findStream, type Viewer } from "./streams";
 import { getUsersByEmails, getUsersByIds } from "./users";
 
 const badNarrow = (what: string) => new ApiError("BAD_NARROW", `Invalid narrow operator: ${what}`);
@@ -28,7 +28,7 @@ const IS_OPERANDS: Record<string, Extract<ResolvedTerm, { kind: "is" }>["what"]>
   followed: "followed",
 };
 
-/** Looks up the names a narrow refers to; a name or id that names nothing is `BAD_NARROW`. */
+/** Looks up the names a narrow refers to; anything the viewer may not see is `BAD_NARROW`. */
 export async function resolveNarrow(deps: AppDeps, viewer: Viewer, narrow: NarrowTerm[]): Promise<ResolvedTerm[]> {
   const out: ResolvedTerm[] = [];
   for (const raw of narrow) {
@@ -43,12 +43,14 @@ async function resolveTerm(deps: AppDeps, viewer: Viewer, operator: string, oper
     case "channel":
     case "stream": {
       if (Array.isArray(operand)) throw badNarrow("unknown channel");
-      // Any channel of the organization narrows, as in Zulip (by_channel looks it up without an
-      // access check): one whose history the viewer may not read gives only what they received
-      // there, so nothing if they never were subscribed. A deleted channel is unknown unless
-      // they were.
+      // A channel the viewer may not see looks missing, unless they were subscribed to it once: a
+      // private channel they left still narrows to what they received there. (Zulip finds any
+      // channel here, which tells whether a private channel exists; the isolation tests hold
+      // every endpoint to answering as for a missing one.)
       const found = await findStream(deps.pool, viewer, typeof operand === "number" || /^\d+$/.test(operand) ? Number(operand) : operand);
-      if (!found || (found.stream.deactivated && found.sub === null)) throw badNarrow(`unknown channel ${operand}`);
+      if (!found || !(canSeeStream(viewer, found.stream, found.sub) || found.sub !== null)) {
+        throw badNarrow(`unknown channel ${operand}`);
+      }
       return { kind: "stream", streamId: found.stream.id, negated, history: canAccessHistory(viewer, found.stream, found.sub) };
     }
     case "channels":
