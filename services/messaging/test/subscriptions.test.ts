@@ -28,8 +28,18 @@ describe("POST /users/me/subscriptions", () => {
     const res = await m.ok(await subscribe(org.member, { subscriptions: JSON.stringify([{ name: "Design", description: "Pixels & *things*" }]) }));
     expect(res).toEqual({ result: "success", msg: "", subscribed: { [org.member.user_id]: ["Design"] }, already_subscribed: {} });
     const events = await m.clientEvents();
-    // Then the notification bot's first message in the new channel.
-    expect(events.map((e) => e.type)).toEqual(["messaging.stream.created", "messaging.subscription.added", "messaging.subscription.peer_added", "messaging.message.sent"]);
+    // Then the notification bot's first message in the new channel, and with it the channel's
+    // first_message_id to everyone who can see the channel (Zulip, feature level 256).
+    expect(events.map((e) => e.type)).toEqual([
+      "messaging.stream.created",
+      "messaging.subscription.added",
+      "messaging.subscription.peer_added",
+      "messaging.message.sent",
+      "messaging.stream.updated",
+    ]);
+    const first = events[3].event.message.id;
+    expect(events[4].event).toEqual({ type: "stream", op: "update", stream_id: events[0].event.streams[0].stream_id, name: "Design", property: "first_message_id", value: first });
+    expect(events[4].users).toEqual(events[0].users);
     const created = events[0];
     expect(created.event.streams[0]).toMatchObject({ name: "Design", description: "Pixels & *things*", rendered_description: "<p>Pixels &amp; <em>things</em></p>", invite_only: false, creator_id: org.member.user_id });
     // Every non-guest of the organization learns about a public channel.

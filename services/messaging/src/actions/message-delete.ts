@@ -54,7 +54,11 @@ export async function deletionAudience(tx: Queryable, realmId: number, streamId:
  */
 export async function refreshFirstMessageId(tx: Queryable, deps: AppDeps, realmId: number, streamId: number): Promise<void> {
   const { changed, firstMessageId } = await recomputeFirstMessageId(tx, realmId, streamId);
-  if (!changed) return;
+  if (changed) await notifyFirstMessageId(tx, deps, realmId, streamId, firstMessageId);
+}
+
+/** A channel's first_message_id changed (its first message sent, or its oldest deleted or moved): a stream update to everyone who can see it. */
+export async function notifyFirstMessageId(tx: Queryable, deps: AppDeps, realmId: number, streamId: number, firstMessageId: number | null): Promise<void> {
   const stream = await selectStreamById(tx, realmId, streamId);
   if (!stream) return;
   const subscribers = (await selectSubscriberIds(tx, realmId, [streamId])).get(streamId) ?? [];

@@ -18,6 +18,7 @@ import { getUserSettings } from "../queries/user-settings";
 import type { UserSettingsView } from "../lib/user-settings";
 import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibility-policy";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
+import { notifyFirstMessageId } from "./message-delete";
 import { insertMessageWithEvent, insertSentMessage, selectTopicParticipants, type MessageRow, type NewMessage, type StoredSend } from "../store/messages";
 import { selectDirectSendContext, selectStreamSendContext, type DirectSendContext, type StreamSendContext } from "../store/send-context";
 import type { StoredUserSettings } from "../store/user-settings";
@@ -206,6 +207,8 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     row.id = stored.id;
     const policy = stream ? await applyAutomaticPolicies(tx, plan, policyUsers!, stored, now) : undefined;
     await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, prepared, req) });
+    // Zulip tells those who can see the channel its first message id (feature level 256).
+    if (stream && stored.firstInChannel) await notifyFirstMessageId(tx, deps, row.realmId, stream.id, row.id);
     await deps.hooks.onMessageSent?.(tx, {
       id: row.id,
       realmId: row.realmId,
@@ -236,8 +239,9 @@ export async function doInternalSend(deps: AppDeps, who: Identity, req: SendRequ
  * Most sends write nothing but the message and its event, in one statement without a
  * transaction (insertMessageWithEvent); this is their recipient id, or null when the send needs
  * the transaction: an upload to claim, a topic policy to set (judged by the topic as read before:
- * a policy changed since is what a send a moment earlier would have seen too), or a direct
- * conversation's first message (its recipient row is created in the transaction).
+ * a policy changed since is what a send a moment earlier would have seen too), a direct
+ * conversation's first message (its recipient row is created in the transaction), or a
+ * channel's first message (its stream update event goes with it).
  */
 function oneStatementRecipient(
   deps: AppDeps,
@@ -252,7 +256,8 @@ function oneStatementRecipient(
   if (onMessageSent && (sendNeedsHook?.(who.realmId, content) ?? true)) return null;
   const stream = plan.accessed?.stream;
   if (!stream) return direct?.recipientId ?? null;
-  if (!context?.topic) return null;
+  // A channel's first message also tells its watchers the channel's first message id.
+  if (!context?.topic || stream.firstMessageId === null) return null;
   const before = { topicExisted: context.topic.existed, topicPolicies: context.topic.policies };
   return automaticPolicyChanges(plan, policyUsers!, before).writes.length === 0 ? stream.recipientId : null;
 }

@@ -58,6 +58,8 @@ export interface StoredSend {
   topicExisted: boolean;
   /** Visibility policies of the topic before this send, by user (channel messages only). */
   topicPolicies: Map<number, number>;
+  /** This is the channel's first message: it set the channel's first_message_id. */
+  firstInChannel: boolean;
 }
 
 /**
@@ -76,6 +78,7 @@ const MESSAGE_WRITES = `m AS (
      ), first AS (
        UPDATE streams s SET first_message_id = m.id FROM m
         WHERE s.realm_id = $1 AND s.id = $4 AND s.first_message_id IS NULL
+       RETURNING s.id
      )`;
 
 function messageWriteValues(m: NewMessage, entries: Array<{ userId: number; flags: number }>): unknown[] {
@@ -97,7 +100,7 @@ export async function insertSentMessage(db: Queryable, m: NewMessage, entries: A
          (SELECT coalesce(json_agg(json_build_array(user_id, visibility_policy)), '[]'::json) FROM user_topics
            WHERE realm_id = $1 AND stream_id = $4 AND lower(topic_name) = lower($5)) AS policies
      ), ${MESSAGE_WRITES}
-     SELECT m.id, prior.existed, prior.policies FROM m, prior`,
+     SELECT m.id, prior.existed, prior.policies, EXISTS (SELECT 1 FROM first) AS first_in_channel FROM m, prior`,
     messageWriteValues(m, entries),
   );
   const r = rows[0];
@@ -105,6 +108,7 @@ export async function insertSentMessage(db: Queryable, m: NewMessage, entries: A
     id: Number(r.id),
     topicExisted: r.existed as boolean,
     topicPolicies: new Map((r.policies as Array<[number, number]>).map(([u, p]) => [Number(u), Number(p)])),
+    firstInChannel: r.first_in_channel as boolean,
   };
 }
 
