@@ -65,9 +65,10 @@ export interface MutedTopicChange {
 
 /**
  * PATCH /users/me/subscriptions/muted_topics, deprecated for POST /user_topics (feature level
- * 170): "add" mutes a topic of a channel one can see, once; "remove" sets the topic back to no
+ * 170): "add" mutes a topic of a channel one can see; "remove" sets the topic back to no
  * policy, also in a channel one no longer sees if one holds a policy there, as Zulip's
- * unmute_topic does (a topic not muted there is no error).
+ * unmute_topic does. Muting a muted topic or unmuting one not muted is no error and changes
+ * nothing (Zulip since feature level 169).
  */
 export async function doUpdateMutedTopic(deps: AppDeps, who: Identity, change: MutedTopicChange): Promise<void> {
   if (change.streamId === undefined && change.streamName === undefined) throw badRequest("Please supply 'stream'.");
@@ -78,9 +79,6 @@ export async function doUpdateMutedTopic(deps: AppDeps, who: Identity, change: M
   if (change.op === "add") {
     const { stream } =
       change.streamId !== undefined ? await accessStreamById(deps.pool, viewer, change.streamId) : await accessStreamByName(deps.pool, viewer, change.streamName!);
-    if ((await selectUserTopic(deps.pool, who.realmId, who.userId, stream.id, topic))?.visibilityPolicy === VISIBILITY_POLICIES.muted) {
-      throw badRequest("Topic already muted");
-    }
     streamId = stream.id;
   } else {
     const found = await findStream(deps.pool, viewer, change.streamId ?? change.streamName!);
