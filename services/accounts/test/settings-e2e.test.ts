@@ -99,6 +99,18 @@ describe("every realm_user update form, seen by another user", () => {
   const viewer = () => org.users.member;
   const subject = () => org.users.member2;
 
+  it("an avatar or emoji file over 5 MiB gets the owner's message (the gateway streams it through), and changes nothing", async () => {
+    const big = Buffer.concat([PNG_1X1, Buffer.alloc(5 * 1024 * 1024 + 1 - PNG_1X1.length)]);
+    const avatar = await e2e.postFile(subject(), "/users/me/avatar", { name: "big.png", type: "image/png", data: big });
+    expect(avatar.status, JSON.stringify(avatar.body)).toBe(400);
+    expect(avatar.body).toMatchObject({ code: "BAD_REQUEST", msg: "Uploaded file is larger than the allowed limit of 5 MiB" });
+    const emoji = await e2e.postFile(org.users.admin, "/realm/emoji/too_big", { name: "big.png", type: "image/png", data: big });
+    expect(emoji.status, JSON.stringify(emoji.body)).toBe(400);
+    expect(emoji.body).toMatchObject({ code: "BAD_REQUEST", msg: "Uploaded file is larger than the allowed limit of 5 MiB" });
+    expect(ok(await as(subject()).get("/users/me")).avatar_url).toMatch(/gravatar/);
+    expect(Object.values(ok(await as(subject()).get("/realm/emoji")).emoji).map((e: any) => e.name)).not.toContain("too_big");
+  });
+
   it("full name (by the user and by an administrator)", async () => {
     let events = await verifyAction(viewer(), async () => ok(await as(subject()).patch("/settings", { full_name: "Maxwell Member" })));
     expect(persons(events)).toEqual([{ user_id: subject().user_id, full_name: "Maxwell Member" }]);

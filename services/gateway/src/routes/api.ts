@@ -19,6 +19,13 @@ export interface ApiRouteDeps {
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
+const isMultipart = (req: FastifyRequest) => String(req.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data");
+
+function isUploadPost(router: Router, url: string): boolean {
+  const match = router.match("POST", url);
+  return match.kind === "route" && match.route.upload === true;
+}
+
 /** The services' form body limit (platform `createServer` default). */
 const MAX_FORM_BODY_BYTES = 5 * 1024 * 1024;
 
@@ -33,8 +40,10 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
     let path = upstreamUrl(req.url);
     let form: Buffer | undefined;
     let formHeaders: Record<string, string> = {};
-    // Zulip's method override; only paths that serve another method have the form read.
-    if (isFormPost(req) && deps.router.servesOtherThan("POST", req.url)) {
+    // Zulip's method override; only paths that serve another method have the form read, and
+    // not a file sent to an upload route (an avatar, an emoji): it streams through to the
+    // owner's own size limit, whose message a client can show.
+    if (isFormPost(req) && deps.router.servesOtherThan("POST", req.url) && !(isMultipart(req) && isUploadPost(deps.router, req.url))) {
       if (Number(req.headers["content-length"] ?? 0) > MAX_FORM_BODY_BYTES) {
         throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
       }
