@@ -10,6 +10,8 @@ export const INTERNAL_HEADERS = {
   email: "x-chat-email",
   client: "x-chat-client",
   requestId: "x-request-id",
+  /** The client asked for an upload under `/api/v1` rather than at the root (a temporary URL, not the file). */
+  apiForm: "x-chat-api-form",
 } as const;
 
 export const ROLES = { owner: 100, administrator: 200, moderator: 300, member: 400, guest: 600 } as const;

@@ -19,6 +19,31 @@ async function fails(p: Promise<{ status: number; body: any }>, status: number, 
   if (msg) expect(res.body.msg).toBe(msg);
 }
 
+describe("uploads through the gateway", () => {
+  it("at the root the file; below /api/v1 a temporary URL that serves it without credentials", async () => {
+    const up = await e2e.postFile(org.users.member, "/user_uploads", { name: "notes.txt", type: "text/plain", data: "meeting notes" });
+    expect(up.status, JSON.stringify(up.body)).toBe(200);
+    const auth = { authorization: "Basic " + Buffer.from(`${org.users.member.email}:${org.users.member.api_key}`).toString("base64") };
+    const base = e2e.demo.base_url;
+    const file = await fetch(base + up.body.url, { headers: auth });
+    expect(file.status).toBe(200);
+    expect(await file.text()).toBe("meeting notes");
+
+    const apiForm = `${base}/api/v1${up.body.url}`;
+    const temp = ok(await as("member").get(apiForm));
+    expect(temp.url).toMatch(/^\/user_uploads\/temporary\/[A-Za-z0-9_.-]+\/notes\.txt$/);
+    const anonymous = await fetch(base + temp.url);
+    expect(anonymous.status).toBe(200);
+    expect(anonymous.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(await anonymous.text()).toBe("meeting notes");
+    // The token names this file only: another name, or a token altered, finds nothing.
+    expect((await fetch(base + temp.url.replace(/notes\.txt$/, "other.txt"))).status).toBe(404);
+    expect((await fetch(base + temp.url.replace(/\.([A-Za-z0-9_-]{4})/, ".AAAA"))).status).toBe(404);
+    // Only those who may read the file get a URL for it (member2 saw no message linking it).
+    expect((await as("member2").get(apiForm)).status).toBe(404);
+  });
+});
+
 describe("messaging through the gateway", () => {
   it("sends to a channel by name and by id, and reads it back with narrows", async () => {
     const pub = org.channels.public;

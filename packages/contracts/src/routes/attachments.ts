@@ -25,8 +25,9 @@ export const UploadFile = route({
 });
 
 /**
- * Download of an upload: the URL `POST /user_uploads` returned, below `/api/v1`. Answers with
- * the file's bytes (not JSON) to the uploader and to users who can see a message that links it.
+ * An upload, to the uploader and to users who can see a message that links it. At the root,
+ * where `POST /user_uploads` points, the file's bytes; below `/api/v1` (the gateway says which),
+ * Zulip's temporary URL: `{url}`, which serves the file without credentials for a minute.
  */
 export const DownloadFile = route({
   method: "GET",
@@ -39,6 +40,16 @@ export const DownloadFile = route({
     random: p.str().path(),
     filename: p.str().path(),
   },
+  response: z.any(),
+});
+
+/** The file behind a temporary URL (see DownloadFile): no credentials, a signed token that expires. */
+export const DownloadFileByToken = route({
+  method: "GET",
+  path: "/user_uploads/temporary/{token}/{filename}",
+  service: "messaging",
+  auth: "none",
+  params: { token: p.str().path(), filename: p.str().path() },
   response: z.any(),
 });
 

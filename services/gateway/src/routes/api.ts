@@ -5,7 +5,7 @@ import type { Gate } from "../gate";
 import type { UpstreamProxy } from "../proxy";
 import { upstreamHeaders } from "../proxy";
 import { isFormPost, readFormPost } from "../method-override";
-import { ROOT_ALIASES, upstreamUrl, type Router } from "../router";
+import { API_PREFIX, ROOT_ALIASES, upstreamUrl, type Router } from "../router";
 
 export interface ApiRouteDeps {
   router: Router;
@@ -18,6 +18,9 @@ export interface ApiRouteDeps {
 }
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/** An upload asked for below /api/v1 rather than at the root: the owner answers a temporary URL instead of the file. */
+const apiForm = (url: string): Record<string, string> => (url.startsWith(`${API_PREFIX}/user_uploads/`) ? { [INTERNAL_HEADERS.apiForm]: "1" } : {});
 
 const isMultipart = (req: FastifyRequest) => String(req.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data");
 
@@ -82,7 +85,7 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
       baseUrl: deps.upstreams[match.route.service as Exclude<ServiceName, "gateway">],
       method,
       path,
-      headers: upstreamHeaders(req.headers, { ...internal, ...formHeaders, [INTERNAL_HEADERS.requestId]: req.id }),
+      headers: upstreamHeaders(req.headers, { ...internal, ...formHeaders, ...apiForm(req.url), [INTERNAL_HEADERS.requestId]: req.id }),
       body: admission.body ?? form,
       responseHeaders: admission.responseHeaders,
       onStatus: admission.onStatus,

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { PassThrough, pipeline as pipelineCb } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { DeleteAttachment, DownloadFile, GetAttachments, InternalCleanUpAttachments, UploadFile } from "@chat/contracts";
+import { DeleteAttachment, DownloadFile, DownloadFileByToken, GetAttachments, InternalCleanUpAttachments, UploadFile } from "@chat/contracts";
 import { ApiError, badRequest, INTERNAL_HEADERS, registerRoute, type Identity, type Logger, type Pool } from "@chat/platform";
 import {
   FileReaper,
@@ -17,6 +17,8 @@ import {
 } from "../actions/attachments";
 import type { AppDeps, RoutePlugin } from "../deps";
 import { accessAttachmentForDownload, getAttachments } from "../queries/attachments";
+import { readUploadToken, signUploadToken } from "../lib/upload-token";
+import { selectByPathId, type AttachmentRow } from "../store/attachments";
 import { createStorage, FileTooLargeError, loadAttachmentsConfig, type ByteRange, type FileStorage } from "../storage";
 import { requestedRange } from "../lib/byte-range";
 
@@ -115,9 +117,8 @@ export function attachmentRoutes(mod: AttachmentsModule): RoutePlugin {
       return { url, uri: url, filename: staged.fileName };
     });
 
-    registerRoute(app, DownloadFile, async ({ params, identity, req, reply }) => {
-      const pathId = [params.dir, params.random, params.filename].join("/");
-      const row = await accessAttachmentForDownload(deps.pool, identity, params.realm_id_str, `${params.realm_id_str}/${pathId}`);
+    /** The stored file of `row`, whole or the range asked for. */
+    async function serve(row: AttachmentRow, req: FastifyRequest, reply: FastifyReply) {
       const range = requestedRange(req.headers.range, req.headers["if-range"] as string | undefined, row.size);
       if (range === "unsatisfiable") {
         throw new ApiError("BAD_REQUEST", "Requested range not satisfiable", { status: 416, headers: { "Content-Range": `bytes */${row.size}` } });
@@ -128,6 +129,27 @@ export function attachmentRoutes(mod: AttachmentsModule): RoutePlugin {
         throw new ApiError("BAD_REQUEST", "File not found", { status: 404 });
       }
       await sendFile(reply, req, file, row.fileName, row.contentType, range);
+    }
+
+    registerRoute(app, DownloadFile, async ({ params, identity, req, reply }) => {
+      const pathId = [params.realm_id_str, params.dir, params.random, params.filename].join("/");
+      const row = await accessAttachmentForDownload(deps.pool, identity, params.realm_id_str, pathId);
+      // Below /api/v1 a client asks for a URL it can open without credentials (Zulip's mobile
+      // apps hand it to a browser), not for the file.
+      if (req.headers[INTERNAL_HEADERS.apiForm] === "1") {
+        return { url: `/user_uploads/temporary/${signUploadToken(appDeps.config.INTERNAL_TOKEN, row.pathId, deps.clock.now())}/${params.filename}` };
+      }
+      await serve(row, req, reply);
+      return {};
+    });
+
+    registerRoute(app, DownloadFileByToken, async ({ params, req, reply }) => {
+      const pathId = readUploadToken(appDeps.config.INTERNAL_TOKEN, params.token, deps.clock.now());
+      // The realm is the path id's first part; the file must still exist, under the name in the URL.
+      const realmId = pathId ? Number(pathId.split("/", 1)[0]) : NaN;
+      const row = Number.isSafeInteger(realmId) && pathId!.endsWith(`/${params.filename}`) ? await selectByPathId(deps.pool, realmId, pathId!) : null;
+      if (!row) throw new ApiError("BAD_REQUEST", "Invalid token", { status: 404 });
+      await serve(row, req, reply);
       return {};
     });
 
