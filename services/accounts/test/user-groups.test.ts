@@ -206,6 +206,20 @@ describe("members and subgroups", () => {
     expectError(await t.call("GET", url, { as: other.owner.as }), 400, "BAD_REQUEST", "Invalid user group");
   });
 
+  it("a deactivated member stays listed and can be removed (before Zulip's feature level 303)", async () => {
+    const leaver = await mkMember("leaver");
+    const g = await create("with-leaver", [org.member.user_id, leaver.user_id]);
+    await t.ok(await t.call("DELETE", `/users/${leaver.user_id}`, { as: org.admin.as }));
+    const url = `/user_groups/${g.id}/members`;
+    expect((await t.ok(await t.call("GET", url, { as: org.member.as }))).members).toContain(leaver.user_id);
+    await t.markOutbox();
+    await t.ok(await t.call("POST", url, { as: org.member.as, params: { delete: [leaver.user_id] } }));
+    expect((await t.outbox()).map((e) => UserGroupMembersEvent.parse(e.payload.client.event))).toEqual([
+      { type: "user_group", op: "remove_members", group_id: g.id, user_ids: [leaver.user_id] },
+    ]);
+    expect((await t.ok(await t.call("GET", url, { as: org.member.as }))).members).toEqual([org.member.user_id]);
+  });
+
   it("nests subgroups, refuses cycles and unknown groups, and resolves membership recursively", async () => {
     const a = await create("a-team", [org.member.user_id]);
     const b = await create("b-team", [org.member2.user_id]);

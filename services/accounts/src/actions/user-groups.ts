@@ -235,7 +235,8 @@ export async function doUpdateGroupMembers(deps: AccountsDeps, who: Identity, gr
   if (!add.length && !remove.length) throw badRequest("Nothing to do. Specify at least one of 'add' or 'delete'.");
   await withTx(deps.pool, async (tx) => {
     await accessGroupForUpdate(tx, who, groupId);
-    const current = new Set(await directMemberIds(tx, who.realmId, groupId));
+    // Deactivated members count: they are listed (before Zulip's feature level 303), so they can be removed.
+    const current = new Set(await directMemberIds(tx, who.realmId, groupId, true));
     if (add.length) {
       const ids = await checkActiveUsers(tx, who.realmId, add);
       for (const id of ids) if (current.has(id)) throw badRequest(`User ${id} is already a member of this group`);
