@@ -131,6 +131,20 @@ describe("user group deactivation through the gateway", () => {
     expect(await drain(plain)).toEqual([]);
   });
 
+  it("DELETE /user_groups/{id} (Zulip 9's deletion): the group is gone for a client of that level", async () => {
+    const { member, member2 } = org.users;
+    ok(await as(member).post("/user_groups/create", { name: "e2e-deleted", description: "", members: [member.user_id] }));
+    const id = ok(await as(member).get("/user_groups")).user_groups.find((g: any) => g.name === "e2e-deleted").id;
+    const plain = await register(member2, ["user_group", "realm_user_groups"]);
+    expect(ok(await as(member).delete(`/user_groups/${id}`))).toEqual({ result: "success", msg: "" });
+    expect(await waitFor(plain)).toEqual([{ type: "user_group", op: "remove", group_id: id }]);
+    expect(ok(await as(member2).get("/user_groups")).user_groups.some((g: any) => g.id === id)).toBe(false);
+    // Only those who may change it may delete it.
+    ok(await as(member).post("/user_groups/create", { name: "e2e-kept", description: "", members: [member.user_id] }));
+    const kept = ok(await as(member).get("/user_groups")).user_groups.find((g: any) => g.name === "e2e-kept").id;
+    expect((await as(member2).delete(`/user_groups/${kept}`)).body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Insufficient permission" });
+  });
+
   it("a channel's setting keeps a group in use (asked of messaging); a deactivated group is no channel setting nor mention", async () => {
     const { owner, member } = org.users;
     ok(await as(member).post("/user_groups/create", { name: "e2e-guardians", description: "", members: [member.user_id] }));

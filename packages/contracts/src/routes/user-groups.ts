@@ -111,6 +111,19 @@ export const GetIsUserGroupMember = route({
   response: success({ is_user_group_member: z.boolean() }),
 });
 
+/**
+ * Zulip 9's deletion of a group (feature levels below 294), served as a deactivation: clients that
+ * did not declare include_deactivated_groups, as every client of that level, see the group removed.
+ */
+export const DeleteUserGroup = route({
+  method: "DELETE",
+  path: "/user_groups/{user_group_id}",
+  service: "accounts",
+  auth: "user",
+  params: { user_group_id: p.int().path() },
+  response: empty,
+});
+
 /** Zulip 10 (feature level 290): a deactivated group keeps its members but serves no purpose. */
 export const DeactivateUserGroup = route({
   method: "POST",

@@ -1,6 +1,7 @@
 import {
   CreateUserGroup,
   DeactivateUserGroup,
+  DeleteUserGroup,
   GetIsUserGroupMember,
   GetUserGroupMembers,
   GetUserGroups,
@@ -32,6 +33,10 @@ export function userGroupRoutes(app: FastifyInstance, deps: AccountsDeps): void 
   }));
 
   registerRoute(app, DeactivateUserGroup, async ({ identity, params }) => {
+    await doDeactivateUserGroup(deps, identity, params.user_group_id);
+    return {};
+  });
+  registerRoute(app, DeleteUserGroup, async ({ identity, params }) => {
     await doDeactivateUserGroup(deps, identity, params.user_group_id);
     return {};
   });
