@@ -28,7 +28,7 @@ const FALLBACK: Record<string, string> = {
   REDIS_URL: "Redis connection URL (`rediss://` for TLS).",
   AMQP_URL: "RabbitMQ connection URL (`amqps://` for TLS).",
   AMQP_EXCHANGE: "Topic exchange the domain events are published to.",
-  INTERNAL_TOKEN: "Shared secret on every service-to-service request. Set the same long random value everywhere; the default is for development only.",
+  INTERNAL_TOKEN: "Shared secret on every service-to-service request, and the key temporary upload URLs are signed with. Set the same long random value everywhere; the default is for development only.",
   ACCOUNTS_URL: "Base URL of the accounts service.",
   MESSAGING_URL: "Base URL of the messaging service.",
   EVENTS_URL: "Base URL of the events service.",
