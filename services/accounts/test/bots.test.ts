@@ -77,9 +77,9 @@ describe("POST /bots", () => {
 describe("PATCH /bots/{bot_id}", () => {
   it("only the owner or an administrator; another organization's bot is missing", async () => {
     expectError(await t.call("PATCH", `/bots/${botId}`, { as: org.member.as, params: { full_name: "Mine Now" } }), 400, "BAD_REQUEST", "Insufficient permission");
-    expectError(await t.call("PATCH", `/bots/${org.member.user_id}`, { as: org.admin.as, params: { full_name: "X" } }), 400, "BAD_REQUEST", "No such bot");
+    expectError(await t.call("PATCH", `/bots/${org.member.user_id}`, { as: org.admin.as, params: { full_name: "XX" } }), 400, "BAD_REQUEST", "No such bot");
     const other = await t.createOrg();
-    expectError(await t.call("PATCH", `/bots/${botId}`, { as: other.admin.as, params: { full_name: "X" } }), 400, "BAD_REQUEST", "No such bot");
+    expectError(await t.call("PATCH", `/bots/${botId}`, { as: other.admin.as, params: { full_name: "XX" } }), 400, "BAD_REQUEST", "No such bot");
   });
 
   it("changes the owner: realm_user update with bot_owner_id to everyone", async () => {
@@ -93,7 +93,7 @@ describe("PATCH /bots/{bot_id}", () => {
     expect((await listBots(org.member)).map((b: any) => b.user_id)).toEqual([org.bot.user_id, botId]);
     expect(await listBots(org.member2)).toEqual([]);
     // The previous owner no longer manages it.
-    expectError(await t.call("PATCH", `/bots/${botId}`, { as: org.member2.as, params: { full_name: "X" } }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await t.call("PATCH", `/bots/${botId}`, { as: org.member2.as, params: { full_name: "XX" } }), 400, "BAD_REQUEST", "Insufficient permission");
   });
 
   it("refuses owners that cannot own bots", async () => {

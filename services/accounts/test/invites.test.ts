@@ -153,7 +153,7 @@ describe("POST /invites", () => {
   });
 
   it("enforces the daily limit per organization", async () => {
-    const r = await t.ok(await t.call("POST", "/internal/realms", { params: { name: "Busy", owner_email: "o@busy.test", owner_full_name: "O" } }));
+    const r = await t.ok(await t.call("POST", "/internal/realms", { params: { name: "Busy", owner_email: "o@busy.test", owner_full_name: "OO" } }));
     const owner = t.identity({ ...r.owner, realm_id: r.realm_id, role: 100 });
     const emails = Array.from({ length: 20 }, (_, i) => `d${i}@busy.test`);
     await t.ok(await invite(owner, { invitee_emails: emails.slice(0, 19).join(",") }));
@@ -193,7 +193,7 @@ describe("GET /invites and DELETE /invites/{id}", () => {
     await t.ok(await t.call("DELETE", `/invites/${rev2}`, { as: org.admin.as }));
     expect((await t.outbox()).map((e) => e.type)).toEqual(["accounts.invites.changed", "accounts.invites.changed"]);
     expectError(await t.call("DELETE", `/invites/${rev1}`, { as: org.member.as }), 400, "BAD_REQUEST", "No such invitation");
-    expectError(await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "rev1@new.test", full_name: "R" } }), 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
+    expectError(await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "rev1@new.test", full_name: "RR" } }), 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
   });
 });
 
@@ -261,10 +261,10 @@ describe("accepting an invitation", () => {
     expect(acc.role).toBe(300);
     const again = await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "mod-invitee@new.test", full_name: "Mo" } });
     expectError(again, 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
-    expectError(await t.call("POST", "/internal/invites/accept", { params: { realm_id: other.realmId, email: "a1@new.test", full_name: "A" } }), 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
+    expectError(await t.call("POST", "/internal/invites/accept", { params: { realm_id: other.realmId, email: "a1@new.test", full_name: "AA" } }), 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
     await t.ok(await invite(org.admin.as, { invitee_emails: "late@new.test", invite_expires_in_minutes: 10 }));
     t.clock.advance(11 * 60_000);
-    expectError(await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "late@new.test", full_name: "L" } }), 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
+    expectError(await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "late@new.test", full_name: "LL" } }), 400, "BAD_REQUEST", "The confirmation link has expired or been deactivated.");
     expect((await pending()).some((i) => i.email === "late@new.test")).toBe(false);
     const { deleted } = await t.ok(await t.call("POST", "/internal/invites/cleanup"));
     expect(deleted).toBeGreaterThanOrEqual(1);

@@ -293,7 +293,7 @@ describe("POST /invites/{invite_id}/resend", () => {
   });
 
   it("counts against the organization's daily limit", async () => {
-    const r = await t.ok(await t.call("POST", "/internal/realms", { params: { name: "Resends", owner_email: "o@resends.test", owner_full_name: "O" } }));
+    const r = await t.ok(await t.call("POST", "/internal/realms", { params: { name: "Resends", owner_email: "o@resends.test", owner_full_name: "OO" } }));
     const owner = t.identity({ ...r.owner, realm_id: r.realm_id, role: 100 });
     await t.pool.query("UPDATE realms SET max_invites_per_day = 3 WHERE id = $1", [r.realm_id]);
     await t.ok(await t.call("POST", "/invites", { as: owner, params: { invitee_emails: "r1@resends.test, r2@resends.test", stream_ids: [] } }));

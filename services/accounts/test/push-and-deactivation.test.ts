@@ -147,7 +147,7 @@ describe("DELETE /users/me", () => {
     expect(after).not.toContain("byme1@new.test");
     expect(after).not.toContain("byme2@new.test");
     expectError(
-      await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "byme1@new.test", full_name: "B" } }),
+      await t.call("POST", "/internal/invites/accept", { params: { realm_id: org.realmId, email: "byme1@new.test", full_name: "Bea" } }),
       400,
       "BAD_REQUEST",
       "The confirmation link has expired or been deactivated.",

@@ -111,7 +111,10 @@ describe("PATCH /settings", () => {
     expect(n.users).toEqual(everyone(org));
     expect(n.payload.user.full_name).toBe("Maxine Member");
     expectError(await patchSettings(org.member2, { full_name: " " }), 400, "BAD_REQUEST", "Name too short!");
-    expectError(await patchSettings(org.member2, { full_name: "x".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
+    // At least two characters (Zulip's MIN_NAME_LENGTH), counted as code points.
+    expectError(await patchSettings(org.member2, { full_name: " x " }), 400, "BAD_REQUEST", "Name too short!");
+    expectError(await patchSettings(org.member2, { full_name: "😀" }), 400, "BAD_REQUEST", "Name too short!");
+    expectError(await patchSettings(org.member2, { full_name: "xx".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
     // Characters as Python counts them: 100 emoji are 100, not 200.
     expectError(await patchSettings(org.member2, { full_name: "😀".repeat(101) }), 400, "BAD_REQUEST", "Name too long!");
     await t.ok(await patchSettings(org.member2, { full_name: "😀".repeat(100) }));

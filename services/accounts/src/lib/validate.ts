@@ -11,6 +11,8 @@ export function isValidEmail(email: string): boolean {
 }
 
 export const MAX_FULL_NAME_LENGTH = 100;
+/** Zulip's UserProfile.MIN_NAME_LENGTH. */
+export const MIN_FULL_NAME_LENGTH = 2;
 
 /** The largest value of a PostgreSQL `integer` column. */
 export const PG_INT_MAX = 2 ** 31 - 1;
@@ -24,11 +26,11 @@ export const MAX_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
  */
 export const fullNameKey = (name: string): string => name.normalize("NFKC").toUpperCase().toLowerCase();
 
-/** Zulip's full-name rules: trimmed, 1-100 characters, no control or markup-breaking characters. */
+/** Zulip's full-name rules: trimmed, 2-100 characters, no control or markup-breaking characters. */
 export function checkFullName(raw: string): string {
   const name = raw.trim();
   if (exceeds(name, MAX_FULL_NAME_LENGTH)) throw badRequest("Name too long!");
-  if (name.length === 0) throw badRequest("Name too short!");
+  if ([...name].length < MIN_FULL_NAME_LENGTH) throw badRequest("Name too short!");
   // Control/format characters and the ones that break mention syntax, as Zulip refuses.
   if (/[\p{C}*`\\>"@]/u.test(name)) throw badRequest("Invalid characters in name!");
   return name;
