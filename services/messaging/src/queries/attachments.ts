@@ -77,3 +77,14 @@ export async function accessAttachmentForDownload(db: Queryable, who: Identity, 
   if (row.ownerId === who.userId || (await canSeeThroughMessages(db, { ...who, guest: isGuest(who) }, row.id))) return row;
   throw notFound();
 }
+
+/**
+ * The upload a temporary URL's token named (`pathId`, null when the token did not check out): it
+ * must still exist, in the realm its path id starts with, under the file name in the URL.
+ */
+export async function accessAttachmentByToken(db: Queryable, pathId: string | null, fileName: string): Promise<AttachmentRow> {
+  const realmId = pathId ? Number(pathId.split("/", 1)[0]) : NaN;
+  const row = pathId && Number.isSafeInteger(realmId) && pathId.endsWith(`/${fileName}`) ? await selectByPathId(db, realmId, pathId) : null;
+  if (!row) throw new ApiError("BAD_REQUEST", "Invalid token", { status: 404 });
+  return row;
+}

@@ -16,9 +16,9 @@ import {
   type StagedUpload,
 } from "../actions/attachments";
 import type { AppDeps, RoutePlugin } from "../deps";
-import { accessAttachmentForDownload, getAttachments } from "../queries/attachments";
+import { accessAttachmentByToken, accessAttachmentForDownload, getAttachments } from "../queries/attachments";
 import { readUploadToken, signUploadToken } from "../lib/upload-token";
-import { selectByPathId, type AttachmentRow } from "../store/attachments";
+import type { AttachmentRow } from "../store/attachments";
 import { createStorage, FileTooLargeError, loadAttachmentsConfig, type ByteRange, type FileStorage } from "../storage";
 import { requestedRange } from "../lib/byte-range";
 
@@ -145,11 +145,7 @@ export function attachmentRoutes(mod: AttachmentsModule): RoutePlugin {
 
     registerRoute(app, DownloadFileByToken, async ({ params, req, reply }) => {
       const pathId = readUploadToken(appDeps.config.INTERNAL_TOKEN, params.token, deps.clock.now());
-      // The realm is the path id's first part; the file must still exist, under the name in the URL.
-      const realmId = pathId ? Number(pathId.split("/", 1)[0]) : NaN;
-      const row = Number.isSafeInteger(realmId) && pathId!.endsWith(`/${params.filename}`) ? await selectByPathId(deps.pool, realmId, pathId!) : null;
-      if (!row) throw new ApiError("BAD_REQUEST", "Invalid token", { status: 404 });
-      await serve(row, req, reply);
+      await serve(await accessAttachmentByToken(deps.pool, pathId, params.filename), req, reply);
       return {};
     });
 
