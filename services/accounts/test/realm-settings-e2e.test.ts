@@ -80,6 +80,70 @@ describe("PATCH /realm through the stack", () => {
     await verifyAction(member, async () => ok(await patchRealm(org.users.admin, { create_public_stream_policy: 1, invite_to_stream_policy: 1 })));
   });
 
+  it("Zulip 9.0's channel creation groups: the policies' system groups, changed in either form, announced in both", async () => {
+    const { admin, member } = org.users;
+    const state = await register(member);
+    const group = (name: string) => state.realm_user_groups.find((g: any) => g.name === name).id;
+    expect([state.realm_can_create_public_channel_group, state.realm_can_create_private_channel_group]).toEqual([group("role:members"), group("role:members")]);
+    expect(state.server_supported_permission_settings.realm.can_create_public_channel_group).toMatchObject({
+      require_system_group: true,
+      allow_nobody_group: false,
+      allow_everyone_group: false,
+      default_group_name: "role:members",
+    });
+    expect(state.server_supported_permission_settings.group.can_mention_group.default_for_system_groups).toBe("role:nobody");
+
+    let answer: unknown;
+    const events = await verifyAction(member, async () => (answer = ok(await patchRealm(admin, { can_create_public_channel_group: group("role:administrators") }))));
+    expect(answer).toEqual({ result: "success", msg: "", can_create_public_channel_group: group("role:administrators") });
+    expect(bodies(events)).toEqual([
+      { type: "realm", op: "update", property: "create_public_stream_policy", value: 2 },
+      { type: "realm", op: "update_dict", property: "default", data: { can_create_public_channel_group: group("role:administrators") } },
+    ]);
+    const after = await register(member);
+    expect([after.can_create_public_streams, after.can_create_private_streams, after.realm_create_public_stream_policy]).toEqual([false, true, 2]);
+    const refused = await as(member).post("/users/me/subscriptions", { subscriptions: [{ name: "by group" }] });
+    expect(refused.body).toMatchObject({ result: "error", msg: "Insufficient permission" });
+
+    // The old policy's change is announced in the group's form too.
+    const legacy = await verifyAction(member, async () => ok(await patchRealm(admin, { create_private_stream_policy: 4 })));
+    expect(bodies(legacy)).toEqual([
+      { type: "realm", op: "update", property: "create_private_stream_policy", value: 4 },
+      { type: "realm", op: "update_dict", property: "default", data: { can_create_private_channel_group: group("role:moderators") } },
+    ]);
+
+    // {new, old}: old must be the current group; nothing changes otherwise.
+    const stale = await patchRealm(admin, { can_create_public_channel_group: JSON.stringify({ new: group("role:members"), old: group("role:members") }) });
+    expect(stale.body).toEqual({ result: "error", msg: "'old' value does not match the expected value.", code: "BAD_REQUEST" });
+    const refusals: Array<[unknown, string]> = [
+      [group("role:nobody"), "'can_create_public_channel_group' setting cannot be set to 'role:nobody' group."],
+      [group("role:everyone"), "'can_create_public_channel_group' setting cannot be set to 'role:everyone' group."],
+      [987654, "Invalid user group"],
+    ];
+    for (const [value, msg] of refusals) {
+      const res = await patchRealm(admin, { can_create_public_channel_group: value });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ result: "error", msg, code: "BAD_REQUEST" });
+    }
+    ok(await as(admin).post("/user_groups/create", { name: "creators", description: "may create", members: JSON.stringify([admin.user_id]) }));
+    const mine = (await register(admin)).realm_user_groups.find((g: any) => g.name === "creators").id;
+    const named = await patchRealm(admin, { can_create_public_channel_group: mine });
+    expect(named.body).toEqual({ result: "error", msg: "'can_create_public_channel_group' must be a system user group.", code: "BAD_REQUEST" });
+    const other = (await register(org2.users.owner)).realm_user_groups.find((g: any) => g.name === "role:members").id;
+    expect((await patchRealm(admin, { can_create_public_channel_group: other })).body).toMatchObject({ result: "error", msg: "Invalid user group" });
+    expect((await register(member)).realm_can_create_public_channel_group).toBe(group("role:administrators"));
+
+    await verifyAction(member, async () =>
+      ok(
+        await patchRealm(admin, {
+          can_create_public_channel_group: JSON.stringify({ new: group("role:members"), old: group("role:administrators") }),
+          can_create_private_channel_group: group("role:members"),
+        }),
+      ),
+    );
+    expect((await register(member)).can_create_public_streams).toBe(true);
+  });
+
   it("a waiting period takes new members out of role:fullmembers (user_group events in the same change)", async () => {
     const events = await verifyAction(org.users.member, async () => ok(await patchRealm(org.users.admin, { waiting_period_threshold: 30 })));
     expect(events.map((e) => `${e.type}/${e.op}`)).toEqual(["realm/update", "user_group/remove_members"]);

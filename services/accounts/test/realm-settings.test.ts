@@ -3,6 +3,7 @@ import { AmqpClient, createLogger, identityHeaders, OutboxRelay } from "@chat/pl
 import { until } from "@chat/testkit/e2e";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doForgetDeletedChannel } from "../src/actions/realm-settings";
+import { systemGroupIds } from "../src/store/user-groups";
 import { consumeChannelDeletions } from "../src/consumers/channels";
 import { expectError, type Accounts, type Org, type TestUser } from "./helpers";
 import { startAccountsWithMessaging, type WithMessaging } from "./messaging-peer";
@@ -207,9 +208,20 @@ describe("values", () => {
     const answer = await changed(o.admin, params);
     expect(answer).toEqual({ result: "success", msg: "", ...params, default_language: "updated", default_code_block_language: "updated" });
     const got = await notices(t);
-    // One event per setting, in the order of Zulip's update_realm parameters (the contract's).
+    // One event per setting, in the order of Zulip's update_realm parameters (the contract's); a
+    // channel creation policy's change is announced in Zulip 9.0's group form right after it.
     const order = Object.keys(UpdateRealm.params).filter((name) => name in params) as Array<keyof typeof params>;
-    expect(got.map((n) => n.event)).toEqual(order.map((property) => ({ type: "realm", op: "update", property, value: params[property] })));
+    const groups = await systemGroupIds(t.pool, o.realmId);
+    const groupForm: Record<string, Record<string, number>> = {
+      create_public_stream_policy: { can_create_public_channel_group: groups["role:administrators"] },
+      create_private_stream_policy: { can_create_private_channel_group: groups["role:moderators"] },
+    };
+    expect(got.map((n) => n.event)).toEqual(
+      order.flatMap((property) => [
+        { type: "realm", op: "update", property, value: params[property] },
+        ...(groupForm[property] ? [{ type: "realm", op: "update_dict", property: "default", data: groupForm[property] }] : []),
+      ]),
+    );
     expect(got.every((n) => n.type === "accounts.realm.updated" && JSON.stringify(n.users) === JSON.stringify(everyone(o)))).toBe(true);
     const state = await realmState(o.member);
     for (const [name, value] of Object.entries(params)) expect([name, state[`realm_${name}`]]).toEqual([name, value]);

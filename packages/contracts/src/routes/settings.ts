@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { maxChars, p } from "../params";
 import { empty, route, success } from "../route";
+import { GroupSettingChange } from "./streams";
 
 /** An integer that must be one of Zulip's enum values; anything else is `Invalid <name>`. */
 const intIn = (...allowed: number[]) =>
@@ -156,6 +157,12 @@ export const realmSettingParams = {
   bot_creation_policy: intIn(1, 2, 3),
   create_public_stream_policy: commonPolicy(),
   create_private_stream_policy: commonPolicy(),
+  /**
+   * Zulip 9.0's form of the two policies above (feature levels 264, 266): the id of the system
+   * group role:members, role:fullmembers, role:moderators or role:administrators, or `{new, old}`.
+   */
+  can_create_public_channel_group: p.json(GroupSettingChange).alias("can_create_public_channel_group_id"),
+  can_create_private_channel_group: p.json(GroupSettingChange).alias("can_create_private_channel_group_id"),
   /** 2 administrators, 4 moderators, 6 nobody, 7 owners. */
   create_web_public_stream_policy: intIn(2, 4, 6, 7),
   invite_to_stream_policy: commonPolicy(),

@@ -116,8 +116,8 @@ export const RemoveDefaultStream = route({
   response: empty,
 });
 
-/** A group-setting change: the new group id, and optionally the one the client expects now. */
-const GroupSettingChange = z.union([z.number().int(), z.strictObject({ new: z.number().int(), old: z.number().int().optional() })]);
+/** A group setting's new value: a group id, or `{new, old}` where `old` must be the current one. */
+export const GroupSettingChange = z.union([z.number().int(), z.strictObject({ new: z.number().int(), old: z.number().int().optional() })]);
 
 /** Changes a channel's name, description or settings; administrators only. */
 export const UpdateStream = route({

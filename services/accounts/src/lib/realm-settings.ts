@@ -38,6 +38,48 @@ export const ANNOUNCEMENT_CHANNEL_SETTINGS = new Set([
   "zulip_update_announcements_stream_id",
 ]);
 
+/**
+ * Zulip 9.0's group settings for channel creation (feature levels 264 and 266), which replaced
+ * the two creation policies. Both forms are served: the policy is stored, the group is the
+ * system group of the same people (Zulip's migration mapped them one to one), and a change
+ * through either is announced in both.
+ */
+export const CHANNEL_CREATION_GROUP_SETTINGS: Record<string, string> = {
+  can_create_public_channel_group: "create_public_stream_policy",
+  can_create_private_channel_group: "create_private_stream_policy",
+};
+
+/** A creation policy's system group: 1 members, 2 administrators, 3 full members, 4 moderators. */
+const POLICY_GROUP: Record<number, string> = { 1: "role:members", 2: "role:administrators", 3: "role:fullmembers", 4: "role:moderators" };
+
+/** The system group name a creation policy stands for. */
+export function policyGroupName(policy: number): string {
+  const name = POLICY_GROUP[policy];
+  if (!name) throw new Error(`no system group for creation policy ${policy}`);
+  return name;
+}
+
+/**
+ * The creation policies for the group settings a request carried, as Zulip's
+ * access_user_group_for_setting checks them: a group of the organization ("Invalid user group"),
+ * a system group ("must be a system user group"), and one of the four the setting allows.
+ * `groups` are the organization's groups the request named, by id.
+ */
+export function channelCreationPolicies(given: Record<string, unknown>, groups: Map<number, { name: string | null; isSystemGroup: boolean }>): Map<string, number> {
+  const policies = new Map<string, number>();
+  for (const [setting, policyName] of Object.entries(CHANNEL_CREATION_GROUP_SETTINGS)) {
+    const id = given[setting];
+    if (id === undefined) continue;
+    const group = groups.get(id as number);
+    if (!group) throw badRequest("Invalid user group");
+    if (!group.isSystemGroup) throw badRequest(`'${setting}' must be a system user group.`);
+    const policy = Object.entries(POLICY_GROUP).find(([, name]) => name === group.name)?.[0];
+    if (policy === undefined) throw badRequest(`'${setting}' setting cannot be set to '${group.name}' group.`);
+    policies.set(policyName, Number(policy));
+  }
+  return policies;
+}
+
 /** The providers register offers (realm_available_video_chat_providers): none and Jitsi Meet. */
 export const VIDEO_CHAT_PROVIDER_IDS = [0, 1];
 /** Zulip's GIPHY_RATING_OPTIONS: disabled, Y, G, PG, PG-13, R. */

@@ -6,6 +6,7 @@ import { ROLE } from "../lib/format";
 import { POLICY, policyAllows } from "../lib/policy";
 import { getRealm, type RealmRow } from "../store/realms";
 import { systemGroupIds } from "../store/user-groups";
+import { policyGroupName } from "../lib/realm-settings";
 import { getUser, type UserRow } from "../store/users";
 import { AUTHENTICATION_METHODS } from "./server";
 import { registerStateExtras } from "./register-state-extras";
@@ -71,6 +72,45 @@ function stateJson(state: Record<string, unknown>): JsonText {
   return new JsonText(`${text}}`);
 }
 
+/**
+ * What each group setting may be set to (Zulip 8.0's server_supported_permission_settings, in
+ * the form of feature level 267): the realm's, a channel's and a user group's settings this
+ * server has, with the limits Zulip 9.0 puts on them.
+ */
+function permissionSetting(name: string, o: { system: boolean; nobody: boolean; everyone: boolean; default: string; forSystem?: string; allowed?: string[] }) {
+  return {
+    require_system_group: o.system,
+    allow_internet_group: false,
+    allow_owners_group: false,
+    allow_nobody_group: o.nobody,
+    allow_everyone_group: o.everyone,
+    default_group_name: o.default,
+    id_field_name: `${name}_id`,
+    default_for_system_groups: o.forSystem ?? null,
+    allowed_system_groups: o.allowed ?? [],
+  };
+}
+const SUPPORTED_PERMISSION_SETTINGS = {
+  realm: {
+    create_multiuse_invite_group: permissionSetting("create_multiuse_invite_group", { system: true, nobody: true, everyone: false, default: "role:administrators" }),
+    can_access_all_users_group: permissionSetting("can_access_all_users_group", {
+      system: true,
+      nobody: false,
+      everyone: true,
+      default: "role:everyone",
+      allowed: ["role:everyone", "role:members"],
+    }),
+    can_create_public_channel_group: permissionSetting("can_create_public_channel_group", { system: true, nobody: false, everyone: false, default: "role:members" }),
+    can_create_private_channel_group: permissionSetting("can_create_private_channel_group", { system: true, nobody: false, everyone: false, default: "role:members" }),
+  },
+  stream: {
+    can_remove_subscribers_group: permissionSetting("can_remove_subscribers_group", { system: true, nobody: false, everyone: true, default: "role:administrators" }),
+  },
+  group: {
+    can_mention_group: permissionSetting("can_mention_group", { system: false, nobody: true, everyone: true, default: "role:everyone", forSystem: "role:nobody" }),
+  },
+};
+
 /** The ratings an administrator may choose for GIPHY (`realm_giphy_rating`), by Zulip's names. */
 const GIPHY_RATING_OPTIONS = {
   disabled: { name: "GIPHY integration disabled", id: 0 },
@@ -105,6 +145,8 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     realm_wildcard_mention_policy: realm.wildcardMentionPolicy,
     realm_create_public_stream_policy: realm.createPublicStreamPolicy,
     realm_create_private_stream_policy: realm.createPrivateStreamPolicy,
+    realm_can_create_public_channel_group: groups[policyGroupName(realm.createPublicStreamPolicy)],
+    realm_can_create_private_channel_group: groups[policyGroupName(realm.createPrivateStreamPolicy)],
     realm_create_web_public_stream_policy: realm.createWebPublicStreamPolicy,
     realm_waiting_period_threshold: realm.waitingPeriodThreshold,
     realm_message_retention_days: realm.messageRetentionDays ?? -1,
@@ -181,6 +223,7 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     password_min_length: PASSWORD_MIN_LENGTH,
     password_min_guesses: 10000,
     giphy_rating_options: GIPHY_RATING_OPTIONS,
+    server_supported_permission_settings: SUPPORTED_PERMISSION_SETTINGS,
     server_inline_image_preview: true,
     server_inline_url_embed_preview: false,
     server_avatar_changes_disabled: false,
