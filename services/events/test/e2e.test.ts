@@ -178,9 +178,16 @@ describe("what register points clients at", () => {
   });
 
   it("the state of what this server has none of, when a client asks by name", async () => {
-    const types = ["realm_domains", "realm_embedded_bots", "realm_incoming_webhook_bots", "video_calls", "giphy", "stop_words"];
+    const types = ["realm_domains", "realm_embedded_bots", "realm_incoming_webhook_bots", "video_calls", "giphy", "stop_words", "onboarding_steps"];
     const state = await register(org.users.member, { fetch_event_types: types });
-    expect(state).toMatchObject({ realm_domains: [], realm_embedded_bots: [], realm_incoming_webhook_bots: [], has_zoom_token: false, giphy_api_key: "" });
+    expect(state).toMatchObject({
+      realm_domains: [],
+      realm_embedded_bots: [],
+      realm_incoming_webhook_bots: [],
+      has_zoom_token: false,
+      giphy_api_key: "",
+      onboarding_steps: [],
+    });
     expect(state.stop_words).toContain("the");
   });
 

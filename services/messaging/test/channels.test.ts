@@ -40,6 +40,14 @@ describe("GET /streams/{stream_id}/members", () => {
   });
 });
 
+describe("GET /streams/{stream_id}/email_address", () => {
+  it("is empty (no email gateway here) for a channel the caller may access, and `Invalid channel ID` for any other", async () => {
+    expect(await m.ok(await m.call("GET", `/streams/${general}/email_address`, org.member2))).toEqual({ result: "success", msg: "", email: "" });
+    expect((await m.ok(await m.call("GET", `/streams/${hush}/email_address`, org.member))).email).toBe("");
+    for (const id of [hush, theirs, 999999]) expectError(await m.call("GET", `/streams/${id}/email_address`, org.member2), 400, "BAD_REQUEST", "Invalid channel ID");
+  });
+});
+
 describe("GET /users/{user_id}/subscriptions/{stream_id}", () => {
   const status = (who: Org["member"], userId: number, streamId: number) => m.call("GET", `/users/${userId}/subscriptions/${streamId}`, who);
 

@@ -60,6 +60,20 @@ export const GetStreamById = route({
   response: success({ stream: StreamObject.omit({ is_default: true, subscribers: true }) }),
 });
 
+/**
+ * A channel's address for Zulip's email gateway (feature level 226), for whoever may access the
+ * channel. This server has no email gateway, so the address is empty, as Zulip answers when its
+ * EMAIL_GATEWAY_PATTERN is unset.
+ */
+export const GetStreamEmailAddress = route({
+  method: "GET",
+  path: "/streams/{stream_id}/email_address",
+  service: "messaging",
+  auth: "user",
+  params: { stream_id: p.int().path() },
+  response: success({ email: z.string() }),
+});
+
 export const GetStreamId = route({
   method: "GET",
   path: "/get_stream_id",

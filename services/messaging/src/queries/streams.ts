@@ -192,6 +192,16 @@ export async function getStreamById(deps: AppDeps, viewer: Viewer, id: number): 
 }
 
 /**
+ * GET /streams/{stream_id}/email_address: the channel's email gateway address. There is no
+ * email gateway here, so it is empty (Zulip's answer without EMAIL_GATEWAY_PATTERN); the access
+ * check is GET /streams/{stream_id}'s, so a channel the caller cannot reach is an invalid one.
+ */
+export async function getStreamEmailAddress(deps: AppDeps, viewer: Viewer, id: number): Promise<string> {
+  await accessStreamById(deps.pool, viewer, id);
+  return "";
+}
+
+/**
  * GET /streams/{stream_id}/members: the channel's active subscribers, for whoever may see the
  * channel (administrators a private one too) and its subscriber list.
  */

@@ -1,11 +1,11 @@
-import { AddDefaultStream, DeleteStream, DeleteTopic, GetStreamById, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics, RemoveDefaultStream, UpdateStream } from "@chat/contracts";
+import { AddDefaultStream, DeleteStream, DeleteTopic, GetStreamById, GetStreamEmailAddress, GetStreamId, GetStreamMembers, GetStreams, GetStreamTopics, RemoveDefaultStream, UpdateStream } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
 import { doAddDefaultStream, doRemoveDefaultStream } from "../actions/default-streams";
 import { doUpdateStream } from "../actions/stream-settings";
 import { doDeactivateStream } from "../actions/streams";
 import { doDeleteTopic } from "../actions/topics";
-import { getStreamById, getStreamId, getStreamMembers, getStreams, getStreamTopics, viewerOf } from "../queries/streams";
+import { getStreamById, getStreamEmailAddress, getStreamId, getStreamMembers, getStreams, getStreamTopics, viewerOf } from "../queries/streams";
 
 export const streamRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, GetStreams, async ({ params, identity }) => ({
@@ -20,6 +20,8 @@ export const streamRoutes: RoutePlugin = (app, deps) => {
   }));
 
   registerRoute(app, GetStreamById, async ({ params, identity }) => ({ stream: await getStreamById(deps, viewerOf(identity), params.stream_id) }));
+
+  registerRoute(app, GetStreamEmailAddress, async ({ params, identity }) => ({ email: await getStreamEmailAddress(deps, viewerOf(identity), params.stream_id) }));
 
   registerRoute(app, GetStreamMembers, async ({ params, identity }) => ({ subscribers: await getStreamMembers(deps, viewerOf(identity), params.stream_id) }));
 
