@@ -144,6 +144,47 @@ describe("PATCH /realm through the stack", () => {
     expect((await register(member)).can_create_public_streams).toBe(true);
   });
 
+  it("who may create reusable invitation links (create_multiuse_invite_group): set by group, announced, and enforced", async () => {
+    const { admin, member, moderator } = org.users;
+    const state = await register(member);
+    const group = (name: string) => state.realm_user_groups.find((g: any) => g.name === name).id;
+    expect(state.realm_create_multiuse_invite_group).toBe(group("role:administrators"));
+    const link = () => as(member).post("/invites/multiuse", { invite_as: 400 });
+    expect((await link()).body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Insufficient permission" });
+
+    const events = await verifyAction(member, async () => ok(await patchRealm(admin, { create_multiuse_invite_group: group("role:members") })));
+    expect(bodies(events)).toEqual([{ type: "realm", op: "update_dict", property: "default", data: { create_multiuse_invite_group: group("role:members") } }]);
+    expect(ok(await link()).invite_link).toMatch(/\/join\//);
+
+    // role:nobody is allowed (not even administrators then); role:everyone (guests) is not.
+    ok(await patchRealm(admin, { create_multiuse_invite_group_id: JSON.stringify({ new: group("role:nobody"), old: group("role:members") }) }));
+    expect((await as(admin).post("/invites/multiuse", {})).body).toMatchObject({ result: "error", msg: "Insufficient permission" });
+    expect((await patchRealm(admin, { create_multiuse_invite_group: group("role:everyone") })).body).toMatchObject({
+      result: "error",
+      msg: "'create_multiuse_invite_group' setting cannot be set to 'role:everyone' group.",
+    });
+    ok(await patchRealm(admin, { create_multiuse_invite_group: group("role:moderators") }));
+    expect(ok(await as(moderator).post("/invites/multiuse", {})).invite_link).toMatch(/\/join\//);
+    expect((await link()).body).toMatchObject({ result: "error", msg: "Insufficient permission" });
+    await verifyAction(member, async () => ok(await patchRealm(admin, { create_multiuse_invite_group: group("role:administrators") })));
+  });
+
+  it("the organization's Jitsi server (jitsi_server_url): a URL or \"default\", and the deprecated key follows", async () => {
+    const { admin, member } = org.users;
+    const state = await register(member);
+    expect([state.realm_jitsi_server_url, state.server_jitsi_server_url, state.jitsi_server_url]).toEqual([null, "https://meet.jit.si", "https://meet.jit.si"]);
+    let answer: unknown;
+    const events = await verifyAction(member, async () => (answer = ok(await patchRealm(admin, { jitsi_server_url: JSON.stringify("https://jitsi.example.org") }))));
+    expect(answer).toEqual({ result: "success", msg: "", jitsi_server_url: "updated" });
+    expect(bodies(events)).toEqual([{ type: "realm", op: "update", property: "jitsi_server_url", value: "https://jitsi.example.org" }]);
+    expect((await register(member)).jitsi_server_url).toBe("https://jitsi.example.org");
+    for (const bad of ["jitsi.example.org", "ftp://jitsi.example.org", ""]) {
+      expect((await patchRealm(admin, { jitsi_server_url: JSON.stringify(bad) })).body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "jitsi_server_url is not a URL" });
+    }
+    await verifyAction(member, async () => expect(ok(await patchRealm(admin, { jitsi_server_url: JSON.stringify("default") })).jitsi_server_url).toBeNull());
+    expect((await register(member)).jitsi_server_url).toBe("https://meet.jit.si");
+  });
+
   it("a waiting period takes new members out of role:fullmembers (user_group events in the same change)", async () => {
     const events = await verifyAction(org.users.member, async () => ok(await patchRealm(org.users.admin, { waiting_period_threshold: 30 })));
     expect(events.map((e) => `${e.type}/${e.op}`)).toEqual(["realm/update", "user_group/remove_members"]);

@@ -161,6 +161,8 @@ export const realmSettingParams = {
    * Zulip 9.0's form of the two policies above (feature levels 264, 266): the id of the system
    * group role:members, role:fullmembers, role:moderators or role:administrators, or `{new, old}`.
    */
+  /** The group whose members may create reusable invitation links (feature level 209); as the two below. */
+  create_multiuse_invite_group: p.json(GroupSettingChange).alias("create_multiuse_invite_group_id"),
   can_create_public_channel_group: p.json(GroupSettingChange).alias("can_create_public_channel_group_id"),
   can_create_private_channel_group: p.json(GroupSettingChange).alias("can_create_private_channel_group_id"),
   /** 2 administrators, 4 moderators, 6 nobody, 7 owners. */
@@ -174,6 +176,8 @@ export const realmSettingParams = {
   /** 1 everyone, 2 members, 3 full members, 5 administrators, 6 nobody, 7 moderators. */
   wildcard_mention_policy: intIn(1, 2, 3, 5, 6, 7),
   video_chat_provider: p.int(),
+  /** The organization's Jitsi Meet server (feature level 212), a JSON string: a URL, or `"default"` for the server's. */
+  jitsi_server_url: p.json(z.string()),
   giphy_rating: p.int(),
   default_code_block_language: p.str(),
   /** 0 Monday ... 6 Sunday. */

@@ -48,7 +48,7 @@ export interface CreateMultiuseInviteInput {
 /**
  * POST /invites/multiuse, as Zulip's generate_multiuse_invite_backend (feature level 209 on):
  * guests and bots are refused, then whoever is outside the realm's create_multiuse_invite_group
- * (the administrators' system group here: the setting is not changeable yet), then the role
+ * (a system group, administrators unless PATCH /realm changed it), then the role
  * (at least as restricted as the caller's own, as for POST /invites), the validity, and the
  * channels as POST /invites checks them. Answers the link.
  */
@@ -56,7 +56,7 @@ export async function doCreateMultiuseInvite(deps: AccountsDeps, who: Identity, 
   checkGroupsApiCaller(who);
   const [me, realm, groups] = await Promise.all([getUser(deps.pool, who.realmId, who.userId), getRealm(deps.pool, who.realmId), systemGroupIds(deps.pool, who.realmId)]);
   if (!me || !realm) throw badRequest("No such user");
-  if (!(await isRecursiveMember(deps.pool, who.realmId, groups["role:administrators"], who.userId))) throw badRequest("Insufficient permission");
+  if (!(await isRecursiveMember(deps.pool, who.realmId, groups[realm.createMultiuseInviteGroup], who.userId))) throw badRequest("Insufficient permission");
   if (!VALID_ROLES.includes(p.inviteAs)) throw badRequest("Must be invited as an valid type of user");
   if (p.inviteAs < me.role) throw badRequest("Insufficient permission");
   const now = deps.clock.now();

@@ -4,12 +4,13 @@ import { ROLE } from "../lib/format";
 import {
   ANNOUNCEMENT_CHANNEL_SETTINGS,
   answeredRealmValue,
-  CHANNEL_CREATION_GROUP_SETTINGS,
-  channelCreationPolicies,
   checkRealmSettingValues,
   clientRealmValue,
   realmRowValue,
-  policyGroupName,
+  groupSettingColumns,
+  groupSettingOfColumn,
+  REALM_GROUP_SETTINGS,
+  settingGroupName,
   UPDATE_DICT_REALM_SETTINGS,
   type RealmValue,
 } from "../lib/realm-settings";
@@ -27,24 +28,24 @@ import { updateFullMembersInTx } from "./system-groups";
  * do_set_realm_property). A new waiting period moves members in or out of role:fullmembers at
  * once. Answers what changed, as Zulip does.
  *
- * The channel creation groups (can_create_public/private_channel_group) are the creation
- * policies in Zulip 9.0's form: stored as the policy, answered and announced in the form asked,
- * announced in both.
+ * A group setting (an id, or `{new, old}` where `old` must be the current group) is stored in its
+ * column (see REALM_GROUP_SETTINGS) and announced as `update_dict`; a creation policy and its
+ * group are announced together whichever of the two was changed.
  */
 export async function doUpdateRealm(deps: AccountsDeps, who: Identity, given: Record<string, unknown>): Promise<Record<string, RealmValue>> {
   requireAdmin(who);
   const settings = { ...given };
   const groupChanges = new Map<string, { new: number; old?: number }>();
-  for (const group of Object.keys(CHANNEL_CREATION_GROUP_SETTINGS)) {
-    const change = settings[group] as number | { new: number; old?: number } | undefined;
-    delete settings[group];
-    if (change !== undefined) groupChanges.set(group, typeof change === "number" ? { new: change } : change);
+  for (const setting of Object.keys(REALM_GROUP_SETTINGS)) {
+    const change = settings[setting] as number | { new: number; old?: number } | undefined;
+    delete settings[setting];
+    if (change !== undefined) groupChanges.set(setting, typeof change === "number" ? { new: change } : change);
   }
   const values = checkRealmSettingValues(settings, who.role === ROLE.owner);
   if (groupChanges.size) {
     const rows = await getGroupsByIds(deps.pool, who.realmId, [...groupChanges.values()].map((c) => c.new));
-    const newGroups = Object.fromEntries([...groupChanges].map(([group, change]) => [group, change.new]));
-    for (const [name, policy] of channelCreationPolicies(newGroups, new Map(rows.map((g) => [g.id, g])))) values.set(name, policy);
+    const newGroups = Object.fromEntries([...groupChanges].map(([setting, change]) => [setting, change.new]));
+    for (const [column, stored] of groupSettingColumns(newGroups, new Map(rows.map((g) => [g.id, g])))) values.set(column, stored);
   }
   if (!values.size) return {};
   await checkAnnouncementChannels(deps, who, values);
@@ -52,9 +53,9 @@ export async function doUpdateRealm(deps: AccountsDeps, who: Identity, given: Re
     const realm = await lockRealm(tx, who.realmId);
     if (!realm) throw badRequest("Invalid organization");
     let systemGroups: Record<string, number> | undefined;
-    const groupOf = async (policy: RealmValue) => (systemGroups ??= await systemGroupIds(tx, realm.id))[policyGroupName(policy as number)];
-    for (const [group, change] of groupChanges) {
-      const current = await groupOf(realmRowValue(realm, CHANNEL_CREATION_GROUP_SETTINGS[group]));
+    const groupId = async (setting: string, stored: RealmValue) => (systemGroups ??= await systemGroupIds(tx, realm.id))[settingGroupName(setting, stored)];
+    for (const [setting, change] of groupChanges) {
+      const current = await groupId(setting, realmRowValue(realm, REALM_GROUP_SETTINGS[setting].column));
       if (change.old !== undefined && change.old !== current) throw badRequest("'old' value does not match the expected value.");
     }
     const changed = new Map([...values].filter(([name, value]) => realmRowValue(realm, name) !== value));
@@ -62,14 +63,16 @@ export async function doUpdateRealm(deps: AccountsDeps, who: Identity, given: Re
     await updateRealmSettings(tx, realm.id, changed);
     const users = await activeUserIds(tx, realm.id);
     const answer: Record<string, RealmValue> = {};
-    for (const [name, value] of changed) {
-      await notifyRealmSettingChanged(tx, realm.id, name, value, users);
-      if (settings[name] !== undefined) answer[name] = answeredRealmValue(name, value);
-      const group = CREATION_GROUP_OF[name];
-      if (group) {
-        const groupId = await groupOf(value);
-        await notifyRealmSettingChanged(tx, realm.id, group, groupId, users);
-        if (groupChanges.has(group)) answer[group] = groupId;
+    for (const [column, value] of changed) {
+      const setting = groupSettingOfColumn(column);
+      if (setting !== column) {
+        await notifyRealmSettingChanged(tx, realm.id, column, value, users);
+        if (settings[column] !== undefined) answer[column] = answeredRealmValue(column, value);
+      }
+      if (setting) {
+        const id = await groupId(setting, value);
+        await notifyRealmSettingChanged(tx, realm.id, setting, id, users);
+        if (groupChanges.has(setting)) answer[setting] = id;
       }
     }
     const waiting = changed.get("waiting_period_threshold");
@@ -79,9 +82,6 @@ export async function doUpdateRealm(deps: AccountsDeps, who: Identity, given: Re
     return answer;
   });
 }
-
-/** The group setting of each creation policy. */
-const CREATION_GROUP_OF: Record<string, string> = Object.fromEntries(Object.entries(CHANNEL_CREATION_GROUP_SETTINGS).map(([group, policy]) => [policy, group]));
 
 /**
  * An announcement channel must be a channel of the organization, asked of messaging, which owns
@@ -107,7 +107,7 @@ export async function doForgetDeletedChannel(deps: AccountsDeps, realmId: number
 /** The `realm` event for one changed setting, to `users`; its domain event drops cached settings. */
 async function notifyRealmSettingChanged(tx: Queryable, realmId: number, name: string, value: RealmValue, users: number[]): Promise<void> {
   const shown = clientRealmValue(name, value);
-  const event = UPDATE_DICT_REALM_SETTINGS.has(name) || CHANNEL_CREATION_GROUP_SETTINGS[name]
+  const event = UPDATE_DICT_REALM_SETTINGS.has(name) || name in REALM_GROUP_SETTINGS
     ? { type: "realm", op: "update_dict", property: "default", data: { [name]: shown } }
     : { type: "realm", op: "update", property: name, value: shown };
   await emitEvent(tx, {

@@ -39,45 +39,69 @@ export const ANNOUNCEMENT_CHANNEL_SETTINGS = new Set([
 ]);
 
 /**
- * Zulip 9.0's group settings for channel creation (feature levels 264 and 266), which replaced
- * the two creation policies. Both forms are served: the policy is stored, the group is the
- * system group of the same people (Zulip's migration mapped them one to one), and a change
- * through either is announced in both.
+ * The organization's group settings (Zulip's REALM_PERMISSION_GROUP_SETTINGS) this server has:
+ * each may be one of a few system groups only (require_system_group), so each is stored in a
+ * column as a value standing for one of them. Zulip 9.0's channel creation groups (feature
+ * levels 264, 266) replaced the two creation policies one to one: the policy is stored, both
+ * forms are served, and a change through either is announced in both. The group for reusable
+ * invitation links (feature level 209) is stored as the group's name.
  */
-export const CHANNEL_CREATION_GROUP_SETTINGS: Record<string, string> = {
-  can_create_public_channel_group: "create_public_stream_policy",
-  can_create_private_channel_group: "create_private_stream_policy",
+export interface RealmGroupSetting {
+  /** The realms column. */
+  column: string;
+  /** The column's values and the system group each stands for. */
+  groups: ReadonlyArray<readonly [RealmValue, string]>;
+}
+
+const CREATION_POLICY_GROUPS = [
+  [1, "role:members"],
+  [2, "role:administrators"],
+  [3, "role:fullmembers"],
+  [4, "role:moderators"],
+] as const;
+
+export const REALM_GROUP_SETTINGS: Record<string, RealmGroupSetting> = {
+  create_multiuse_invite_group: {
+    column: "create_multiuse_invite_group",
+    groups: ["role:administrators", "role:moderators", "role:fullmembers", "role:members", "role:nobody"].map((name) => [name, name] as const),
+  },
+  can_create_public_channel_group: { column: "create_public_stream_policy", groups: CREATION_POLICY_GROUPS },
+  can_create_private_channel_group: { column: "create_private_stream_policy", groups: CREATION_POLICY_GROUPS },
 };
 
-/** A creation policy's system group: 1 members, 2 administrators, 3 full members, 4 moderators. */
-const POLICY_GROUP: Record<number, string> = { 1: "role:members", 2: "role:administrators", 3: "role:fullmembers", 4: "role:moderators" };
+/** The group setting stored in a column, if any. */
+export function groupSettingOfColumn(column: string): string | undefined {
+  return Object.keys(REALM_GROUP_SETTINGS).find((name) => REALM_GROUP_SETTINGS[name].column === column);
+}
 
-/** The system group name a creation policy stands for. */
-export function policyGroupName(policy: number): string {
-  const name = POLICY_GROUP[policy];
-  if (!name) throw new Error(`no system group for creation policy ${policy}`);
+/** The system group a group setting's stored value stands for. */
+export function settingGroupName(setting: string, stored: RealmValue): string {
+  const name = REALM_GROUP_SETTINGS[setting].groups.find(([value]) => value === stored)?.[1];
+  if (!name) throw new Error(`no system group for ${setting} = ${String(stored)}`);
   return name;
 }
 
 /**
- * The creation policies for the group settings a request carried, as Zulip's
+ * The column values for the group settings a request carried, as Zulip's
  * access_user_group_for_setting checks them: a group of the organization ("Invalid user group"),
- * a system group ("must be a system user group"), and one of the four the setting allows.
- * `groups` are the organization's groups the request named, by id.
+ * a system group ("must be a system user group"), and one the setting allows. `newGroups` are
+ * the requested group ids by setting; `groups` the organization's groups they name, by id.
  */
-export function channelCreationPolicies(given: Record<string, unknown>, groups: Map<number, { name: string | null; isSystemGroup: boolean }>): Map<string, number> {
-  const policies = new Map<string, number>();
-  for (const [setting, policyName] of Object.entries(CHANNEL_CREATION_GROUP_SETTINGS)) {
-    const id = given[setting];
-    if (id === undefined) continue;
-    const group = groups.get(id as number);
+export function groupSettingColumns(
+  newGroups: Record<string, number>,
+  groups: Map<number, { name: string | null; isSystemGroup: boolean }>,
+): Map<string, RealmValue> {
+  const columns = new Map<string, RealmValue>();
+  for (const [setting, id] of Object.entries(newGroups)) {
+    const group = groups.get(id);
     if (!group) throw badRequest("Invalid user group");
     if (!group.isSystemGroup) throw badRequest(`'${setting}' must be a system user group.`);
-    const policy = Object.entries(POLICY_GROUP).find(([, name]) => name === group.name)?.[0];
-    if (policy === undefined) throw badRequest(`'${setting}' setting cannot be set to '${group.name}' group.`);
-    policies.set(policyName, Number(policy));
+    const { column, groups: allowed } = REALM_GROUP_SETTINGS[setting];
+    const stored = allowed.find(([, name]) => name === group.name)?.[0];
+    if (stored === undefined) throw badRequest(`'${setting}' setting cannot be set to '${group.name}' group.`);
+    columns.set(column, stored);
   }
-  return policies;
+  return columns;
 }
 
 /** The providers register offers (realm_available_video_chat_providers): none and Jitsi Meet. */
@@ -117,9 +141,23 @@ export function checkRealmSettingValues(given: Record<string, unknown>, isOwner:
     if (name === "message_retention_days") values.set(name, retention!);
     else if (TIME_LIMITS.has(name)) values.set(name, parseTimeLimit(name, raw));
     else if (ANNOUNCEMENT_CHANNEL_SETTINGS.has(name)) values.set(name, (raw as number) < 0 ? null : (raw as number));
+    else if (name === "jitsi_server_url") values.set(name, parseJitsiServerUrl(raw as string));
     else values.set(name, raw as RealmValue);
   }
   return values;
+}
+
+/** Zulip's update_realm: `"default"` is the server's Jitsi (null); anything else must be an http(s) URL. */
+function parseJitsiServerUrl(raw: string): string | null {
+  if (raw === "default") return null;
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = null;
+  }
+  if (!url || !["http:", "https:"].includes(url.protocol) || !url.hostname || raw.length > 200) throw badRequest("jitsi_server_url is not a URL");
+  return raw;
 }
 
 const ownerRequired = () => new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");

@@ -6,7 +6,7 @@ import { ROLE } from "../lib/format";
 import { POLICY, policyAllows } from "../lib/policy";
 import { getRealm, type RealmRow } from "../store/realms";
 import { systemGroupIds } from "../store/user-groups";
-import { policyGroupName } from "../lib/realm-settings";
+import { settingGroupName } from "../lib/realm-settings";
 import { getUser, type UserRow } from "../store/users";
 import { AUTHENTICATION_METHODS } from "./server";
 import { registerStateExtras } from "./register-state-extras";
@@ -24,6 +24,9 @@ export interface RegisterStateParams {
   slim_presence?: boolean;
   presence_history_limit_days?: number;
 }
+
+/** The Jitsi Meet server calls use unless an organization names its own (Zulip's default JITSI_SERVER_URL). */
+export const SERVER_JITSI_URL = "https://meet.jit.si";
 
 /** When this process started: Zulip's `server_generation` tells clients the server restarted. */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
@@ -145,8 +148,8 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     realm_wildcard_mention_policy: realm.wildcardMentionPolicy,
     realm_create_public_stream_policy: realm.createPublicStreamPolicy,
     realm_create_private_stream_policy: realm.createPrivateStreamPolicy,
-    realm_can_create_public_channel_group: groups[policyGroupName(realm.createPublicStreamPolicy)],
-    realm_can_create_private_channel_group: groups[policyGroupName(realm.createPrivateStreamPolicy)],
+    realm_can_create_public_channel_group: groups[settingGroupName("can_create_public_channel_group", realm.createPublicStreamPolicy)],
+    realm_can_create_private_channel_group: groups[settingGroupName("can_create_private_channel_group", realm.createPrivateStreamPolicy)],
     realm_create_web_public_stream_policy: realm.createWebPublicStreamPolicy,
     realm_waiting_period_threshold: realm.waitingPeriodThreshold,
     realm_message_retention_days: realm.messageRetentionDays ?? -1,
@@ -178,7 +181,7 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     realm_inline_image_preview: realm.inlineImagePreview,
     realm_inline_url_embed_preview: realm.inlineUrlEmbedPreview,
     realm_video_chat_provider: realm.videoChatProvider,
-    realm_jitsi_server_url: null,
+    realm_jitsi_server_url: realm.jitsiServerUrl,
     realm_giphy_rating: realm.giphyRating,
     realm_enable_read_receipts: realm.enableReadReceipts,
     realm_presence_disabled: realm.presenceDisabled,
@@ -195,7 +198,7 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     realm_require_unique_names: realm.requireUniqueNames,
     realm_default_code_block_language: realm.defaultCodeBlockLanguage,
     realm_can_access_all_users_group: groups["role:everyone"],
-    realm_create_multiuse_invite_group: groups["role:administrators"],
+    realm_create_multiuse_invite_group: groups[realm.createMultiuseInviteGroup],
     realm_direct_message_initiator_group: groups["role:everyone"],
     realm_direct_message_permission_group: groups["role:everyone"],
     realm_authentication_methods: Object.fromEntries(
@@ -231,8 +234,9 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     server_needs_upgrade: false,
     server_web_public_streams_enabled: false,
     server_emoji_data_url: `${url}${EMOJI_DATA_PATH}`,
-    server_jitsi_server_url: null,
-    jitsi_server_url: "https://meet.jit.si",
+    server_jitsi_server_url: SERVER_JITSI_URL,
+    // Deprecated (feature level 212): the Jitsi server calls use, the organization's or the server's.
+    jitsi_server_url: realm.jitsiServerUrl ?? SERVER_JITSI_URL,
     development_environment: false,
     settings_send_digest_emails: false,
     zulip_plan_is_not_limited: true,

@@ -56,6 +56,10 @@ export interface RealmRow {
   zulipUpdateAnnouncementsStreamId: number | null;
   maxInvitesPerDay: number | null;
   notificationBotId: number | null;
+  /** The organization's Jitsi Meet server; null uses the server's. */
+  jitsiServerUrl: string | null;
+  /** The system group (by name) whose members may create reusable invitation links. */
+  createMultiuseInviteGroup: string;
 }
 
 function toRealm(r: any): RealmRow {
@@ -114,6 +118,8 @@ function toRealm(r: any): RealmRow {
     zulipUpdateAnnouncementsStreamId: r.zulip_update_announcements_stream_id === null ? null : Number(r.zulip_update_announcements_stream_id),
     maxInvitesPerDay: r.max_invites_per_day,
     notificationBotId: r.notification_bot_id,
+    jitsiServerUrl: r.jitsi_server_url,
+    createMultiuseInviteGroup: r.create_multiuse_invite_group,
   };
 }
 

@@ -143,6 +143,8 @@ export const accountAppliers: Record<string, Applier> = {
     if (event.op === "update") state[`realm_${event.property}`] = event.value;
     else if (event.op === "update_dict") for (const [k, v] of Object.entries(event.data ?? {})) state[`realm_${k}`] = v;
     else return false;
+    // The deprecated jitsi_server_url is the one calls use: the organization's, else the server's.
+    if (event.op === "update" && event.property === "jitsi_server_url") state.jitsi_server_url = state.realm_jitsi_server_url ?? state.server_jitsi_server_url;
     recomputeOwnPermissions(state, ctx);
     return true;
   },
