@@ -53,7 +53,8 @@ const USAGE = `usage: pnpm bench [options]
                          (repeatable; e.g. --env AMQP_PUBLISH_BATCHES=false to compare)
 
   BENCH_NODE_OPTIONS in the environment adds Node flags to every service it starts (for
-  trying a deployment's NODE_OPTIONS, such as --max-semi-space-size=64).
+  trying a deployment's NODE_OPTIONS, such as --max-semi-space-size=64);
+  BENCH_NODE_OPTIONS_<SERVICE> (BENCH_NODE_OPTIONS_GATEWAY, ...) to one of them.
 `;
 
 function parse() {

@@ -70,12 +70,13 @@ export async function startTarget(opts: StartOptions = {}): Promise<Target> {
   const inspected: StackService[] = [...new Set<StackService>(["events", ...profiled])];
   const inspectPorts: Partial<Record<StackService, number>> = {};
   const serviceEnv: Partial<Record<StackService, Record<string, string>>> = { ...opts.serviceEnv };
-  // Extra Node flags for every service (as a deployment's NODE_OPTIONS would set them).
-  const nodeOptions = process.env.BENCH_NODE_OPTIONS ?? "";
-  for (const s of STACK_SERVICES) if (nodeOptions) serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: nodeOptions };
+  // Extra Node flags for every service, or for one (BENCH_NODE_OPTIONS_GATEWAY, ...), as a
+  // deployment's NODE_OPTIONS would set them.
+  const nodeOptions = (s: StackService) => [process.env.BENCH_NODE_OPTIONS, process.env[`BENCH_NODE_OPTIONS_${s.toUpperCase()}`]].filter(Boolean).join(" ");
+  for (const s of STACK_SERVICES) if (nodeOptions(s)) serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: nodeOptions(s) };
   for (const s of inspected) {
     inspectPorts[s] = await freePort();
-    serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: `${nodeOptions} --inspect=127.0.0.1:${inspectPorts[s]}`.trim() };
+    serviceEnv[s] = { ...serviceEnv[s], NODE_OPTIONS: `${nodeOptions(s)} --inspect=127.0.0.1:${inspectPorts[s]}`.trim() };
   }
   const stack = await startStack({
     env: { ...BENCH_ENV, ...opts.env },
