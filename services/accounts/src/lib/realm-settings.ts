@@ -150,12 +150,7 @@ export function checkRealmSettingValues(given: Record<string, unknown>, isOwner:
 /** Zulip's update_realm: `"default"` is the server's Jitsi (null); anything else must be an http(s) URL. */
 function parseJitsiServerUrl(raw: string): string | null {
   if (raw === "default") return null;
-  let url: URL | null = null;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = null;
-  }
+  const url = URL.canParse(raw) ? new URL(raw) : null;
   if (!url || !["http:", "https:"].includes(url.protocol) || !url.hostname || raw.length > 200) throw badRequest("jitsi_server_url is not a URL");
   return raw;
 }
