@@ -398,6 +398,23 @@ describe("verify action: register, act, apply events, compare with a fresh regis
     expect(addOf(back).subscriptions.map((s: any) => Array.isArray(s.subscribers))).toEqual([true]);
   });
 
+  it("removed from a private channel: gone from every list, live as after a reload; an administrator keeps it as unsubscribed", async () => {
+    const admin = org.users.admin;
+    const subscribe = await verifyAction(member(), () =>
+      as(admin).post("/users/me/subscriptions", { subscriptions: [{ name: "leaving-private" }], invite_only: true, principals: [admin.user_id, member().user_id] }),
+    );
+    expect(typesOf(subscribe)).toContain("subscription/add");
+    const id = subscribe.find((e) => e.type === "subscription" && e.op === "add").subscriptions[0].stream_id;
+    const listed = (st: Record<string, any>) => ["subscriptions", "unsubscribed", "never_subscribed", "streams"].filter((k) => st[k].some((x: any) => x.stream_id === id));
+    const removed = await verifyAction(member(), () => as(admin).delete("/users/me/subscriptions", { subscriptions: ["leaving-private"], principals: [member().user_id] }), {
+      include_subscribers: true,
+    });
+    expect(typesOf(removed)).toEqual(expect.arrayContaining(["subscription/remove", "stream/delete"]));
+    expect(listed(await register(member(), { include_subscribers: true }))).toEqual([]);
+    await verifyAction(admin, () => as(admin).delete("/users/me/subscriptions", { subscriptions: ["leaving-private"] }));
+    expect(listed(await register(admin))).toEqual(["unsubscribed", "streams"]);
+  });
+
   it("topic visibility", async () => {
     await sendBefore(other(), { type: "stream", to: org.channels.public.stream_id, topic: "noisy", content: "unread in a topic about to be muted" });
     const events = await verifyAction(member(), () =>

@@ -28,7 +28,12 @@ export async function readChannelView(deps: AppDeps, viewer: Viewer): Promise<Ch
   return { streams, subs: new Map(subs.map((s) => [s.streamId, s])), traffic };
 }
 
-/** Zulip's gather_subscriptions: active, formerly subscribed, and visible never-subscribed channels. */
+/**
+ * Zulip's gather_subscriptions: active, formerly subscribed, and visible never-subscribed channels.
+ * A formerly subscribed channel the viewer can no longer see (a private one left, a public one
+ * for a guest) is left out: the project's rule is that a hidden channel answers as a missing
+ * one, and leaving it sent the viewer its `stream` / `delete` (Zulip 9 still lists it here).
+ */
 export async function gatherSubscriptions(
   deps: AppDeps,
   viewer: Viewer,
@@ -46,7 +51,7 @@ export async function gatherSubscriptions(
     const sub = subs.get(s.id);
     const t = traffic.get(s.id) ?? null;
     if (sub?.active) out.subscriptions.push(subscriptionObject(s, sub, t, subscribersOf(s)));
-    else if (sub) out.unsubscribed.push(subscriptionObject(s, sub, t, subscribersOf(s)));
+    else if (sub && canSeeStream(viewer, s, undefined)) out.unsubscribed.push(subscriptionObject(s, sub, t, subscribersOf(s)));
     else if (canSeeStream(viewer, s, undefined)) {
       const obj = streamObject(s, t);
       const subscriberList = subscribersOf(s);
