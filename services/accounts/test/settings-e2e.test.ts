@@ -158,6 +158,14 @@ describe("every realm_user update form, seen by another user", () => {
     expect(persons(billing)).toEqual([{ user_id: subject().user_id, is_billing_admin: true }]);
   });
 
+  it("the user's own role, seen by the user: own flags, permissions, channels and emails follow", async () => {
+    // The subject's own queue: the applied events must equal a fresh register whatever the role.
+    for (const role of [200, 400, 600, 300, 400]) {
+      const events = await verifyAction(subject(), async () => ok(await as(org.users.owner).patch(`/users/${subject().user_id}`, { role })));
+      expect(persons(events)).toContainEqual({ user_id: subject().user_id, role });
+    }
+  });
+
   it("delivery email visibility: delivery_email null for those who lose access, and the API email change", async () => {
     const hidden = await verifyAction(viewer(), async () => ok(await as(subject()).patch("/settings", { email_address_visibility: 4 })));
     const dummy = persons(hidden).find((p) => "new_email" in p)?.new_email as string;

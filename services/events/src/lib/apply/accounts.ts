@@ -26,8 +26,6 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
       state.realm_users = state.realm_users.filter((u: any) => u.user_id !== person.user_id);
       return true;
     case "update": {
-      // Own permissions (can_create_streams, ...) follow from the role and need the organization's policies.
-      if (person.user_id === ctx.userId && "role" in person) return false;
       const user = [...state.realm_users, ...(state.realm_non_active_users ?? [])].find((u: any) => u.user_id === person.user_id);
       if (!user) return true;
       if ("custom_profile_field" in person) {
@@ -58,6 +56,12 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
           if (k in person && k in state) state[k] = person[k];
         }
         if ("new_email" in person && "email" in state) state.email = person.new_email;
+        // A new role: the own-user flags, and the permissions that follow from the role and the
+        // organization's policies (Zulip's apply_event does the same).
+        if ("role" in person && "is_admin" in state) {
+          Object.assign(state, ROLE_FLAGS(person.role), { is_moderator: person.role === 300 });
+          recomputeOwnPermissions(state, ctx);
+        }
       }
       return true;
     }
