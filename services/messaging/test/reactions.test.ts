@@ -297,3 +297,81 @@ describe("reacting is participating", () => {
     expect((await m.clientEvents()).map((e) => e.event.type)).toEqual(["reaction", "reaction"]);
   });
 });
+
+describe("widgets: /poll and /todo messages and POST /submessage", () => {
+  const submit = (as: TestUser, id: number, content: unknown, msgType = "widget") =>
+    m.call("POST", "/submessage", as, { message_id: id, msg_type: msgType, content: typeof content === "string" ? content : JSON.stringify(content) });
+
+  it("a /poll message carries its widget, in its event and in GET /messages; votes reach those who have the message", async () => {
+    const id = await toChannel(org.owner, general, "lunch", "/poll Where to eat?\nPizza\n- Tacos\n\n* Soup");
+    const sent = (await m.clientEvents()).find((e) => e.event.type === "message")!;
+    const widget = { widget_type: "poll", extra_data: { question: "Where to eat?", options: ["Pizza", "Tacos", "Soup"] } };
+    expect(sent.event.message.submessages.map((s: any) => ({ ...s, content: JSON.parse(s.content) }))).toEqual([
+      { id: expect.any(Number), message_id: id, sender_id: org.owner.user_id, msg_type: "widget", content: widget },
+    ]);
+    expect((await message(org.member, id)).submessages).toEqual(sent.event.message.submessages);
+
+    await m.ok(await submit(org.member, id, { type: "vote", key: "canned,1", vote: 1 }));
+    const votes = (await m.clientEvents()).filter((e) => e.event.type === "submessage");
+    expect(votes.map((e) => [e.event, [...e.users].sort((a: number, b: number) => a - b)])).toEqual([
+      [
+        {
+          type: "submessage",
+          msg_type: "widget",
+          message_id: id,
+          submessage_id: expect.any(Number),
+          sender_id: org.member.user_id,
+          content: JSON.stringify({ type: "vote", key: "canned,1", vote: 1 }),
+        },
+        ids(org.owner, org.member, org.member2, org.guest),
+      ],
+    ]);
+    expectZulipEvent(votes[0].event);
+    const subs = (await message(org.member2, id)).submessages;
+    expect(subs.map((s: any) => [s.sender_id, JSON.parse(s.content).type ?? JSON.parse(s.content).widget_type])).toEqual([
+      [org.owner.user_id, "poll"],
+      [org.member.user_id, "vote"],
+    ]);
+  });
+
+  it("checks the data against the widget: JSON, known kinds and keys, the question only by the author", async () => {
+    const id = await toChannel(org.owner, general, "lunch", "/poll Again?");
+    const refusals: Array<[TestUser, unknown, string]> = [
+      [org.member, "{not json", "Invalid json for submessage"],
+      [org.member, { type: "question", question: "Mine?" }, "You can't edit a question unless you are the author."],
+      [org.member, { type: "shout" }, "Unknown type for poll data: shout"],
+      [org.member, { type: "vote", key: "canned,0" }, "vote key is missing from poll data"],
+      [org.member, { type: "vote", key: "canned,0", vote: "1" }, 'poll data["vote"] is not an integer'],
+      [org.member, { type: "new_option", option: "Soup", idx: 1, extra: true }, "Unexpected arguments: extra"],
+      [org.member, [1], "poll data is not a dict"],
+    ];
+    for (const [who, content, msg] of refusals) expectError(await submit(who, id, content), 400, "BAD_REQUEST", msg);
+    await m.ok(await submit(org.owner, id, { type: "question", question: "Again, really?" }));
+    await m.ok(await submit(org.member, id, { type: "new_option", option: "Soup", idx: 1 }));
+    expect((await message(org.owner, id)).submessages).toHaveLength(3);
+  });
+
+  it("a /todo message: tasks with descriptions; strike and new_task", async () => {
+    const id = await toChannel(org.owner, general, "chores", "/todo Friday\n- Dishes: after lunch\n- Laundry");
+    const [widget] = (await message(org.owner, id)).submessages;
+    expect(JSON.parse(widget.content)).toEqual({
+      widget_type: "todo",
+      extra_data: { task_list_title: "Friday", tasks: [{ task: "Dishes", desc: "after lunch" }, { task: "Laundry", desc: "" }] },
+    });
+    await m.ok(await submit(org.member, id, { type: "strike", key: "0,canned" }));
+    await m.ok(await submit(org.member, id, { type: "new_task", key: 2, task: "Trash", desc: "", completed: false }));
+    expectError(await submit(org.member, id, { type: "vote", key: "x", vote: 1 }), 400, "BAD_REQUEST", "Unknown type for todo data: vote");
+  });
+
+  it("only the sender starts a widget on a plain message; a message one cannot read is invalid", async () => {
+    const plain = await toChannel(org.owner, general, "lunch", "just text");
+    expect((await message(org.owner, plain)).submessages).toEqual([]);
+    expectError(await submit(org.member, plain, { anything: 1 }), 400, "BAD_REQUEST", "You cannot attach a submessage to this message.");
+    // The sender may (Zulip lets a bot's message grow its own widget so); no widget, any JSON.
+    await m.ok(await submit(org.owner, plain, { anything: 1 }));
+    const dm = await direct(org.owner, [org.member]);
+    expectError(await submit(org.member2, dm, { type: "vote" }), 400, "BAD_REQUEST", "Invalid message(s)");
+    const theirs = await toChannel(other.owner, await m.createStream(other.owner, "theirs", [other.owner]), "t", "/poll Q\nA");
+    expectError(await submit(org.owner, theirs, { type: "vote", key: "canned,0", vote: 1 }), 400, "BAD_REQUEST", "Invalid message(s)");
+  });
+});

@@ -50,3 +50,17 @@ export const MessagingRealmEmojiUpdated = defineEvent(
   "messaging.realm_emoji.updated",
   z.object({ realm_emoji: RealmEmojiDict, client: noticeOf(RealmEmojiClientEvent) }),
 );
+
+/** A submessage added to a message's widget, to the message's recipients (Zulip's do_add_submessage). */
+export const SubmessageClientEvent = z.strictObject({
+  type: z.literal("submessage"),
+  msg_type: z.string(),
+  message_id: z.number().int(),
+  submessage_id: z.number().int(),
+  sender_id: z.number().int(),
+  content: z.string(),
+});
+export const MessagingSubmessageAdded = defineEvent(
+  "messaging.submessage.added",
+  z.object({ message_id: z.number().int(), submessage_id: z.number().int(), client: noticeOf(SubmessageClientEvent) }),
+);

@@ -51,3 +51,21 @@ export const RemoveReaction = route({
   },
   response: empty,
 });
+
+/**
+ * Zulip's POST /submessage: a vote, an option or a task added to the widget (`/poll`, `/todo`) a
+ * message started; `content` is the widget's JSON data. To the message's recipients as a
+ * `submessage` event.
+ */
+export const AddSubmessage = route({
+  method: "POST",
+  path: "/submessage",
+  service: "messaging",
+  auth: "user",
+  params: {
+    message_id: p.int().required(),
+    msg_type: p.str().required(),
+    content: p.str().required(),
+  },
+  response: empty,
+});

@@ -19,11 +19,13 @@ import type { UserSettingsView } from "../lib/user-settings";
 import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibility-policy";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
 import { notifyFirstMessageId } from "./message-delete";
+import { widgetOf } from "../lib/widgets";
 import { insertMessageWithEvent, insertSentMessage, selectTopicParticipants, type MessageRow, type NewMessage, type StoredSend } from "../store/messages";
 import { selectDirectSendContext, selectStreamSendContext, type DirectSendContext, type StreamSendContext } from "../store/send-context";
 import type { StoredUserSettings } from "../store/user-settings";
 import { upsertDirectRecipient } from "../store/recipients";
 import { selectStreamSubscriptions } from "../store/subscriptions";
+import { insertSubmessage, type SubmessageRow } from "../store/submessages";
 import type { UserRow } from "../store/users";
 import { setVisibilityPolicy } from "./user-topics";
 
@@ -186,7 +188,9 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     ? await automaticPolicyUsers(deps, who.realmId, plan, sender, rendered, groupMentioned, context?.senderSettings)
     : undefined;
 
-  const oneStatement = idempotencyKey === undefined ? oneStatementRecipient(deps, who, plan, context, direct, policyUsers, content) : null;
+  // A widget (`/poll`, `/todo`) is the message's first submessage, written in the transaction.
+  const widget = widgetOf(content);
+  const oneStatement = idempotencyKey === undefined && widget === null ? oneStatementRecipient(deps, who, plan, context, direct, policyUsers, content) : null;
   if (oneStatement !== null) {
     const row = messageRow(who, sender, plan, oneStatement, content, rendered, now);
     const envelope = newEnvelope({ type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, prepared, req) });
@@ -206,7 +210,10 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     const stored = await insertSentMessage(tx, newMessage(row, rendered), entries);
     row.id = stored.id;
     const policy = stream ? await applyAutomaticPolicies(tx, plan, policyUsers!, stored, now) : undefined;
-    await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, prepared, req) });
+    const submessages = widget
+      ? [await insertSubmessage(tx, row.realmId, { message_id: row.id, sender_id: row.senderId, msg_type: "widget", content: JSON.stringify(widget) })]
+      : [];
+    await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, prepared, req, submessages) });
     // Zulip tells those who can see the channel its first message id (feature level 256).
     if (stream && stored.firstInChannel) await notifyFirstMessageId(tx, deps, row.realmId, stream.id, row.id);
     await deps.hooks.onMessageSent?.(tx, {
@@ -241,7 +248,8 @@ export async function doInternalSend(deps: AppDeps, who: Identity, req: SendRequ
  * the transaction: an upload to claim, a topic policy to set (judged by the topic as read before:
  * a policy changed since is what a send a moment earlier would have seen too), a direct
  * conversation's first message (its recipient row is created in the transaction), or a
- * channel's first message (its stream update event goes with it).
+ * channel's first message (its stream update event goes with it). A widget's message (`/poll`,
+ * `/todo`) takes the transaction too: its submessage is written with it.
  */
 function oneStatementRecipient(
   deps: AppDeps,
@@ -487,7 +495,7 @@ const MESSAGE_SENT = "messaging.message.sent";
 /** Where messageEventPayload puts the message's id (insertMessageWithEvent fills them in). */
 const MESSAGE_ID_PATHS = [["message_id"], ["client", "event", "message", "id"]];
 
-function messageEventPayload(row: MessageRow, prepared: Prepared, req: SendRequest): Record<string, unknown> {
+function messageEventPayload(row: MessageRow, prepared: Prepared, req: SendRequest, submessages: SubmessageRow[] = []): Record<string, unknown> {
   const { plan, entries, sender, realm } = prepared;
   const message = messageObject(row, {
     sender,
@@ -498,6 +506,7 @@ function messageEventPayload(row: MessageRow, prepared: Prepared, req: SendReque
     // Null only where clients may compute it; queues without client_gravatar get sender_avatar_url.
     clientGravatar: true,
     topicLinks: prepared.topicLinks,
+    submessages,
   });
   const stream = plan.accessed?.stream;
   const avatar = message.avatar_url === null ? { sender_avatar_url: senderAvatarUrl(sender, false)! } : {};

@@ -1,8 +1,9 @@
-import { MessagingReactionAdded, MessagingReactionRemoved, type ReactionClientEvent } from "@chat/contracts";
+import { MessagingReactionAdded, MessagingReactionRemoved, MessagingSubmessageAdded, type ReactionClientEvent } from "@chat/contracts";
 import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { checkEmojiRequest, emojiDataByName, type EmojiData } from "../lib/emoji";
 import { FLAG_BITS } from "../lib/flags";
+import { submessageDataProblem, widgetTypeOf } from "../lib/widgets";
 import type { UserSettingsView } from "../lib/user-settings";
 import { policyAfterParticipation, VISIBILITY } from "../lib/visibility-policy";
 import { accessMessages } from "../queries/message-access";
@@ -14,6 +15,7 @@ import { getUserSettings } from "../queries/user-settings";
 import { lockMessageForEdit, type MessageRow } from "../store/messages";
 import { deleteReaction, insertReaction, selectReactionByCode, type ReactionRow } from "../store/reactions";
 import { selectSubscription } from "../store/subscriptions";
+import { firstSubmessage, insertSubmessage } from "../store/submessages";
 import { selectUserTopic } from "../store/user-topics";
 import { insertOwnRowsIfAbsent } from "../store/usermessages";
 import { setVisibilityPolicy } from "./user-topics";
@@ -136,5 +138,38 @@ async function notifyReactionUpdate(tx: Queryable, who: Identity, reactor: React
     type: op === "add" ? "messaging.reaction.added" : "messaging.reaction.removed",
     realmId: who.realmId,
     payload: (op === "add" ? MessagingReactionAdded : MessagingReactionRemoved).parse({ ...change, client }),
+  });
+}
+
+/**
+ * POST /submessage, as Zulip's process_submessage: the message as for a reaction ("Invalid
+ * message(s)"); someone other than its sender only adds to a widget its sender started ("You
+ * cannot attach a submessage to this message."); the content must be JSON, and for a poll or a
+ * todo list data of that widget's kinds. Then stored, and sent as a `submessage` event to those
+ * who have the message.
+ */
+export async function doAddSubmessage(deps: AppDeps, who: Identity, req: { messageId: number; msgType: string; content: string }): Promise<void> {
+  await withTx(deps.pool, async (tx) => {
+    const { message } = await accessMessageForReaction(tx, who, req.messageId);
+    const first = await firstSubmessage(tx, who.realmId, message.id);
+    if (message.senderId !== who.userId && (first === null || first.sender_id !== message.senderId)) {
+      throw badRequest("You cannot attach a submessage to this message.");
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(req.content);
+    } catch {
+      throw badRequest("Invalid json for submessage");
+    }
+    const widget = widgetTypeOf(first);
+    const problem = widget ? submessageDataProblem(widget, data, message.senderId === who.userId) : null;
+    if (problem) throw badRequest(problem);
+    const sub = await insertSubmessage(tx, who.realmId, { message_id: message.id, sender_id: who.userId, msg_type: req.msgType, content: req.content });
+    const event = { type: "submessage" as const, msg_type: sub.msg_type, message_id: message.id, submessage_id: sub.id, sender_id: who.userId, content: sub.content };
+    await emitEvent(tx, {
+      type: "messaging.submessage.added",
+      realmId: who.realmId,
+      payload: MessagingSubmessageAdded.parse({ message_id: message.id, submessage_id: sub.id, client: { event, users: await messageActionAudience(tx, message) } }),
+    });
   });
 }

@@ -2,6 +2,7 @@ import { avatarUrl, type MessageObject, type MessageReaction, type StreamObject,
 import type { MessageRow } from "../store/messages";
 import type { ReactionRow } from "../store/reactions";
 import type { StreamRow } from "../store/streams";
+import type { SubmessageRow } from "../store/submessages";
 import type { SubscriptionRow } from "../store/subscriptions";
 import type { UserRow } from "../store/users";
 import { flagsToList } from "./flags";
@@ -99,6 +100,8 @@ export interface MessageContext {
   reactions?: MessageReaction[];
   /** The organization's allow_edit_history; edit_history is left out when it is off (default on). */
   allowEditHistory?: boolean;
+  /** The message's submessages (its widget and what was added to it), oldest first. */
+  submessages?: SubmessageRow[];
 }
 
 /** Zulip's message dictionary as clients read it. */
@@ -117,7 +120,7 @@ export function messageObject(m: MessageRow, ctx: MessageContext): MessageObject
     topic_links: ctx.topicLinks ?? [],
     is_me_message: m.content.startsWith("/me "),
     reactions: ctx.reactions ?? [],
-    submessages: [],
+    submessages: ctx.submessages ?? [],
     sender_full_name: sender?.fullName ?? "",
     sender_email: email,
     sender_realm_str: ctx.realmStr,

@@ -6,6 +6,7 @@ import type { MessageRow } from "../store/messages";
 import { selectReactions, type ReactionRow } from "../store/reactions";
 import { selectDirectParticipants } from "../store/recipients";
 import { selectStreamsByIds } from "../store/streams";
+import { selectSubmessages, type SubmessageRow } from "../store/submessages";
 import { getUsersByIds } from "./users";
 
 export interface FormatOptions {
@@ -25,12 +26,20 @@ export async function formatMessages(
   const rows = items.map((i) => i.row);
   const streams = new Map((await selectStreamsByIds(deps.pool, realmId, [...new Set(rows.filter((r) => r.streamId !== null).map((r) => r.streamId!))])).map((s) => [s.id, s]));
   const participants = await selectDirectParticipants(deps.pool, realmId, [...new Set(rows.filter((r) => r.streamId === null).map((r) => r.recipientId))]);
-  // All the messages' reactions in one statement, however many messages there are.
+  // All the messages' reactions and submessages in a statement each, however many messages there are.
+  const messageIds = rows.map((m) => m.id);
+  const [reactionRows, submessageRows] = await Promise.all([selectReactions(deps.pool, realmId, messageIds), selectSubmessages(deps.pool, realmId, messageIds)]);
   const reactions = new Map<number, ReactionRow[]>();
-  for (const r of await selectReactions(deps.pool, realmId, rows.map((m) => m.id))) {
+  for (const r of reactionRows) {
     const list = reactions.get(r.messageId);
     if (list) list.push(r);
     else reactions.set(r.messageId, [r]);
+  }
+  const submessages = new Map<number, SubmessageRow[]>();
+  for (const sub of submessageRows) {
+    const list = submessages.get(sub.message_id);
+    if (list) list.push(sub);
+    else submessages.set(sub.message_id, [sub]);
   }
   const userIds = new Set<number>(rows.map((r) => r.senderId));
   for (const ids of participants.values()) for (const id of ids) userIds.add(id);
@@ -49,6 +58,7 @@ export async function formatMessages(
       topicLinks: row.streamId !== null ? topicLinks(row.topic, linkifiers) : [],
       reactions: (reactions.get(row.id) ?? []).map((r) => reactionObject(r, users.get(r.userId))),
       allowEditHistory: realm.settings.allow_edit_history,
+      submessages: submessages.get(row.id),
     }),
     ...extra,
   }));
