@@ -253,6 +253,21 @@ describe("message delivery through the gateway", () => {
   });
 });
 
+describe("widgets through the gateway", () => {
+  it("a poll's message carries its widget; a vote reaches the other recipient's queue as a submessage event", async () => {
+    const { member, member2 } = org.users;
+    const q = (await register(member2, { event_types: ["message", "submessage"] })).queue_id;
+    const sent = await as(member).post("/messages", { type: "direct", to: [member2.user_id], content: "/poll Tea or coffee?\nTea\nCoffee" });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    const vote = await as(member2).post("/submessage", { message_id: sent.body.id, msg_type: "widget", content: JSON.stringify({ type: "vote", key: "canned,0", vote: 1 }) });
+    expect(vote.body).toEqual({ result: "success", msg: "" });
+    const { events } = await readUntil(member2, q, (ev) => ev.some((e) => e.type === "submessage"));
+    const message = events.find((e) => e.type === "message").message;
+    expect(JSON.parse(message.submessages[0].content)).toEqual({ widget_type: "poll", extra_data: { question: "Tea or coffee?", options: ["Tea", "Coffee"] } });
+    expect(events.find((e) => e.type === "submessage")).toMatchObject({ message_id: sent.body.id, sender_id: member2.user_id, msg_type: "widget" });
+  });
+});
+
 describe("message events follow each queue's client_gravatar, as GET /messages does", () => {
   it("null avatar_url for a gravatar sender with client_gravatar (the default), the URL without it", async () => {
     const member2 = org.users.member2;
