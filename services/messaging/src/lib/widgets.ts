@@ -16,7 +16,9 @@ const stripListMarker = (line: string) => line.trim().replace(/^\s*[-*]?\s*/, ""
 
 /** The widget a message's content starts, or null (Zulip's get_widget_data). */
 export function widgetOf(content: string): WidgetData | null {
-  const first = content.split(/\s+|\n+/)[0];
+  // Every send asks: most messages are answered without looking past their first characters.
+  if (!content.startsWith("/poll") && !content.startsWith("/todo")) return null;
+  const first = content.split(/\s+/, 1)[0];
   if (first !== "/poll" && first !== "/todo") return null;
   const lines = content.replace(first, "").split(/\r\n|\r|\n/);
   const title = lines.length > 0 && lines[0] ? lines.shift()!.trim() : "";
