@@ -361,6 +361,9 @@ describe("widgets: /poll and /todo messages and POST /submessage", () => {
     await m.ok(await submit(org.member, id, { type: "strike", key: "0,canned" }));
     await m.ok(await submit(org.member, id, { type: "new_task", key: 2, task: "Trash", desc: "", completed: false }));
     expectError(await submit(org.member, id, { type: "vote", key: "x", vote: 1 }), 400, "BAD_REQUEST", "Unknown type for todo data: vote");
+    // Deleting the message takes its submessages with it.
+    await m.ok(await m.call("DELETE", `/messages/${id}`, org.admin));
+    expectError(await submit(org.member, id, { type: "strike", key: "1,canned" }), 400, "BAD_REQUEST", "Invalid message(s)");
   });
 
   it("only the sender starts a widget on a plain message; a message one cannot read is invalid", async () => {
