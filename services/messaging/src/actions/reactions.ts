@@ -1,9 +1,8 @@
-import { MessagingReactionAdded, MessagingReactionRemoved, MessagingSubmessageAdded, type ReactionClientEvent } from "@chat/contracts";
+import { MessagingReactionAdded, MessagingReactionRemoved, type ReactionClientEvent } from "@chat/contracts";
 import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { checkEmojiRequest, emojiDataByName, type EmojiData } from "../lib/emoji";
 import { FLAG_BITS } from "../lib/flags";
-import { submessageDataProblem, widgetTypeOf } from "../lib/widgets";
 import type { UserSettingsView } from "../lib/user-settings";
 import { policyAfterParticipation, VISIBILITY } from "../lib/visibility-policy";
 import { accessMessages } from "../queries/message-access";
@@ -15,7 +14,6 @@ import { getUserSettings } from "../queries/user-settings";
 import { lockMessageForEdit, type MessageRow } from "../store/messages";
 import { deleteReaction, insertReaction, selectReactionByCode, type ReactionRow } from "../store/reactions";
 import { selectSubscription } from "../store/subscriptions";
-import { firstSubmessage, insertSubmessage } from "../store/submessages";
 import { selectUserTopic } from "../store/user-topics";
 import { insertOwnRowsIfAbsent } from "../store/usermessages";
 import { setVisibilityPolicy } from "./user-topics";
@@ -30,11 +28,12 @@ const alreadyExists = () => new ApiError("REACTION_ALREADY_EXISTS", "Reaction al
 const doesNotExist = () => new ApiError("REACTION_DOES_NOT_EXIST", "Reaction doesn't exist.");
 
 /**
- * The message for a reaction, locked until the transaction ends (Zulip's lock_message=True:
- * reactions to one message, and its edits and deletion, wait for each other). `own` is whether
- * the user has their own row for it (else they read it through the channel's history).
+ * The message for a reaction or a submessage, locked until the transaction ends (Zulip's
+ * lock_message=True: reactions to one message, its submessages, edits and deletion wait for each
+ * other). `own` is whether the user has their own row for it (else they read it through the
+ * channel's history).
  */
-async function accessMessageForReaction(tx: Queryable, who: Identity, messageId: number): Promise<{ message: MessageRow; own: boolean }> {
+export async function accessLockedMessage(tx: Queryable, who: Identity, messageId: number): Promise<{ message: MessageRow; own: boolean }> {
   // Locked first, so that access is judged on the message as it stays (a move waits).
   const locked = await lockMessageForEdit(tx, who.realmId, messageId);
   const accessed = locked ? (await accessMessages(tx, viewerOf(who), [messageId])).get(messageId) : undefined;
@@ -51,7 +50,7 @@ export async function doAddReaction(deps: AppDeps, who: Identity, messageId: num
     getUserSettings(deps, who.realmId, [who.userId]).then((all) => all.get(who.userId)!),
   ]);
   await withTx(deps.pool, async (tx) => {
-    const { message, own } = await accessMessageForReaction(tx, who, messageId);
+    const { message, own } = await accessLockedMessage(tx, who, messageId);
     // Only what was not given comes from the name; a given code must then match it (checked
     // below), as in Zulip's check_add_reaction.
     const byName = req.emojiCode === undefined || req.reactionType === undefined ? emojiDataByName(req.emojiName, custom.activeByName) : undefined;
@@ -83,7 +82,7 @@ export async function doAddReaction(deps: AppDeps, who: Identity, messageId: num
 export async function doRemoveReaction(deps: AppDeps, who: Identity, messageId: number, req: ReactionRequest): Promise<void> {
   const [custom, reactor] = await Promise.all([getCustomEmojiLookup(deps.pool, who.realmId), reactingUser(deps, who)]);
   await withTx(deps.pool, async (tx) => {
-    const { message } = await accessMessageForReaction(tx, who, messageId);
+    const { message } = await accessLockedMessage(tx, who, messageId);
     let emoji: EmojiData;
     if (req.emojiCode !== undefined) {
       emoji = { emojiCode: req.emojiCode, reactionType: (req.reactionType ?? "unicode_emoji") as EmojiData["reactionType"] };
@@ -138,38 +137,5 @@ async function notifyReactionUpdate(tx: Queryable, who: Identity, reactor: React
     type: op === "add" ? "messaging.reaction.added" : "messaging.reaction.removed",
     realmId: who.realmId,
     payload: (op === "add" ? MessagingReactionAdded : MessagingReactionRemoved).parse({ ...change, client }),
-  });
-}
-
-/**
- * POST /submessage, as Zulip's process_submessage: the message as for a reaction ("Invalid
- * message(s)"); someone other than its sender only adds to a widget its sender started ("You
- * cannot attach a submessage to this message."); the content must be JSON, and for a poll or a
- * todo list data of that widget's kinds. Then stored, and sent as a `submessage` event to those
- * who have the message.
- */
-export async function doAddSubmessage(deps: AppDeps, who: Identity, req: { messageId: number; msgType: string; content: string }): Promise<void> {
-  await withTx(deps.pool, async (tx) => {
-    const { message } = await accessMessageForReaction(tx, who, req.messageId);
-    const first = await firstSubmessage(tx, who.realmId, message.id);
-    if (message.senderId !== who.userId && (first === null || first.sender_id !== message.senderId)) {
-      throw badRequest("You cannot attach a submessage to this message.");
-    }
-    let data: unknown;
-    try {
-      data = JSON.parse(req.content);
-    } catch {
-      throw badRequest("Invalid json for submessage");
-    }
-    const widget = widgetTypeOf(first);
-    const problem = widget ? submessageDataProblem(widget, data, message.senderId === who.userId) : null;
-    if (problem) throw badRequest(problem);
-    const sub = await insertSubmessage(tx, who.realmId, { message_id: message.id, sender_id: who.userId, msg_type: req.msgType, content: req.content });
-    const event = { type: "submessage" as const, msg_type: sub.msg_type, message_id: message.id, submessage_id: sub.id, sender_id: who.userId, content: sub.content };
-    await emitEvent(tx, {
-      type: "messaging.submessage.added",
-      realmId: who.realmId,
-      payload: MessagingSubmessageAdded.parse({ message_id: message.id, submessage_id: sub.id, client: { event, users: await messageActionAudience(tx, message) } }),
-    });
   });
 }

@@ -1,7 +1,8 @@
 import { AddReaction, AddSubmessage, RemoveReaction } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { RoutePlugin } from "../deps";
-import { doAddReaction, doAddSubmessage, doRemoveReaction } from "../actions/reactions";
+import { doAddReaction, doRemoveReaction } from "../actions/reactions";
+import { doAddSubmessage } from "../actions/submessages";
 
 export const reactionRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, AddReaction, async ({ params, identity }) => {
