@@ -11,3 +11,5 @@ export const EVENT_QUEUE_LONGPOLL_TIMEOUT_SECONDS = 90;
 /** Files the gateway serves itself, at the root, without authentication (register names them). */
 export const EMOJI_DATA_PATH = "/static/emoji/emoji_api.json";
 export const DEFAULT_LOGO_PATH = "/static/images/logo/org-logo.svg?version=0";
+/** The Notification Bot's avatar (a fixed image, as Zulip's system bots have), relative as uploaded avatars are. */
+export const SYSTEM_BOT_AVATAR_PATH = "/static/images/static_avatars/notification-bot.png";

@@ -177,6 +177,28 @@ describe("what register points clients at", () => {
     expect(state.realm_icon_url).toMatch(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon$/);
   });
 
+  it("the Notification Bot's avatar is a fixed image, served without credentials, in cross_realm_bots and on its messages", async () => {
+    const { admin, member2 } = org.users;
+    const state = await register(member2, { fetch_event_types: ["realm_user"] });
+    const [bot] = state.cross_realm_bots;
+    expect(bot.avatar_url).toBe("/static/images/static_avatars/notification-bot.png");
+    const res = await fetch(new URL(bot.avatar_url, e2e.stack.urls.gateway));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    expect([...new Uint8Array(await res.arrayBuffer()).subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    // Subscribed by someone else: the bot tells the user in a direct message (event and history).
+    const q = (await register(member2, { event_types: ["message"] })).queue_id;
+    const sub = await as(admin).post("/users/me/subscriptions", { subscriptions: [{ name: "bot-avatar" }], principals: [admin.user_id, member2.user_id] });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(200);
+    const { events } = await readUntil(member2, q, (ev) => ev.some((e) => e.type === "message" && e.message.sender_id === bot.user_id));
+    expect(events.find((e) => e.type === "message" && e.message.sender_id === bot.user_id).message.avatar_url).toBe(bot.avatar_url);
+    for (const clientGravatar of [true, false]) {
+      const page = await as(member2).get("/messages", { anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "sender", operand: bot.user_id }], client_gravatar: clientGravatar });
+      expect(page.body.messages.length).toBeGreaterThan(0);
+      expect(page.body.messages.map((m: any) => m.avatar_url)).toEqual(page.body.messages.map(() => bot.avatar_url));
+    }
+  });
+
   it("the state of what this server has none of, when a client asks by name", async () => {
     const types = ["realm_domains", "realm_embedded_bots", "realm_incoming_webhook_bots", "video_calls", "giphy", "stop_words", "onboarding_steps"];
     const state = await register(org.users.member, { fetch_event_types: types });

@@ -1,4 +1,5 @@
 import type { Queryable } from "@chat/platform";
+import { SYSTEM_BOT_AVATAR_PATH } from "@chat/contracts";
 import { isEmailPublic } from "../lib/avatar";
 import { userObject } from "../lib/format";
 import { canSeeDeliveryEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
@@ -114,7 +115,8 @@ async function readUserList(db: Queryable, realmId: number, variant: UserListVar
         withoutEmail: JSON.stringify({ ...obj, delivery_email: null, ...profile }),
       };
     }),
-    botsJson: JSON.stringify(bots.map((u) => ({ ...userObject(u, botOpts), is_system_bot: true }))),
+    // System bots have a fixed image (the gateway serves it), not a Gravatar, as in Zulip.
+    botsJson: JSON.stringify(bots.map((u) => ({ ...userObject(u, botOpts), avatar_url: SYSTEM_BOT_AVATAR_PATH, is_system_bot: true }))),
   };
 }
 

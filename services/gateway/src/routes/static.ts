@@ -1,10 +1,12 @@
 import type { FastifyInstance, RouteOptions } from "fastify";
-import { DEFAULT_LOGO_PATH, EMOJI_DATA_PATH, emojiCodeToNames } from "@chat/contracts";
+import { DEFAULT_LOGO_PATH, EMOJI_DATA_PATH, emojiCodeToNames, SYSTEM_BOT_AVATAR_PATH } from "@chat/contracts";
+import { botAvatarPng } from "../bot-avatar";
 
 /**
  * The server's own files that register points clients at, public as in Zulip: the emoji names
  * by code (`server_emoji_data_url`), which clients fetch to offer emoji by name, and the
- * organization logo shown until one is uploaded (`realm_logo_url`).
+ * organization logo shown until one is uploaded (`realm_logo_url`), and the Notification Bot's
+ * avatar (its `avatar_url` in `cross_realm_bots` and on its messages).
  */
 export async function staticRoutes(app: FastifyInstance, opts: { compress: NonNullable<RouteOptions["compress"]> }): Promise<void> {
   let emojiData: string | undefined;
@@ -16,6 +18,11 @@ export async function staticRoutes(app: FastifyInstance, opts: { compress: NonNu
   app.get(DEFAULT_LOGO_PATH.split("?")[0], async (_req, reply) =>
     reply.type("image/svg+xml").header("cache-control", "public, max-age=86400").send(DEFAULT_LOGO_SVG),
   );
+  let botAvatar: Buffer | undefined;
+  app.get(SYSTEM_BOT_AVATAR_PATH, async (_req, reply) => {
+    botAvatar ??= botAvatarPng();
+    return reply.type("image/png").header("cache-control", "public, max-age=86400").send(botAvatar);
+  });
 }
 
 /** A speech bubble on a rounded square: the default organization logo. */

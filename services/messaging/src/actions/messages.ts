@@ -507,6 +507,7 @@ function messageEventPayload(row: MessageRow, prepared: Prepared, req: SendReque
     clientGravatar: true,
     topicLinks: prepared.topicLinks,
     submessages,
+    notificationBotId: realm.notification_bot_id,
   });
   const stream = plan.accessed?.stream;
   const avatar = message.avatar_url === null ? { sender_avatar_url: senderAvatarUrl(sender, false)! } : {};

@@ -1,4 +1,4 @@
-import { avatarUrl, type MessageObject, type MessageReaction, type StreamObject, type SubscriptionObject } from "@chat/contracts";
+import { avatarUrl, SYSTEM_BOT_AVATAR_PATH, type MessageObject, type MessageReaction, type StreamObject, type SubscriptionObject } from "@chat/contracts";
 import type { MessageRow } from "../store/messages";
 import type { ReactionRow } from "../store/reactions";
 import type { StreamRow } from "../store/streams";
@@ -102,6 +102,8 @@ export interface MessageContext {
   allowEditHistory?: boolean;
   /** The message's submessages (its widget and what was added to it), oldest first. */
   submessages?: SubmessageRow[];
+  /** The organization's Notification Bot, whose avatar is a fixed image (its messages show it). */
+  notificationBotId?: number | null;
 }
 
 /** Zulip's message dictionary as clients read it. */
@@ -132,7 +134,7 @@ export function messageObject(m: MessageRow, ctx: MessageContext): MessageObject
             .sort((a, b) => a.id - b.id)
             .map((u) => ({ id: u.id, email: u.email, full_name: u.fullName, is_mirror_dummy: false })),
     type: m.streamId === null ? "private" : "stream",
-    avatar_url: sender ? senderAvatarUrl(sender, ctx.clientGravatar) : null,
+    avatar_url: !sender ? null : sender.id === ctx.notificationBotId ? SYSTEM_BOT_AVATAR_PATH : senderAvatarUrl(sender, ctx.clientGravatar),
   };
   if (m.streamId !== null) out.stream_id = m.streamId;
   if (ctx.flags !== undefined) out.flags = flagsToList(ctx.flags);

@@ -59,6 +59,7 @@ export async function formatMessages(
       reactions: (reactions.get(row.id) ?? []).map((r) => reactionObject(r, users.get(r.userId))),
       allowEditHistory: realm.settings.allow_edit_history,
       submessages: submessages.get(row.id),
+      notificationBotId: realm.notification_bot_id,
     }),
     ...extra,
   }));
