@@ -26,7 +26,7 @@ export interface RegisterStateParams {
 }
 
 /** The Jitsi Meet server calls use unless an organization names its own (Zulip's default JITSI_SERVER_URL). */
-export const SERVER_JITSI_URL = "https://meet.jit.si";
+const SERVER_JITSI_URL = "https://meet.jit.si";
 
 /** When this process started: Zulip's `server_generation` tells clients the server restarted. */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
