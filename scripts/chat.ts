@@ -82,7 +82,7 @@ org
     action(async (o: { name: string; stringId?: string; ownerEmail: string; ownerName: string; ownerPassword?: string; json?: boolean }) => {
       const r = await createOrg(cfg(), o);
       output(o.json, r, [
-        `organization ${r.realm_id} (${r.string_id}) created`,
+        `organization ${r.realm_id} (${r.string_id}) created at ${r.realm_url}`,
         `owner ${r.owner.user_id} ${r.owner.email}`,
         `API key: ${r.owner.api_key}`,
       ]);

@@ -20,6 +20,8 @@ export interface DemoChannel {
 export interface DemoOrg {
   id: number;
   name: string;
+  /** The organization's own URL, only with ORGANIZATION_SUBDOMAINS (otherwise it is base_url). */
+  url?: string;
   users: Record<string, DemoUser>;
   channels: Record<string, DemoChannel>;
 }
@@ -51,7 +53,7 @@ const asDemoUser = (c: Credentials, role: number, fullName: string): DemoUser =>
 async function newOrg(cfg: CliConfig, name: string, stringId: string, domain: string) {
   const ownerName = "Olive Owner";
   const created = await createOrg(cfg, { name, stringId, ownerEmail: `owner@${domain}`, ownerName });
-  return { realmId: created.realm_id, owner: asDemoUser(created.owner, ROLES.owner, ownerName) };
+  return { realmId: created.realm_id, url: created.realm_url, owner: asDemoUser(created.owner, ROLES.owner, ownerName) };
 }
 
 /**
@@ -106,11 +108,14 @@ export async function createDemo(cfg: CliConfig, log: (line: string) => void): P
     channels2.public = await createChannel(cfg, { realmId: second.realmId, name: "town square", description: "Everyone is here.", inviteOnly: false, subscriberIds: [users2.member.user_id], actor: actor2 });
   }
 
+  const base = cfg.EXTERNAL_URL ?? cfg.GATEWAY_URL;
+  // The agreed shape names one URL; an organization's own appears only where it differs.
+  const own = (url: string) => (url === base.replace(/\/+$/, "") ? {} : { url });
   return {
-    base_url: cfg.EXTERNAL_URL ?? cfg.GATEWAY_URL,
+    base_url: base,
     orgs: [
-      { id: main.realmId, name, users: ordered, channels },
-      { id: second.realmId, name: name2, users: users2, channels: channels2 },
+      { id: main.realmId, name, ...own(main.url), users: ordered, channels },
+      { id: second.realmId, name: name2, ...own(second.url), users: users2, channels: channels2 },
     ],
   };
 }
@@ -119,7 +124,7 @@ export async function createDemo(cfg: CliConfig, log: (line: string) => void): P
 export function describeDemo(demo: DemoOutput): string[] {
   const lines = [`Server: ${demo.base_url}`];
   for (const o of demo.orgs) {
-    lines.push("", `Organization ${o.id}: ${o.name}`);
+    lines.push("", `Organization ${o.id}: ${o.name}${o.url ? ` at ${o.url}` : ""}`);
     for (const [key, u] of Object.entries(o.users)) {
       lines.push(`  ${key.padEnd(9)} ${u.email.padEnd(44)} API key ${u.api_key}  (user ${u.user_id}, role ${u.role})`);
     }

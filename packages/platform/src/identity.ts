@@ -12,6 +12,8 @@ export const INTERNAL_HEADERS = {
   requestId: "x-request-id",
   /** The client asked for an upload under `/api/v1` rather than at the root (a temporary URL, not the file). */
   apiForm: "x-chat-api-form",
+  /** The organization subdomain the request's host names (see `subdomainOfHost`); absent on the deployment's own host. */
+  subdomain: "x-chat-subdomain",
 } as const;
 
 export const ROLES = { owner: 100, administrator: 200, moderator: 300, member: 400, guest: 600 } as const;
@@ -62,6 +64,13 @@ export function readIdentity(headers: Record<string, string | string[] | undefin
     email: safeDecode(get(INTERNAL_HEADERS.email) ?? ""),
     client: safeDecode(get(INTERNAL_HEADERS.client) ?? "Unspecified"),
   };
+}
+
+/** The organization subdomain the gateway found in the request's host, or null. */
+export function readSubdomain(headers: Record<string, string | string[] | undefined>): string | null {
+  const v = headers[INTERNAL_HEADERS.subdomain];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s ? s : null;
 }
 
 /** A malformed escape must not turn into a 500; the raw text is the best we have. */

@@ -17,3 +17,4 @@ export * from "./params";
 export * from "./redis";
 export * from "./request-context";
 export * from "./server";
+export * from "./org-hosts";

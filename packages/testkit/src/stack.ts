@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { encodeParams } from "@chat/platform";
+import { request as undiciRequest } from "undici";
 import { createTestEnv, REPO_ROOT, type ServiceWithSchema, type TestEnv } from "./env";
 
 /**
@@ -364,6 +365,8 @@ export interface DemoChannel {
 export interface DemoOrg {
   id: number;
   name: string;
+  /** Its own URL, only with ORGANIZATION_SUBDOMAINS. */
+  url?: string;
   users: { owner: DemoUser; admin: DemoUser; moderator: DemoUser; member: DemoUser; member2: DemoUser; guest: DemoUser; bot: DemoUser };
   channels: { public: DemoChannel; private: DemoChannel };
 }
@@ -371,6 +374,7 @@ export interface DemoOrg {
 export interface DemoOrg2 {
   id: number;
   name: string;
+  url?: string;
   users: { owner: DemoUser; member: DemoUser };
   channels: { public: DemoChannel };
 }
@@ -445,6 +449,7 @@ export interface ApiResponse {
 }
 
 export interface RequestOptions {
+  /** A `host` header here is sent as it is (fetch would replace it with the URL's). */
   headers?: Record<string, string>;
   signal?: AbortSignal;
 }
@@ -473,7 +478,7 @@ export function apiClient(baseUrl: string, email?: string | null, apiKey?: strin
       body = form;
       headers["content-type"] ??= "application/x-www-form-urlencoded";
     }
-    const res = await fetch(url, { method, headers, body, signal: opts.signal });
+    const res = headers.host ? await withHost(url, method, headers, body, opts.signal) : await fetch(url, { method, headers, body, signal: opts.signal });
     const text = await res.text();
     let parsed: unknown = text;
     if ((res.headers.get("content-type") ?? "").includes("json")) {
@@ -496,6 +501,14 @@ export function apiClient(baseUrl: string, email?: string | null, apiKey?: strin
 }
 
 export type ApiClient = ReturnType<typeof apiClient>;
+
+/** A request naming its own Host (an organization's host that does not resolve here), as fetch's answer. */
+async function withHost(url: string, method: string, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal) {
+  const res = await undiciRequest(url, { method: method as "GET", headers, body, signal });
+  const text = await res.body.text();
+  const flat = Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")] as [string, string]);
+  return { status: res.statusCode, headers: new Headers(flat), text: async () => text };
+}
 
 /** An API client for one demo user. */
 export const demoClient = (demo: DemoOutput, user: DemoUser) => apiClient(demo.base_url, user.email, user.api_key);

@@ -1,11 +1,12 @@
 import { z } from "zod";
-import { baseConfigShape, envBool, loadConfig, SERVICE_PORTS } from "@chat/platform";
+import { baseConfigShape, envBool, loadConfig, organizationHostsShape, SERVICE_PORTS } from "@chat/platform";
 
 export const accountsConfigShape = {
   ...baseConfigShape,
   PORT: z.coerce.number().int().min(1).max(65535).default(SERVICE_PORTS.accounts),
-  /** The public URL clients reach (the gateway): realm_url in register and server_settings. */
+  /** The public URL clients reach (the gateway): realm_url in register and server_settings, the base of invitation links; with `ORGANIZATION_SUBDOMAINS`, each organization's host is below its host. */
   EXTERNAL_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.gateway}`),
+  ...organizationHostsShape,
   /** Invitations per organization per 24 h when the realm sets no limit of its own. */
   INVITES_DAILY_LIMIT: z.coerce.number().int().min(0).default(100),
   /** Default validity of an invitation (Zulip: 10 days). */

@@ -87,6 +87,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     gate,
     proxy,
     internalToken: config.INTERNAL_TOKEN,
+    hosts: config,
     compress: config.COMPRESS_RESPONSES ? compression : false,
     upstreams: {
       accounts: config.ACCOUNTS_URL,

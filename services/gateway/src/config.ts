@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { baseConfigShape, envBool, loadConfig, SERVICE_PORTS } from "@chat/platform";
+import { baseConfigShape, envBool, loadConfig, organizationHostsShape, SERVICE_PORTS } from "@chat/platform";
 
 const positiveInt = (def: number) => z.coerce.number().int().positive().default(def);
 
@@ -7,6 +7,12 @@ const positiveInt = (def: number) => z.coerce.number().int().positive().default(
 export const gatewayConfigShape = {
   ...baseConfigShape,
   PORT: z.coerce.number().int().min(0).max(65535).default(SERVICE_PORTS.gateway),
+  /**
+   * The public URL clients reach, as accounts has it: with `ORGANIZATION_SUBDOMAINS`, a request
+   * whose host is `<string_id>.` this URL's host is for that organization only.
+   */
+  EXTERNAL_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.gateway}`),
+  ...organizationHostsShape,
   /** Turns every limiter off (load tests); on by default as in Zulip. */
   RATE_LIMITING_ENABLED: envBool(true),
   /** Per authenticated user: requests per window (Zulip's `api_by_user`). */

@@ -47,9 +47,18 @@ export class Gate {
     };
   }
 
-  async admit(req: FastifyRequest, route: RouteDef): Promise<Admission> {
+  /**
+   * `subdomain` is the organization the request's host names (null on the deployment's own
+   * host): an account of another organization is refused there, as Zulip refuses it on another
+   * organization's subdomain.
+   */
+  async admit(req: FastifyRequest, route: RouteDef, subdomain: string | null = null): Promise<Admission> {
     if (route.auth === "user") {
       const who = await this.authenticate(req);
+      // Right credentials, wrong host: not a guess either.
+      if (subdomain !== null && who.realmStringId?.toLowerCase() !== subdomain) {
+        throw unauthorized("Account is not associated with this subdomain");
+      }
       // Right credentials, wrong route: not a guess, so not counted against the address.
       if (who.botType === INCOMING_WEBHOOK_BOT && !route.allowIncomingWebhooks) {
         throw unauthorized("This API is not available to incoming webhook bots.");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { baseConfigShape, loadConfig, SERVICE_PORTS } from "@chat/platform";
+import { baseConfigShape, loadConfig, organizationHostsShape, SERVICE_PORTS } from "@chat/platform";
 
 export const messagingConfigShape = {
   ...baseConfigShape,
@@ -15,6 +15,7 @@ export const messagingConfigShape = {
    * in the notices of moved messages.
    */
   EXTERNAL_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.gateway}`),
+  ...organizationHostsShape,
 };
 
 export type MessagingConfig = ReturnType<typeof loadMessagingConfig>;

@@ -20,6 +20,8 @@ export const InternalAuthenticate = route({
   response: success({
     user_id: z.number().int(),
     realm_id: z.number().int(),
+    /** The organization's subdomain: the gateway refuses the account on another organization's host. */
+    realm_string_id: z.string(),
     role: z.number().int(),
     is_bot: z.boolean(),
     /** 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded; null for humans. */
@@ -63,6 +65,8 @@ export const InternalCreateRealm = route({
   response: success({
     realm_id: z.number().int(),
     string_id: z.string(),
+    /** Where its members reach it (its own host with ORGANIZATION_SUBDOMAINS). */
+    realm_url: z.string(),
     owner: z.object({ user_id: z.number().int(), email: z.string(), api_key: z.string() }),
   }),
 });

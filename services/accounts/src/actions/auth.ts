@@ -2,6 +2,7 @@ import { ApiError, emitEvent, withTx } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { dummyPasswordCheck, generateApiKey, hashApiKey, sealApiKey, unsealApiKey, verifyPassword } from "../lib/credentials";
 import { authFailed } from "../queries/auth";
+import { realmOfSubdomain } from "../queries/server";
 import { insertApiKey, newestSealedKey, pruneApiKeys } from "../store/api-keys";
 import { getRealm } from "../store/realms";
 import { findUsersByLoginEmail, type UserRow } from "../store/users";
@@ -16,9 +17,11 @@ const MAX_KEYS_PER_USER = 20;
  * login with that password gets the same key back. The first login, or the first after an API
  * key reset, issues it. Before, each login issued a key of its own and the 21st revoked the
  * oldest, so a script logging in on every run soon locked out the user's other clients.
+ * On an organization's own host (`subdomain`) only that organization's accounts can log in.
  */
-export async function doFetchApiKey(deps: AccountsDeps, username: string, password: string) {
-  const candidates = (await findUsersByLoginEmail(deps.pool, username.trim())).filter((u) => u.passwordHash);
+export async function doFetchApiKey(deps: AccountsDeps, username: string, password: string, subdomain: string | null = null) {
+  const realmId = subdomain === null ? null : (await realmOfSubdomain(deps, subdomain)).id;
+  const candidates = (await findUsersByLoginEmail(deps.pool, username.trim())).filter((u) => u.passwordHash && (realmId === null || u.realmId === realmId));
   let matched: UserRow | null = null;
   if (!candidates.length || !password) {
     await dummyPasswordCheck(password, deps.config.PASSWORD_SCRYPT_COST);

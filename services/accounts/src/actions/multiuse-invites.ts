@@ -74,7 +74,7 @@ export async function doCreateMultiuseInvite(deps: AccountsDeps, who: Identity, 
       expiresAt,
     });
     await notifyInvitesChanged(tx, who.realmId, who.userId);
-    return multiuseInviteLink(deps, invite);
+    return multiuseInviteLink(deps, realm, invite);
   });
 }
 

@@ -2,7 +2,7 @@ import { ApiError, unauthorized } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { hashApiKey, hashesEqual, hasApiKeyFormat } from "../lib/credentials";
 import { keyHashesOf } from "../store/api-keys";
-import { getRealm } from "../store/realms";
+import { getRealm, type RealmRow } from "../store/realms";
 import { findUsersByLoginEmail, type UserRow } from "../store/users";
 
 /**
@@ -10,7 +10,7 @@ import { findUsersByLoginEmail, type UserRow } from "../store/users";
  * accounts with this email, each key hash compared in constant time. Unknown email and wrong key
  * give the same answer.
  */
-export async function authenticateApiKey(deps: AccountsDeps, rawEmail: string, rawKey: string): Promise<UserRow> {
+export async function authenticateApiKey(deps: AccountsDeps, rawEmail: string, rawKey: string): Promise<{ user: UserRow; realm: RealmRow }> {
   const email = rawEmail.trim();
   const key = rawKey.trim();
   if (!hasApiKeyFormat(key)) throw unauthorized("Malformed API key");
@@ -27,7 +27,7 @@ export async function authenticateApiKey(deps: AccountsDeps, rawEmail: string, r
   const realm = await getRealm(deps.pool, matched.realmId);
   if (!realm || realm.deactivated) throw unauthorized("This organization has been deactivated");
   if (!matched.isActive) throw unauthorized("Account is deactivated");
-  return matched;
+  return { user: matched, realm };
 }
 
 export const authFailed = () =>

@@ -1,15 +1,16 @@
-import type { Identity } from "@chat/platform";
+import { organizationUrl, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { ROLE } from "../lib/format";
 import { listPendingInvites } from "../store/invites";
 import { listUsableMultiuseInvites, type MultiuseInviteRow } from "../store/multiuse-invites";
+import { getRealm, type RealmRow } from "../store/realms";
 import { checkGroupsApiCaller } from "./user-groups";
 
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
 /** A reusable link's URL, as Zulip's confirmation_url for a multiuse invitation: `{realm_url}/join/{key}/`. */
-export function multiuseInviteLink(deps: AccountsDeps, invite: Pick<MultiuseInviteRow, "confirmationKey">): string {
-  return `${deps.config.EXTERNAL_URL.replace(/\/+$/, "")}/join/${invite.confirmationKey}/`;
+export function multiuseInviteLink(deps: AccountsDeps, realm: Pick<RealmRow, "stringId">, invite: Pick<MultiuseInviteRow, "confirmationKey">): string {
+  return `${organizationUrl(deps.config, realm.stringId)}/join/${invite.confirmationKey}/`;
 }
 
 /**
@@ -20,9 +21,10 @@ export async function getInvites(deps: AccountsDeps, who: Identity) {
   checkGroupsApiCaller(who);
   const now = deps.clock.now();
   const referrer = who.role <= ROLE.administrator ? null : who.userId;
-  const [emails, links] = await Promise.all([
+  const [emails, links, realm] = await Promise.all([
     listPendingInvites(deps.pool, who.realmId, now, referrer),
     listUsableMultiuseInvites(deps.pool, who.realmId, now, referrer),
+    getRealm(deps.pool, who.realmId),
   ]);
   return [
     ...emails.map((i) => ({
@@ -42,7 +44,7 @@ export async function getInvites(deps: AccountsDeps, who: Identity) {
       invited: seconds(i.createdAt),
       expiry_date: i.expiresAt ? seconds(i.expiresAt) : null,
       invited_as: i.invitedAs,
-      link_url: multiuseInviteLink(deps, i),
+      link_url: multiuseInviteLink(deps, realm ?? { stringId: "" }, i),
       is_multiuse: true,
     })),
   ];

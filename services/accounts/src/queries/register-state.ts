@@ -1,6 +1,6 @@
 import { PASSWORD_MIN_LENGTH } from "../lib/credentials";
 import { DEFAULT_LOGO_PATH, EMOJI_DATA_PATH, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from "@chat/contracts";
-import { badRequest, JsonText, SUCCESS_PREFIX, type Identity } from "@chat/platform";
+import { badRequest, JsonText, organizationUrl, SUCCESS_PREFIX, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { ROLE } from "../lib/format";
 import { POLICY, policyAllows } from "../lib/policy";
@@ -126,7 +126,7 @@ const GIPHY_RATING_OPTIONS = {
 
 async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
   const { realm, deps } = ctx;
-  const url = deps.config.EXTERNAL_URL.replace(/\/+$/, "");
+  const url = organizationUrl(deps.config, realm.stringId);
   const groups = await systemGroupIds(deps.pool, realm.id);
   return {
     realm_name: realm.name,

@@ -13,7 +13,7 @@ import {
   InternalUserGroupIsMember,
   InternalUserGroupMembers,
 } from "@chat/contracts";
-import { registerRoute } from "@chat/platform";
+import { organizationUrl, registerRoute } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
 import { doSetBillingAdmin } from "../actions/profile";
 import { doCreateRealm } from "../actions/realms";
@@ -29,8 +29,8 @@ import { getInternalUsers } from "../queries/users";
 /** Service-to-service routes: the gateway's auth check, the admin CLI, other services' lookups. */
 export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, InternalAuthenticate, async ({ params }) => {
-    const u = await authenticateApiKey(deps, params.email, params.api_key);
-    return { user_id: u.id, realm_id: u.realmId, role: u.role, is_bot: u.isBot, bot_type: u.botType, email: u.email };
+    const { user: u, realm } = await authenticateApiKey(deps, params.email, params.api_key);
+    return { user_id: u.id, realm_id: u.realmId, realm_string_id: realm.stringId, role: u.role, is_bot: u.isBot, bot_type: u.botType, email: u.email };
   });
 
   registerRoute(app, InternalGetUsers, async ({ params }) => ({
@@ -45,7 +45,12 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
       ownerFullName: params.owner_full_name,
       ownerPassword: params.owner_password,
     });
-    return { realm_id: r.realm.id, string_id: r.realm.stringId, owner: { user_id: r.owner.id, email: r.owner.email, api_key: r.apiKey } };
+    return {
+      realm_id: r.realm.id,
+      string_id: r.realm.stringId,
+      realm_url: organizationUrl(deps.config, r.realm.stringId),
+      owner: { user_id: r.owner.id, email: r.owner.email, api_key: r.apiKey },
+    };
   });
 
   registerRoute(app, InternalCreateUser, async ({ params }) => {

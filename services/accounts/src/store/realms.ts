@@ -141,6 +141,12 @@ export async function getRealm(db: Queryable, realmId: number): Promise<RealmRow
   return rows[0] ? toRealm(rows[0]) : null;
 }
 
+/** The organization of a subdomain (its string_id), deactivated or not. */
+export async function getRealmByStringId(db: Queryable, stringId: string): Promise<RealmRow | null> {
+  const { rows } = await db.query("SELECT * FROM realms WHERE lower(string_id) = lower($1)", [stringId]);
+  return rows[0] ? toRealm(rows[0]) : null;
+}
+
 /** Locks the realm row: serializes changes that must see a consistent set of users (last owner). */
 export async function lockRealm(db: Queryable, realmId: number): Promise<RealmRow | null> {
   const { rows } = await db.query("SELECT * FROM realms WHERE id = $1 FOR UPDATE", [realmId]);

@@ -5,6 +5,7 @@ import { INVALID_API_KEY, parseBasicAuth } from "./basic";
 interface AuthenticateResponse {
   user_id: number;
   realm_id: number;
+  realm_string_id: string;
   role: number;
   is_bot: boolean;
   bot_type: number | null;
@@ -44,6 +45,7 @@ export class Authenticator {
     const who: CachedIdentity = {
       userId: data.user_id,
       realmId: data.realm_id,
+      realmStringId: data.realm_string_id,
       role: data.role,
       isBot: data.is_bot,
       botType: data.bot_type,

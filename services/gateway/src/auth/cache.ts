@@ -6,6 +6,8 @@ import { ensureRedisReady } from "../redis-ready";
 export interface CachedIdentity {
   userId: number;
   realmId: number;
+  /** The organization's subdomain (absent in entries cached before it was recorded: those count as misses). */
+  realmStringId?: string;
   role: number;
   isBot: boolean;
   /** Absent in entries cached before it was recorded; those are not incoming-webhook bots' (see Gate). */
@@ -140,6 +142,7 @@ export class AuthCache {
     const raw = await this.redis.get(entryKey(hash));
     if (!raw) return null;
     const who = JSON.parse(raw) as CachedIdentity;
+    if (who.realmStringId === undefined) return null;
     this.keepLocal(hash, who, epoch);
     return who;
   }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import { fastifyPath, type ServiceName } from "@chat/contracts";
-import { ApiError, identityHeaders, INTERNAL_HEADERS } from "@chat/platform";
+import { ApiError, identityHeaders, INTERNAL_HEADERS, subdomainOfHost, type OrganizationHosts } from "@chat/platform";
 import type { Gate } from "../gate";
 import type { UpstreamProxy } from "../proxy";
 import { upstreamHeaders } from "../proxy";
@@ -13,6 +13,8 @@ export interface ApiRouteDeps {
   proxy: UpstreamProxy;
   upstreams: Record<Exclude<ServiceName, "gateway">, string>;
   internalToken: string;
+  /** The deployment's URL, and whether organizations have hosts of their own below it. */
+  hosts: OrganizationHosts;
   /** How to compress large JSON answers for clients that accept it (the app registers @fastify/compress), or not at all. */
   compress: NonNullable<RouteOptions["compress"]>;
 }
@@ -77,10 +79,12 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
     if (!match.route.upload && Number(req.headers["content-length"] ?? 0) > MAX_FORM_BODY_BYTES) {
       throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
     }
-    const admission = await deps.gate.admit(req, match.route);
-    const internal = admission.identity
+    const subdomain = subdomainOfHost(deps.hosts, req.headers.host);
+    const admission = await deps.gate.admit(req, match.route, subdomain);
+    const internal: Record<string, string> = admission.identity
       ? identityHeaders(admission.identity, deps.internalToken)
       : { [INTERNAL_HEADERS.token]: deps.internalToken };
+    if (subdomain !== null) internal[INTERNAL_HEADERS.subdomain] = subdomain;
     return deps.proxy.forward(req, reply, {
       baseUrl: deps.upstreams[match.route.service as Exclude<ServiceName, "gateway">],
       method,

@@ -1,5 +1,5 @@
 import { MessagingMessagesMovedAway, type EditHistoryEntry, type InternalRealm } from "@chat/contracts";
-import { emitEvent, type Identity, type Queryable } from "@chat/platform";
+import { emitEvent, organizationUrl, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
 import { topicNarrow } from "../lib/markdown";
@@ -151,7 +151,8 @@ export async function planNotices(
   const movedAll = req.notifyNewThread || req.notifyOldThread ? await movedAllVisible() : false;
   if (req.notifyNewThread && (plan.newStream || !resolved)) {
     const preexisting = await anyReadable(tx, viewer, await selectTopicMessageIds(tx, who.realmId, move.newStream.id, move.newTopic, move.changedIds));
-    const link = `${deps.config.EXTERNAL_URL.replace(/\/+$/, "")}/${topicNarrow(move.newStream, move.newTopic)}/near/${plan.message.id}`;
+    const { string_id: stringId } = await deps.accounts.getRealm(who.realmId);
+    const link = `${organizationUrl(deps.config, stringId)}/${topicNarrow(move.newStream, move.newTopic)}/near/${plan.message.id}`;
     const from = topicLink(move.origStream.name, move.origTopic);
     notices.push({ streamId: move.newStream.id, topic: move.newTopic, content: newThreadNotice(count, movedAll && !preexisting, from, user, link) });
   }
