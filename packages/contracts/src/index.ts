@@ -26,6 +26,8 @@ export * from "./events/message-edits";
 export * from "./events/reactions";
 export * from "./events/playgrounds";
 export * from "./events/saved-snippets";
+export * from "./events/realm-domains";
+export * from "./events/realm-exports";
 export * from "./models";
 export * from "./openapi";
 export * from "./params";

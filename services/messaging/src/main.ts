@@ -9,9 +9,11 @@ import { consumeMutedUsers } from "./consumers/muted-users";
 import { listenForRealmChanges } from "./consumers/realm-cache";
 import { startHighlighting } from "./lib/highlight-thread";
 import { consumeUserSettings } from "./consumers/user-settings";
+import { loadRealmExportConfig, startRealmExportJob, type RealmExportJob } from "./jobs/realm-exports";
 import { loadRetentionConfig, startRetentionJob } from "./jobs/retention";
 import { attachmentRoutes, createAttachmentsModule } from "./routes/attachments";
 import { realmEmojiRoutes } from "./routes/realm-emoji";
+import { realmExportRoutes } from "./routes/realm-exports";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
 
@@ -24,9 +26,16 @@ async function main(): Promise<void> {
   const attachments = await createAttachmentsModule(deps);
   deps.hooks = attachmentHooks(attachments.reaper);
   const amqp = AmqpClient.fromConfig(config, log);
+  // Started once the process serves; until then a new export waits for the job's first look.
+  let exportJob: RealmExportJob | null = null;
   const app = buildApp(deps, {
-    // Custom emoji images live in the uploads' storage.
-    plugins: [...ROUTE_PLUGINS, attachmentRoutes(attachments), realmEmojiRoutes(attachments.storage)],
+    // Custom emoji images and data exports live in the uploads' storage.
+    plugins: [
+      ...ROUTE_PLUGINS,
+      attachmentRoutes(attachments),
+      realmEmojiRoutes(attachments.storage),
+      realmExportRoutes(attachments.storage, { kick: () => exportJob?.kick() }),
+    ],
     readiness: {
       storage: () => attachments.storage.check(),
       rabbitmq: async () => {
@@ -43,6 +52,7 @@ async function main(): Promise<void> {
   await consumeUserSettings(amqp, deps);
   await listenForRealmChanges(amqp, deps);
   const retention = startRetentionJob(deps, loadRetentionConfig());
+  exportJob = startRealmExportJob(deps, attachments.storage, loadRealmExportConfig());
   startHighlighting();
 
   await runService({
@@ -51,7 +61,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     log,
     graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
-    stop: [() => retention.stop(), async () => attachments.reaper.stop(), () => relay.stop(), () => amqp.close(), () => deps.pool.end()],
+    stop: [() => retention.stop(), async () => exportJob?.stop(), async () => attachments.reaper.stop(), () => relay.stop(), () => amqp.close(), () => deps.pool.end()],
   });
   log.info({ port: config.PORT }, "messaging listening");
 }

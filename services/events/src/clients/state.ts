@@ -22,7 +22,7 @@ export const STATE_OWNERS: Record<StateService, readonly string[]> = {
 };
 
 /** Types that carry no state (the queue's own events): never a reason to ask anyone. */
-const STATELESS = new Set(["heartbeat", "restart", "typing", "update_message", "delete_message", "reaction", "submessage"]);
+const STATELESS = new Set(["heartbeat", "restart", "typing", "update_message", "delete_message", "reaction", "submessage", "realm_export"]);
 
 export function servicesFor(fetchTypes: readonly string[] | null): StateService[] {
   const all = Object.keys(STATE_OWNERS) as StateService[];

@@ -22,6 +22,8 @@ const appliers: Record<string, Applier> = {
   typing: noState,
   attachment: noState,
   invites_changed: noState,
+  // Exports are listed by GET /export/realm, not in register's state.
+  realm_export: noState,
   // Reactions live in messages, which register's state does not hold.
   reaction: noState,
   ...messageAppliers,

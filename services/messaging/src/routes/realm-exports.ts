@@ -1,0 +1,46 @@
+import { pipeline } from "node:stream/promises";
+import { CreateRealmExport, DeleteRealmExport, DownloadRealmExport, GetRealmExports } from "@chat/contracts";
+import { ApiError, INTERNAL_HEADERS, registerRoute } from "@chat/platform";
+import { doCreateRealmExport, doDeleteRealmExport, getRealmExports } from "../actions/realm-exports";
+import type { AppDeps, RoutePlugin } from "../deps";
+import type { RealmExportJob } from "../jobs/realm-exports";
+import type { FileStorage } from "../storage";
+import { selectDownloadableExport } from "../store/realm-exports";
+
+const notFound = () => new ApiError("BAD_REQUEST", "File not found", { status: 404 });
+
+/** Data exports: the list, a new one (the job makes it), deletion, and the archive itself. */
+export function realmExportRoutes(storage: FileStorage, job: Pick<RealmExportJob, "kick">): RoutePlugin {
+  return (app, deps: AppDeps) => {
+    registerRoute(app, GetRealmExports, async ({ identity }) => ({ exports: await getRealmExports(deps, identity) }));
+
+    registerRoute(app, CreateRealmExport, async ({ identity }) => {
+      const id = await doCreateRealmExport(deps, identity);
+      job.kick();
+      return { id };
+    });
+
+    registerRoute(app, DeleteRealmExport, async ({ params, identity }) => {
+      await doDeleteRealmExport(deps, storage, identity, params.export_id);
+      return {};
+    });
+
+    registerRoute(app, DownloadRealmExport, async ({ params, req, reply }) => {
+      if (!/^[1-9][0-9]{0,15}$/.test(params.realm_id_str)) throw notFound();
+      const pathId = `exports/${params.realm_id_str}/${params.token}/${params.filename}`;
+      const row = await selectDownloadableExport(deps.pool, Number(params.realm_id_str), pathId);
+      const file = row ? await storage.get(pathId) : null;
+      if (!file) throw notFound();
+      reply.hijack();
+      reply.raw.writeHead(200, {
+        "content-type": "application/gzip",
+        "content-length": String(file.size),
+        "content-disposition": `attachment; filename="${params.filename.replace(/[^A-Za-z0-9._-]/g, "_")}"`,
+        "x-content-type-options": "nosniff",
+        "cache-control": "private, no-store",
+        [INTERNAL_HEADERS.requestId]: req.id,
+      });
+      await pipeline(file.stream, reply.raw).catch((err) => req.log.warn({ err: (err as Error).message }, "export download interrupted"));
+    });
+  };
+}
