@@ -18,6 +18,7 @@ import { profileRoutes } from "./routes/profile";
 import { settingsRoutes } from "./routes/settings";
 import { presenceRoutes } from "./routes/presence";
 import { playgroundRoutes } from "./routes/playgrounds";
+import { realmDomainRoutes } from "./routes/realm-domains";
 import { mobilePushRoutes } from "./routes/mobile-push";
 
 /** One plugin per resource; each registers its contract routes. */
@@ -38,6 +39,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   customProfileFieldRoutes,
   presenceRoutes,
   playgroundRoutes,
+  realmDomainRoutes,
   mobilePushRoutes,
   registerStateRoutes,
 ];

@@ -123,6 +123,10 @@ const commonPolicy = () => intIn(1, 2, 3, 4);
 export const realmSettingParams = {
   name: p.str(maxChars(40)),
   description: p.str(maxChars(1000)),
+  /** New users' addresses must be in one of the organization's domains (GET /realm/domains). */
+  emails_restricted_to_domains: p.bool(),
+  /** New users may not use an address of a known disposable email service. */
+  disallow_disposable_email_addresses: p.bool(),
   invite_required: p.bool(),
   /** 1 members, 2 administrators, 3 full members, 4 moderators, 6 nobody. */
   invite_to_realm_policy: intIn(1, 2, 3, 4, 6),

@@ -4,7 +4,9 @@ import { hashApiKey, randomToken } from "../lib/credentials";
 import { ROLE, VALID_ROLES } from "../lib/format";
 import { messagingOf } from "../lib/messaging-client";
 import { POLICY, policyAllows } from "../lib/policy";
+import { INVITE_REFUSALS, SIGNUP_REFUSALS } from "../lib/email-validation";
 import { isValidEmail, MAX_DATE_MS } from "../lib/validate";
+import { getRealmEmailValidator } from "../queries/realm-domains";
 import { checkGroupsApiCaller } from "../queries/user-groups";
 import {
   countInvitesSince,
@@ -93,7 +95,10 @@ async function checkDailyInviteLimit(tx: Queryable, deps: AccountsDeps, realm: R
   }
 }
 
-/** POST /invites: all-or-nothing for invalid addresses; existing accounts are skipped and reported. */
+/**
+ * POST /invites: all-or-nothing for invalid addresses (malformed, or refused by the
+ * organization's email rules); existing accounts are skipped and reported.
+ */
 export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendInvitesInput): Promise<void> {
   const [me, realm] = await Promise.all([getUser(deps.pool, who.realmId, who.userId), getRealm(deps.pool, who.realmId)]);
   if (!me || !realm) throw badRequest("No such user");
@@ -106,8 +111,16 @@ export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendIn
 
   const skipped = await withTx(deps.pool, async (tx) => {
     await checkDailyInviteLimit(tx, deps, realm, now, emails.length);
-    const invalid: Array<[string, string, boolean]> = emails.filter((e) => !isValidEmail(e)).map((e) => [e, "Invalid address.", false]);
-    const valid = emails.filter((e) => isValidEmail(e));
+    // Each address as Zulip's validate_email_is_valid: its form, then the organization's rules.
+    const refusal = await getRealmEmailValidator(tx, realm);
+    const invalid: Array<[string, string, boolean]> = [];
+    const valid: string[] = [];
+    for (const e of emails) {
+      const refused = isValidEmail(e) ? refusal(e) : "invalid";
+      if (refused === "invalid") invalid.push([e, "Invalid address.", false]);
+      else if (refused) invalid.push([e, INVITE_REFUSALS[refused], false]);
+      else valid.push(e);
+    }
     const existing = new Map((await getUsersByEmails(tx, who.realmId, valid)).map((u) => [u.email.toLowerCase(), u]));
     const skipped: Array<[string, string, boolean]> = [];
     const toInvite: string[] = [];
@@ -211,6 +224,8 @@ export async function doAcceptInvite(deps: AccountsDeps, p: { realmId: number; e
       fullName: p.fullName,
       role: invite.invitedAs,
       password: p.password ?? null,
+      // The organization's rules at sign-up, which may have changed since the invitation.
+      emailRefusals: SIGNUP_REFUSALS,
     });
     await setInviteStatus(tx, p.realmId, invite.id, INVITE_STATUS.accepted, user.id);
     await revokeOtherInvitesForEmail(tx, p.realmId, invite.email, invite.id);

@@ -1,6 +1,7 @@
 import { badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
 import { randomBytes } from "node:crypto";
 import type { AccountsDeps } from "../deps";
+import { SIGNUP_REFUSALS } from "../lib/email-validation";
 import { VALID_ROLES } from "../lib/format";
 import { multiuseInviteLink } from "../queries/invites";
 import { checkGroupsApiCaller } from "../queries/user-groups";
@@ -114,6 +115,8 @@ export async function doAcceptMultiuseInvite(deps: AccountsDeps, p: { realmId: n
       fullName: p.fullName,
       role: invite.invitedAs,
       password: p.password ?? null,
+      // A reusable link lets in only addresses the organization's email rules allow.
+      emailRefusals: SIGNUP_REFUSALS,
     });
     const referrers = await revokePendingInvitesForEmail(tx, p.realmId, user.email);
     await emitEvent(tx, {

@@ -105,7 +105,7 @@ export async function doForgetDeletedChannel(deps: AccountsDeps, realmId: number
 }
 
 /** The `realm` event for one changed setting, to `users`; its domain event drops cached settings. */
-async function notifyRealmSettingChanged(tx: Queryable, realmId: number, name: string, value: RealmValue, users: number[]): Promise<void> {
+export async function notifyRealmSettingChanged(tx: Queryable, realmId: number, name: string, value: RealmValue, users: number[]): Promise<void> {
   const shown = clientRealmValue(name, value);
   const event = UPDATE_DICT_REALM_SETTINGS.has(name) || name in REALM_GROUP_SETTINGS
     ? { type: "realm", op: "update_dict", property: "default", data: { [name]: shown } }

@@ -4,6 +4,8 @@ import { applyRealmDefaultsToNewUser } from "./settings";
 import { generateApiKey, hashApiKey, hashPassword, longEnoughPassword } from "../lib/credentials";
 import { avatarSummary, ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
 import { checkFullName, isValidEmail } from "../lib/validate";
+import { CREATE_USER_REFUSALS, type EmailRefusals } from "../lib/email-validation";
+import { checkEmailAllowedForRealm } from "../queries/realm-domains";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
 import { getRealm, lockRealm } from "../store/realms";
 import { addToSystemGroupsInTx } from "./system-groups";
@@ -37,6 +39,12 @@ export interface CreateUserInput {
   botOwnerId?: number | null;
   isSystemBot?: boolean;
   timezone?: string;
+  /**
+   * Check the address against the organization's email rules (its domains, disposable
+   * addresses), refusing with these texts: what each way in for people words it. Bots are not
+   * checked (their addresses are the server's).
+   */
+  emailRefusals?: EmailRefusals;
 }
 
 /** Bot types: 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded. */
@@ -60,6 +68,7 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
   const realm = await getRealm(tx, input.realmId);
   if (!realm) throw badRequest("Invalid organization");
   await checkUniqueFullNameInTx(tx, realm, fullName, null);
+  if (input.emailRefusals && !isBot) await checkEmailAllowedForRealm(tx, realm, email, input.emailRefusals);
   if (await getUserByEmail(tx, input.realmId, email)) throw badRequest(`Email '${email}' already in use`);
   if (input.checkPasswordStrength && !longEnoughPassword(input.password ?? "")) throw badRequest("The password is too weak.");
 
@@ -144,7 +153,10 @@ export async function doSubscribeJoinedUser(deps: AccountsDeps, realmId: number,
   await messagingOf(deps).subscribeNewUser(realmId, user.id, [], true);
 }
 
-/** POST /users: an administrator creates a member with a password. */
+/**
+ * POST /users: an administrator creates a member with a password. The address must be one the
+ * organization lets in (Zulip's create_user_backend checks it, invitation or not).
+ */
 export async function doCreateUserByAdmin(deps: AccountsDeps, who: Identity, p: { email: string; password: string; fullName: string }) {
   if (who.role > ROLE.administrator) throw badRequest("User not authorized to create users");
   return withTx(deps.pool, async (tx) => {
@@ -155,6 +167,7 @@ export async function doCreateUserByAdmin(deps: AccountsDeps, who: Identity, p: 
       role: ROLE.member,
       password: p.password,
       checkPasswordStrength: true,
+      emailRefusals: CREATE_USER_REFUSALS,
     });
     await notifyJoinedWithoutInviteInTx(tx, user);
     return user;

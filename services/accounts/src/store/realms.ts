@@ -48,6 +48,9 @@ export interface RealmRow {
   enableGuestUserIndicator: boolean;
   wantAdvertiseInCommunitiesDirectory: boolean;
   requireUniqueNames: boolean;
+  /** New users' addresses must be in one of the organization's realm_domains. */
+  emailsRestrictedToDomains: boolean;
+  disallowDisposableEmailAddresses: boolean;
   defaultCodeBlockLanguage: string;
   orgType: number;
   /** Channel ids (messaging's); null when disabled. */
@@ -111,6 +114,8 @@ function toRealm(r: any): RealmRow {
     enableGuestUserIndicator: r.enable_guest_user_indicator,
     wantAdvertiseInCommunitiesDirectory: r.want_advertise_in_communities_directory,
     requireUniqueNames: r.require_unique_names,
+    emailsRestrictedToDomains: r.emails_restricted_to_domains,
+    disallowDisposableEmailAddresses: r.disallow_disposable_email_addresses,
     defaultCodeBlockLanguage: r.default_code_block_language,
     orgType: r.org_type,
     newStreamAnnouncementsStreamId: r.new_stream_announcements_stream_id === null ? null : Number(r.new_stream_announcements_stream_id),

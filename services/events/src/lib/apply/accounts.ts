@@ -166,6 +166,17 @@ export const accountAppliers: Record<string, Applier> = {
     return true;
   },
 
+  realm_domains(state, event, ctx) {
+    if (!fetched(ctx, "realm_domains")) return false;
+    if (!Array.isArray(state.realm_domains)) return true;
+    // As Zulip's apply_event, by domain; an add seen twice (in the state and the queue) stays one.
+    if (event.op === "add") upsert(state.realm_domains, "domain", event.realm_domain);
+    else if (event.op === "change") Object.assign(state.realm_domains.find((d: any) => d.domain === event.realm_domain.domain) ?? {}, event.realm_domain);
+    else if (event.op === "remove") state.realm_domains = state.realm_domains.filter((d: any) => d.domain !== event.domain);
+    else return false;
+    return true;
+  },
+
   user_settings(state, event, ctx) {
     if (!fetched(ctx, "user_settings") && !fetched(ctx, "update_display_settings") && !fetched(ctx, "update_global_notifications")) return false;
     if (event.op !== "update") return false;
