@@ -357,3 +357,17 @@ export const InternalGetRealmEmoji = route({
   params: { realm_id: p.int().required() },
   response: success({ emoji: RealmEmojiDict }),
 });
+
+/**
+ * An outgoing webhook bot's service (Zulip's Service): where messaging POSTs the messages that
+ * trigger the bot, how (`interface`: 1 Zulip's generic format, 2 Slack's), and the token it
+ * sends along. "No such bot" (400) for a bot of another organization or without a service.
+ */
+export const InternalGetBotService = route({
+  method: "GET",
+  path: "/internal/bots/{bot_id}/service",
+  service: "accounts",
+  auth: "internal",
+  params: { bot_id: p.int().path(), realm_id: p.int().required() },
+  response: success({ base_url: z.string(), interface: z.number().int(), token: z.string() }),
+});
