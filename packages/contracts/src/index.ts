@@ -28,6 +28,7 @@ export * from "./events/playgrounds";
 export * from "./events/saved-snippets";
 export * from "./events/realm-domains";
 export * from "./events/realm-exports";
+export * from "./events/bots";
 export * from "./models";
 export * from "./openapi";
 export * from "./params";

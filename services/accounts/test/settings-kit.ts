@@ -1,6 +1,7 @@
 import {
   AlertWordsEvent,
   CustomProfileFieldsEvent,
+  RealmBotServicesUpdateEvent,
   RealmUpdateDictEvent,
   RealmUpdateEvent,
   RealmUserSettingsDefaultsUpdateEvent,
@@ -25,6 +26,7 @@ const CLIENT_EVENT_SCHEMAS: Record<string, z.ZodType> = {
   alert_words: AlertWordsEvent,
   custom_profile_fields: CustomProfileFieldsEvent,
   user_group: UserGroupMembersEvent,
+  realm_bot: RealmBotServicesUpdateEvent,
 };
 
 export interface Notice {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { p } from "../params";
 import { empty, route, success } from "../route";
+import { UrlString } from "../url";
 
 /** Bot types: 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded. */
 export const BOT_TYPES = [1, 2, 3, 4] as const;
@@ -22,9 +23,20 @@ export const BotObject = z.strictObject({
 });
 export type BotObject = z.infer<typeof BotObject>;
 
+/** How an outgoing webhook bot's service posts: 1 Zulip's generic format, 2 Slack's. */
+export const SERVICE_INTERFACES = [1, 2] as const;
+
+/**
+ * An outgoing webhook bot's service as Zulip's realm_bot events give it (`services`): where
+ * the messages that trigger the bot are posted, in which format, and the token sent along.
+ */
+export const BotService = z.strictObject({ base_url: z.string(), interface: z.number().int(), token: z.string() });
+export type BotService = z.infer<typeof BotService>;
+
 /**
  * Create a bot owned by the caller. Its email is `<short_name>-bot@<realm bot domain>`; the API
- * key is returned once, here.
+ * key is returned once, here. An outgoing webhook bot (type 3) gets its service: `payload_url`
+ * (required for it), `interface_type` (default 1), `service_name` (default the short name).
  */
 export const CreateBot = route({
   method: "POST",
@@ -35,7 +47,7 @@ export const CreateBot = route({
     full_name: p.str().required(),
     short_name: p.str().required(),
     bot_type: p.int().default(1),
-    payload_url: p.json(z.string()),
+    payload_url: p.json(UrlString),
     interface_type: p.int(),
     service_name: p.str(),
     config_data: p.json(z.record(z.string(), z.string())),
@@ -70,7 +82,12 @@ export const GetOwnBots = route({
   response: success({ bots: z.array(BotObject) }),
 });
 
-/** Owner or administrator edits a bot: full name, owner (must be an active human of the organization), role (administrators). */
+/**
+ * Owner or administrator edits a bot: full name, owner (must be an active human of the
+ * organization), role (administrators), an outgoing webhook bot's service URL and interface.
+ * `service_payload_url` / `service_interface` answer the service's values (null for a bot
+ * without one).
+ */
 export const UpdateBot = route({
   method: "PATCH",
   path: "/bots/{bot_id}",
@@ -81,6 +98,8 @@ export const UpdateBot = route({
     full_name: p.str(),
     bot_owner_id: p.int(),
     role: p.int(),
+    service_payload_url: p.json(UrlString),
+    service_interface: p.int(),
   },
   response: success({
     full_name: z.string(),

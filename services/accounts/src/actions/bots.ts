@@ -1,17 +1,20 @@
-import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import { ApiError, badRequest, emitEvent, missingParam, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { generateApiKey, hashApiKey } from "../lib/credentials";
 import { ROLE, VALID_ROLES } from "../lib/format";
 import { checkFullName } from "../lib/validate";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
+import { getBotService, type BotServiceRow } from "../store/bot-services";
 import { getProfileUser, setBotOwner, type ProfileUser } from "../store/profile";
 import { getRealm, lockRealm, type RealmRow } from "../store/realms";
 import { getUserByEmail } from "../store/users";
+import { addBotServiceInTx, checkValidInterfaceType, updateBotServiceInTx } from "./bot-services";
 import { changeFullNameInTx, changeRoleInTx, checkUniqueFullNameInTx, deactivateBotInTx, notifyRealmUserUpdate, requireAdmin } from "./profile";
 import { createUserInTx } from "./users";
 
 /** Bot types anyone may create here (embedded bots need server-side bot code we do not run). */
 const CREATABLE_BOT_TYPES = [1, 2, 3];
+const OUTGOING_WEBHOOK_BOT = 3;
 
 /** Humans who are members or above may manage bots (Zulip's `require_member_or_admin`). */
 function requireMemberOrAdmin(who: Identity) {
@@ -31,6 +34,10 @@ export interface CreateBotInput {
   fullName: string;
   shortName: string;
   botType: number;
+  /** An outgoing webhook bot's service; the contract has checked that the URL is one. */
+  payloadUrl?: string;
+  interfaceType?: number;
+  serviceName?: string;
 }
 
 /**
@@ -43,7 +50,13 @@ function checkBotCreationPolicy(who: Identity, realm: RealmRow, botType: number)
   if (realm.botCreationPolicy === 3 || (realm.botCreationPolicy === 2 && botType === 1)) requireAdmin(who);
 }
 
-/** POST /bots: the bot belongs to the caller; its email is `<short_name>-bot@<bot domain>`. */
+/**
+ * POST /bots: the bot belongs to the caller; its email is `<short_name>-bot@<bot domain>`. An
+ * outgoing webhook bot gets its service in the same transaction. Zulip lets one be created
+ * without `payload_url` (its service then posts nowhere); here it is required. As in Zulip,
+ * `interface_type` is checked whatever the bot type, and the service parameters of other types
+ * are ignored.
+ */
 export async function doCreateBot(deps: AccountsDeps, who: Identity, p: CreateBotInput): Promise<{ bot: ProfileUser; apiKey: string }> {
   requireMemberOrAdmin(who);
   const shortName = p.shortName.trim();
@@ -51,6 +64,8 @@ export async function doCreateBot(deps: AccountsDeps, who: Identity, p: CreateBo
   const fullName = checkFullName(p.fullName);
   if (p.botType === 4) throw badRequest("Embedded bots are not enabled.");
   if (!CREATABLE_BOT_TYPES.includes(p.botType)) throw badRequest("Invalid bot type");
+  if (p.botType === OUTGOING_WEBHOOK_BOT && p.payloadUrl === undefined) throw missingParam("payload_url");
+  const interfaceType = p.interfaceType ?? 1;
   return withTx(deps.pool, async (tx) => {
     const realm = await getRealm(tx, who.realmId);
     if (!realm) throw badRequest("Invalid organization");
@@ -60,6 +75,7 @@ export async function doCreateBot(deps: AccountsDeps, who: Identity, p: CreateBo
     await checkUniqueFullNameInTx(tx, realm, fullName, null);
     await checkBotNameAvailable(tx, who.realmId, fullName, null);
     checkBotCreationPolicy(who, realm, p.botType);
+    checkValidInterfaceType(interfaceType);
     const { user, apiKey } = await createUserInTx(tx, deps, {
       realmId: who.realmId,
       email,
@@ -68,6 +84,9 @@ export async function doCreateBot(deps: AccountsDeps, who: Identity, p: CreateBo
       botType: p.botType,
       botOwnerId: who.userId,
     });
+    if (p.botType === OUTGOING_WEBHOOK_BOT) {
+      await addBotServiceInTx(tx, user, { name: p.serviceName || shortName, baseUrl: p.payloadUrl!, interface: interfaceType });
+    }
     return { bot: (await getProfileUser(tx, who.realmId, user.id))!, apiKey };
   });
 }
@@ -84,16 +103,25 @@ export interface UpdateBotInput {
   fullName?: string;
   botOwnerId?: number;
   role?: number;
+  /** An outgoing webhook bot's service; the contract has checked that the URL is one. */
+  servicePayloadUrl?: string;
+  serviceInterface?: number;
 }
 
-/** PATCH /bots/{bot_id}: name, owner (an active human of the organization) and role. */
+/**
+ * PATCH /bots/{bot_id}: name, owner (an active human of the organization), role, and an
+ * outgoing webhook bot's service URL and interface (ignored for a bot without a service). All
+ * checks run before anything changes. Unlike Zulip, which applies `service_interface` only with
+ * `service_payload_url` (and then resets an omitted interface to 1), each changes on its own.
+ */
 export async function doUpdateBot(
   deps: AccountsDeps,
   who: Identity,
   botId: number,
   p: UpdateBotInput,
-): Promise<{ bot: ProfileUser; ownerEmail: string | null }> {
+): Promise<{ bot: ProfileUser; ownerEmail: string | null; service: BotServiceRow | null }> {
   if (p.role !== undefined && !VALID_ROLES.includes(p.role)) throw badRequest("Invalid role");
+  if (p.serviceInterface !== undefined) checkValidInterfaceType(p.serviceInterface);
   return withTx(deps.pool, async (tx) => {
     // As for users: the realm lock first, so a role change and the full-member promotion (which
     // takes it) do not cross, and the lock order matches PATCH /users/{id}.
@@ -119,9 +147,13 @@ export async function doUpdateBot(
       await setBotOwner(tx, who.realmId, bot.id, owner.id);
       await notifyRealmUserUpdate(tx, who.realmId, bot.id, { user_id: bot.id, bot_owner_id: owner.id });
     }
+    const service =
+      p.servicePayloadUrl !== undefined || p.serviceInterface !== undefined
+        ? await updateBotServiceInTx(tx, bot, { baseUrl: p.servicePayloadUrl, interface: p.serviceInterface })
+        : await getBotService(tx, who.realmId, bot.id);
     const updated = (await getProfileUser(tx, who.realmId, bot.id))!;
     const owner = updated.botOwnerId === null ? null : await getProfileUser(tx, who.realmId, updated.botOwnerId);
-    return { bot: updated, ownerEmail: owner?.email ?? null };
+    return { bot: updated, ownerEmail: owner?.email ?? null, service };
   });
 }
 

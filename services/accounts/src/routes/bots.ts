@@ -8,7 +8,14 @@ import { getOwnBots } from "../queries/bots";
 
 export function botRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, CreateBot, async ({ identity, params }) => {
-    const { bot, apiKey } = await doCreateBot(deps, identity, { fullName: params.full_name, shortName: params.short_name, botType: params.bot_type });
+    const { bot, apiKey } = await doCreateBot(deps, identity, {
+      fullName: params.full_name,
+      shortName: params.short_name,
+      botType: params.bot_type,
+      payloadUrl: params.payload_url,
+      interfaceType: params.interface_type,
+      serviceName: params.service_name,
+    });
     return {
       user_id: bot.id,
       api_key: apiKey,
@@ -23,10 +30,12 @@ export function botRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, GetOwnBots, async ({ identity }) => ({ bots: await getOwnBots(deps, identity) }));
 
   registerRoute(app, UpdateBot, async ({ identity, params }) => {
-    const { bot, ownerEmail } = await doUpdateBot(deps, identity, params.bot_id, {
+    const { bot, ownerEmail, service } = await doUpdateBot(deps, identity, params.bot_id, {
       fullName: params.full_name,
       botOwnerId: params.bot_owner_id,
       role: params.role,
+      servicePayloadUrl: params.service_payload_url,
+      serviceInterface: params.service_interface,
     });
     return {
       full_name: bot.fullName,
@@ -34,8 +43,8 @@ export function botRoutes(app: FastifyInstance, deps: AccountsDeps): void {
       default_sending_stream: null,
       default_events_register_stream: null,
       default_all_public_streams: false,
-      service_interface: null,
-      service_payload_url: null,
+      service_interface: service?.interface ?? null,
+      service_payload_url: service?.baseUrl ?? null,
       config_data: null,
       ...(ownerEmail ? { bot_owner: ownerEmail } : {}),
     };

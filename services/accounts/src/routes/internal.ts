@@ -2,6 +2,7 @@ import {
   InternalAuthenticate,
   InternalCreateRealm,
   InternalCreateUser,
+  InternalGetBotService,
   InternalGetRealm,
   InternalGetUsers,
   InternalGetUserSettings,
@@ -20,6 +21,7 @@ import { doCreateRealm } from "../actions/realms";
 import { doCreateUser, doResetApiKey } from "../actions/users";
 import type { AccountsDeps } from "../deps";
 import { authenticateApiKey } from "../queries/auth";
+import { getInternalBotService } from "../queries/bot-services";
 import { getLinkifiers } from "../queries/linkifiers";
 import { getInternalRealm } from "../queries/realms";
 import { getInternalUserSettings } from "../queries/settings";
@@ -77,6 +79,8 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   });
 
   registerRoute(app, InternalGetRealm, async ({ params }) => ({ realm: await getInternalRealm(deps, params.realm_id) }));
+
+  registerRoute(app, InternalGetBotService, async ({ params }) => getInternalBotService(deps, params.realm_id, params.bot_id));
 
   registerRoute(app, InternalUserGroupIsMember, async ({ params }) => ({
     is_member: await groupIsMember(deps, params.realm_id, params.group_id, params.user_id),

@@ -139,6 +139,12 @@ export async function activeUserIds(db: Queryable, realmId: number): Promise<num
   return rows.map((r) => r.id);
 }
 
+/** Ids of the organization's active human owners and administrators. */
+export async function activeHumanAdminIds(db: Queryable, realmId: number): Promise<number[]> {
+  const { rows } = await db.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND NOT is_bot AND role <= 200 ORDER BY id", [realmId]);
+  return rows.map((r) => Number(r.id));
+}
+
 /** Active accounts of a realm, its users' bots included (the system bots are not its own in Zulip). */
 export async function countActiveUsers(db: Queryable, realmId: number): Promise<number> {
   const { rows } = await db.query("SELECT count(*)::int AS n FROM users WHERE realm_id = $1 AND is_active AND NOT is_system_bot", [realmId]);
