@@ -9,6 +9,7 @@ import { consumeMutedUsers } from "./consumers/muted-users";
 import { listenForRealmChanges } from "./consumers/realm-cache";
 import { startHighlighting } from "./lib/highlight-thread";
 import { consumeUserSettings } from "./consumers/user-settings";
+import { loadOutgoingWebhookConfig, startOutgoingWebhookJob } from "./jobs/outgoing-webhooks";
 import { loadRealmExportConfig, startRealmExportJob, type RealmExportJob } from "./jobs/realm-exports";
 import { loadRetentionConfig, startRetentionJob } from "./jobs/retention";
 import { attachmentRoutes, createAttachmentsModule } from "./routes/attachments";
@@ -53,6 +54,7 @@ async function main(): Promise<void> {
   await listenForRealmChanges(amqp, deps);
   const retention = startRetentionJob(deps, loadRetentionConfig());
   exportJob = startRealmExportJob(deps, attachments.storage, loadRealmExportConfig());
+  const outgoingWebhooks = startOutgoingWebhookJob(deps, loadOutgoingWebhookConfig());
   startHighlighting();
 
   await runService({
@@ -61,7 +63,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     log,
     graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
-    stop: [() => retention.stop(), async () => exportJob?.stop(), async () => attachments.reaper.stop(), () => relay.stop(), () => amqp.close(), () => deps.pool.end()],
+    stop: [() => retention.stop(), async () => exportJob?.stop(), () => outgoingWebhooks.stop(), async () => attachments.reaper.stop(), () => relay.stop(), () => amqp.close(), () => deps.pool.end()],
   });
   log.info({ port: config.PORT }, "messaging listening");
 }

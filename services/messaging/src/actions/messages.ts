@@ -6,7 +6,7 @@ import { extractPrivateRecipients, extractStreamIndicator, messageKind } from ".
 import { FLAG_BITS, flagsToList } from "../lib/flags";
 import { messageObject, senderAvatarUrl } from "../lib/format";
 import { topicLinks, type TopicLink } from "../lib/linkifiers";
-import { renderMessageContent, type RenderResult } from "../lib/markdown";
+import { renderMessageContent, type MentionDirectory, type RenderResult } from "../lib/markdown";
 import { normalizeBody, normalizeTopic } from "../lib/normalize";
 import { isGuestRole, passesWildcardPolicy, postPolicyRefusal, WILDCARD_MENTION_THRESHOLD } from "../lib/permissions";
 import { buildMentionDirectory } from "../queries/mentions";
@@ -26,6 +26,8 @@ import type { StoredUserSettings } from "../store/user-settings";
 import { upsertDirectRecipient } from "../store/recipients";
 import { selectStreamSubscriptions } from "../store/subscriptions";
 import { insertSubmessage, type SubmessageRow } from "../store/submessages";
+import { insertDeliveries } from "../store/outgoing-webhooks";
+import { wakeOutgoingWebhooks } from "../lib/outgoing-webhook-signal";
 import type { UserRow } from "../store/users";
 import { setVisibilityPolicy } from "./user-topics";
 
@@ -85,6 +87,35 @@ interface Prepared {
   now: Date;
   /** The topic's links (linkifiers and web addresses), for the message event. */
   topicLinks: TopicLink[];
+  /** Outgoing webhook bots the message triggers (delivered by jobs/outgoing-webhooks.ts). */
+  serviceBots: ServiceBotTrigger[];
+}
+
+export interface ServiceBotTrigger {
+  botId: number;
+  trigger: "mention" | "direct_message";
+}
+
+/** Zulip's UserProfile.OUTGOING_WEBHOOK_BOT. */
+const OUTGOING_WEBHOOK_BOT = 3;
+
+/**
+ * Zulip's get_service_bot_events: an active outgoing webhook bot is triggered by a loud mention in
+ * a channel message and by a direct message it receives. Messages sent by bots trigger nothing,
+ * so that bots answering each other cannot loop.
+ */
+function serviceBotTriggers(sender: UserRow, plan: Plan, rendered: RenderResult, dir: MentionDirectory): ServiceBotTrigger[] {
+  if (sender.isBot) return [];
+  if (plan.kind === "private") {
+    return (plan.participants ?? [])
+      .filter((u) => u.id !== sender.id && u.isActive && u.botType === OUTGOING_WEBHOOK_BOT)
+      .map((u) => ({ botId: u.id, trigger: "direct_message" }));
+  }
+  const bots = new Set<number>();
+  for (const u of [...dir.usersById.values(), ...[...dir.usersByName.values()].flat()]) {
+    if (u.botType === OUTGOING_WEBHOOK_BOT && rendered.mentionedUserIds.has(u.id)) bots.add(u.id);
+  }
+  return [...bots].sort((a, b) => a - b).map((botId) => ({ botId, trigger: "mention" }));
 }
 
 /** Every check of a send, and the rendering, without storing anything (also the scheduler's pre-check). */
@@ -136,7 +167,8 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   await markAlertWords(deps.pool, who.realmId, content, entries, context?.alertWords ?? direct?.alertWords);
   await markReadForMuters(deps.pool, who.realmId, sender.id, entries, context?.mutedBy ?? direct?.mutedBy);
   const links = plan.accessed ? topicLinks(plan.topic, dir.linkifiers) : [];
-  return { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now, topicLinks: links };
+  const serviceBots = serviceBotTriggers(sender, plan, rendered, dir);
+  return { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now, topicLinks: links, serviceBots };
 }
 
 /**
@@ -183,14 +215,16 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     if (prior) return priorResult(prior);
   }
   const prepared = await prepareMessage(deps, who, req);
-  const { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now } = prepared;
+  const { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now, serviceBots } = prepared;
   const policyUsers = plan.accessed
     ? await automaticPolicyUsers(deps, who.realmId, plan, sender, rendered, groupMentioned, context?.senderSettings)
     : undefined;
 
-  // A widget (`/poll`, `/todo`) is the message's first submessage, written in the transaction.
+  // A widget (`/poll`, `/todo`) is the message's first submessage, written in the transaction,
+  // and so are the deliveries to the bots it triggers.
   const widget = widgetOf(content);
-  const oneStatement = idempotencyKey === undefined && widget === null ? oneStatementRecipient(deps, who, plan, context, direct, policyUsers, content) : null;
+  const needsTx = idempotencyKey !== undefined || widget !== null || serviceBots.length > 0;
+  const oneStatement = !needsTx ? oneStatementRecipient(deps, who, plan, context, direct, policyUsers, content) : null;
   if (oneStatement !== null) {
     const row = messageRow(who, sender, plan, oneStatement, content, rendered, now);
     const envelope = newEnvelope({ type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, prepared, req) });
@@ -198,7 +232,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     return { id: row.id };
   }
 
-  return withTx(deps.pool, async (tx) => {
+  const sent = await withTx(deps.pool, async (tx): Promise<SendResult> => {
     if (idempotencyKey !== undefined) {
       await lockSendKey(tx, who.userId, idempotencyKey);
       const prior = await selectSendKey(tx, who.realmId, who.userId, idempotencyKey);
@@ -226,8 +260,12 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
       dateSent: now,
     });
     if (idempotencyKey !== undefined) await insertSendKey(tx, who.realmId, who.userId, idempotencyKey, row.id, policy ?? null);
+    if (serviceBots.length > 0) await insertDeliveries(tx, row.realmId, row.id, serviceBots, now);
     return policy === undefined ? { id: row.id } : { id: row.id, automatic_new_visibility_policy: policy };
   });
+  // Committed: this process's delivery job starts on them at once.
+  if (serviceBots.length > 0) wakeOutgoingWebhooks();
+  return sent;
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  InternalGetBotService,
   InternalGetRealm,
   InternalGetUsers,
   InternalGetUserSettings,
@@ -139,6 +140,18 @@ export class AccountsClient {
       { params: { realm_id: realmId } },
     );
     return res.user_groups;
+  }
+
+  /** An outgoing webhook bot's service; null when accounts knows none for it (another organization's, or none set). */
+  async getBotService(realmId: number, botId: number): Promise<{ base_url: string; interface: number; token: string } | null> {
+    try {
+      return await this.http.call<{ base_url: string; interface: number; token: string }>("GET", path(InternalGetBotService, { bot_id: botId }), {
+        params: { realm_id: realmId },
+      });
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500 && err.code !== "SERVICE_UNAVAILABLE") return null;
+      throw err;
+    }
   }
 
   /** Current personal settings of some users (replica misses); unknown users are absent. */

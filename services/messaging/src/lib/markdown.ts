@@ -11,10 +11,17 @@ import { MATH_FENCE_LANGUAGES, mathPlugin, renderMathBlock } from "./math";
 import { imagePreviews, looksLikeImage, NO_PREVIEWS } from "./previews";
 
 /** What mention syntax in a message can resolve to; the caller looks these up first. */
+/** A user a message may mention; `botType` tells the send which mentions trigger a bot. */
+export interface MentionableUser {
+  id: number;
+  fullName: string;
+  botType?: number | null;
+}
+
 export interface MentionDirectory {
   /** Active users by lower-cased full name (several when names collide). */
-  usersByName: Map<string, Array<{ id: number; fullName: string }>>;
-  usersById: Map<number, { id: number; fullName: string }>;
+  usersByName: Map<string, Array<MentionableUser>>;
+  usersById: Map<number, MentionableUser>;
   /** User groups by lower-cased name. */
   groupsByName: Map<string, { id: number; name: string }>;
   /** Channels the sender can see, by lower-cased name. */

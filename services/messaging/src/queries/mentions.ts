@@ -19,12 +19,12 @@ export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, conte
   for (const u of byName) {
     const key = u.fullName.toLowerCase();
     const list = dir.usersByName.get(key) ?? [];
-    list.push({ id: u.id, fullName: u.fullName });
+    list.push({ id: u.id, fullName: u.fullName, botType: u.botType });
     dir.usersByName.set(key, list);
   }
   if (scan.userIds.length > 0) {
     for (const u of (await getUsersByIds(deps, viewer.realmId, scan.userIds)).values()) {
-      if (u.isActive) dir.usersById.set(u.id, { id: u.id, fullName: u.fullName });
+      if (u.isActive) dir.usersById.set(u.id, { id: u.id, fullName: u.fullName, botType: u.botType });
     }
   }
   if (scan.groupNames.length > 0) {
