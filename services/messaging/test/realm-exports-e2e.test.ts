@@ -1,8 +1,7 @@
-import { gunzipSync } from "node:zlib";
-import { extract } from "tar-stream";
 import { describe, expect, it } from "vitest";
 import type { DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
 import { nextEvent, ok, refused, register, useDemoStack, waitForEvents, type EventQueue } from "@chat/testkit/e2e";
+import { untar } from "./archive";
 
 /**
  * Data exports as an organization administrator's client sees them through the gateway: the
@@ -17,26 +16,6 @@ const e2e = useDemoStack({}, ({ demo }) => {
   [org, org2] = demo.orgs;
 });
 const as = (u: DemoUser) => e2e.as(u);
-
-async function untar(bytes: Buffer): Promise<Map<string, string>> {
-  const entries = new Map<string, string>();
-  const ex = extract();
-  const done = new Promise<void>((resolve, reject) => {
-    ex.on("entry", (header, stream, next) => {
-      const parts: Buffer[] = [];
-      stream.on("data", (d) => parts.push(d as Buffer));
-      stream.on("end", () => {
-        entries.set(header.name, Buffer.concat(parts).toString("utf8"));
-        next();
-      });
-    });
-    ex.on("finish", resolve);
-    ex.on("error", reject);
-  });
-  ex.end(gunzipSync(bytes));
-  await done;
-  return entries;
-}
 
 /** Reads `q` until its next event is `type` (the marker), failing on any `realm_export` before it. */
 async function nextIsMarker(q: EventQueue, type: string) {
@@ -70,7 +49,7 @@ describe("a data export through the gateway", () => {
     const res = await fetch(entry.export_url);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/gzip");
-    const files = await untar(Buffer.from(await res.arrayBuffer()));
+    const files = new Map([...(await untar(Buffer.from(await res.arrayBuffer())))].map(([name, bytes]) => [name, bytes.toString("utf8")]));
     const messages = JSON.parse(files.get("messages-000001.json")!).messages.map((x: any) => x.content);
     expect(messages).toContain(`[plan](${up.body.url})`);
     expect(messages.join("\n")).not.toContain("secret");

@@ -1,17 +1,16 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { gunzipSync } from "node:zlib";
 import { RealmExportClientEvent } from "@chat/contracts";
 import { serviceClient } from "@chat/testkit";
 import type { FastifyInstance } from "fastify";
-import { extract } from "tar-stream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app";
 import { makeNextExport } from "../src/jobs/realm-exports";
 import { realmExportRoutes } from "../src/routes/realm-exports";
 import { LocalDirectoryStorage } from "../src/storage";
 import { claimRealmExport } from "../src/store/realm-exports";
+import { untar } from "./archive";
 import { expectError, startMessaging, type Messaging, type Org, type TestUser } from "./helpers";
 
 /**
@@ -68,24 +67,7 @@ async function archive(url: string): Promise<Map<string, Buffer>> {
   expect(file, `no file at ${pathId}`).not.toBeNull();
   const chunks: Buffer[] = [];
   for await (const c of file!.stream) chunks.push(c as Buffer);
-  const entries = new Map<string, Buffer>();
-  const ex = extract();
-  const done = new Promise<void>((resolve, reject) => {
-    ex.on("entry", (header, stream, next) => {
-      const parts: Buffer[] = [];
-      stream.on("data", (d) => parts.push(d as Buffer));
-      stream.on("end", () => {
-        entries.set(header.name, Buffer.concat(parts));
-        next();
-      });
-      stream.resume();
-    });
-    ex.on("finish", resolve);
-    ex.on("error", reject);
-  });
-  ex.end(gunzipSync(Buffer.concat(chunks)));
-  await done;
-  return entries;
+  return untar(Buffer.concat(chunks));
 }
 const jsonOf = (entries: Map<string, Buffer>, name: string) => JSON.parse(entries.get(name)!.toString("utf8"));
 
