@@ -1,5 +1,5 @@
 import { ZULIP_VERSION } from "@chat/contracts";
-import { organizationUrl, type Identity, type Role } from "@chat/platform";
+import { ApiError, organizationUrl, type Identity, type Role } from "@chat/platform";
 import { z } from "zod";
 import { doSendMessage, type SendRequest } from "../actions/messages";
 import type { AppDeps } from "../deps";
@@ -96,7 +96,7 @@ export async function deliverNext(deps: AppDeps, config: Pick<OutgoingWebhookCon
     const wait = config.OUTGOING_WEBHOOK_RETRY_MS * RETRY_BACKOFF[delivery.attempts - 1];
     await retryDelivery(deps.pool, delivery.id, new Date(deps.clock.now().getTime() + wait));
   } else {
-    await finishDelivery(deps.pool, delivery.id, deps.clock.now());
+    await finishDelivery(deps.pool, delivery.id);
   }
   return true;
 }
@@ -165,7 +165,8 @@ async function attempt(deps: AppDeps, config: Pick<OutgoingWebhookConfig, "OUTGO
     const content = answerOf(text, service.interface);
     if (content !== null) await reply(deps, trigger, content);
   } catch (err) {
-    if (!(err instanceof Error) || !("code" in err || err instanceof BadAnswer)) throw err;
+    // Only what a client would be told (Zulip's JsonableError); anything else is this server's trouble.
+    if (!(err instanceof ApiError || err instanceof BadAnswer)) throw err;
     const msg = err.message;
     await failWithMessage(deps, trigger, msg);
     await notifyBotOwner(deps, trigger, {

@@ -42,7 +42,7 @@ export async function claimDelivery(db: Queryable, now: Date, staleBefore: Date)
   const { rows } = await db.query(
     `UPDATE outgoing_webhook_deliveries SET claimed_at = $1, attempts = attempts + 1
       WHERE id = (SELECT id FROM outgoing_webhook_deliveries
-                   WHERE done_at IS NULL AND next_attempt_at <= $1 AND (claimed_at IS NULL OR claimed_at < $2)
+                   WHERE next_attempt_at <= $1 AND (claimed_at IS NULL OR claimed_at < $2)
                    ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING *`,
     [now, staleBefore],
@@ -50,8 +50,9 @@ export async function claimDelivery(db: Queryable, now: Date, staleBefore: Date)
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-export async function finishDelivery(db: Queryable, id: number, now: Date): Promise<void> {
-  await db.query("UPDATE outgoing_webhook_deliveries SET done_at = $2 WHERE id = $1", [id, now]);
+/** The bot answered, or was given up on: nothing is left to do. */
+export async function finishDelivery(db: Queryable, id: number): Promise<void> {
+  await db.query("DELETE FROM outgoing_webhook_deliveries WHERE id = $1", [id]);
 }
 
 /** Another attempt at `at`, by any process. */
