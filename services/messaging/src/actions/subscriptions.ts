@@ -66,8 +66,26 @@ export async function resolvePrincipals(deps: AppDeps, realmId: number, principa
     const found = await getUsersByEmails(deps, realmId, principals as string[]);
     users = (principals as string[]).map((e) => found.get(e.toLowerCase()));
   }
-  if (users.some((u) => !u || !u.isActive)) throw badRequest("No such user");
-  return [...new Map((users as UserRow[]).map((u) => [u.id, u])).values()];
+  if (users.some((u) => !u)) throw badRequest("No such user");
+  const resolved = [...new Map((users as UserRow[]).map((u) => [u.id, u])).values()];
+  const active = await activeNow(deps, realmId, resolved);
+  if (resolved.some((u) => !active.has(u.id))) throw badRequest("No such user");
+  return resolved;
+}
+
+/**
+ * Which of these users are active, asked of accounts: the replica follows its events about a
+ * second behind, and a user deactivated a moment ago must not be subscribed (or kept from a
+ * channel when just reactivated). Should accounts not answer, the replica's word stands.
+ */
+async function activeNow(deps: AppDeps, realmId: number, users: UserRow[]): Promise<Set<number>> {
+  try {
+    const current = await deps.accounts.getUsers(realmId, { userIds: users.map((u) => u.id) });
+    return new Set(current.filter((u) => u.is_active).map((u) => u.user_id));
+  } catch (err) {
+    deps.log.warn({ err: (err as Error).message, realmId }, "principals checked against the users replica: accounts did not answer");
+    return new Set(users.filter((u) => u.isActive).map((u) => u.id));
+  }
 }
 
 /**
