@@ -10,6 +10,7 @@ import { createChannel } from "./lib/channels";
 import { CliError } from "./lib/clients";
 import { loadCliConfig, type CliConfig } from "./lib/config";
 import { createDemo, describeDemo } from "./lib/demo";
+import { exportOrg } from "./lib/export";
 import { migrateAll, waitForMigrations } from "./lib/migrate";
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -86,6 +87,20 @@ org
         `owner ${r.owner.user_id} ${r.owner.email}`,
         `API key: ${r.owner.api_key}`,
       ]);
+    }),
+  );
+
+org
+  .command("export")
+  .description("write an organization's public data export (as its administrators get it, without the API's limits)")
+  .requiredOption("--org <id>", "organization id", intArg)
+  .option("--out <file>", "where to write it (default: zulip-export-<id>-<date>.tar.gz here)")
+  .option("--json", "print the result as JSON")
+  .action(
+    action(async (o: { org: number; out?: string; json?: boolean }) => {
+      const file = o.out ?? `zulip-export-${o.org}-${new Date().toISOString().slice(0, 10)}.tar.gz`;
+      const bytes = await exportOrg(cfg(), o.org, file);
+      output(o.json, { file, bytes }, [`organization ${o.org} exported to ${file} (${bytes} bytes)`]);
     }),
   );
 

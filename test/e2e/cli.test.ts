@@ -1,3 +1,7 @@
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { gunzipSync } from "node:zlib";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { apiClient, freePort, runChat, startStack, type Stack } from "@chat/testkit";
@@ -160,5 +164,37 @@ describe("pnpm chat channel create", () => {
     const byId = new Map((subs.body.subscriptions as Array<{ stream_id: number; name: string; invite_only: boolean }>).map((s) => [s.stream_id, s]));
     expect(byId.get(viaGateway.stream_id)).toMatchObject({ name: "announcements", invite_only: false });
     expect(byId.get(internal.stream_id)).toMatchObject({ name: "secret plans", invite_only: true });
+  });
+});
+
+describe("pnpm chat org export", () => {
+  it("writes the organization's export, with its messages, to a file; an unknown organization is an error", async () => {
+    const org = await newOrg();
+    const owner = apiClient(stack.baseUrl, org.owner.email, org.owner.api_key);
+    const made = await owner.post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "exported" }]) });
+    expect(made.status).toBe(200);
+    expect((await owner.post("/messages", { type: "stream", to: "exported", topic: "cli", content: "kept by the export" })).status).toBe(200);
+
+    const dir = await mkdtemp(path.join(os.tmpdir(), "cli-export-"));
+    try {
+      const file = path.join(dir, "org.tar.gz");
+      const out = await chatJson(["org", "export", "--org", String(org.realm_id), "--out", file]);
+      expect(out).toEqual({ file, bytes: (await stat(file)).size });
+      const text = gunzipSync(await readFile(file)).toString("utf8");
+      expect(text).toContain("realm.json");
+      expect(text).toContain("kept by the export");
+
+      // The file is not overwritten, and an organization that does not exist leaves none behind.
+      const again = await runChat(stack, ["org", "export", "--org", String(org.realm_id), "--out", file]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain("exists already");
+      const missing = path.join(dir, "missing.tar.gz");
+      const unknown = await runChat(stack, ["org", "export", "--org", "999999", "--out", missing]);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/^error: messaging: Invalid organization/m);
+      await expect(stat(missing)).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

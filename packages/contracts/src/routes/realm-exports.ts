@@ -61,3 +61,16 @@ export const DownloadRealmExport = route({
   params: { realm_id_str: p.str().path(), token: p.str().path(), filename: p.str().path() },
   response: z.any(),
 });
+
+/**
+ * The operator's export of an organization (`chat org export`): the same archive, streamed back
+ * at once, without the limits of the API's exports (Zulip's manual export for large organizations).
+ */
+export const InternalExportRealm = route({
+  method: "GET",
+  path: "/internal/realms/{realm_id}/export",
+  service: "messaging",
+  auth: "internal",
+  params: { realm_id: p.int().path() },
+  response: z.any(),
+});

@@ -120,7 +120,8 @@ export async function makeNextExport(
   };
   let size: number;
   try {
-    ({ size } = await writeArchive(deps, storage, claimed.realmId, pathId, renew));
+    const put = (body: Readable) => storage.put(pathId, body, { contentType: ARCHIVE_TYPE, maxBytes: Number.MAX_SAFE_INTEGER });
+    ({ size } = await writeArchive(deps, storage, claimed.realmId, put, renew));
   } catch (err) {
     await storage.delete(pathId).catch(() => {});
     if (signal?.aborted) {
@@ -164,15 +165,16 @@ function streamEntry(pack: Pack, name: string, size: number, body: Readable, mti
  * The archive (`zulip-export-*.tar.gz`): `realm.json` (the organization, its users, groups,
  * linkifiers, custom emoji and public channels), `messages-NNNNNN.json` (the public channels'
  * messages with reactions and submessages, oldest first), `attachments.json` with the files
- * under `uploads/`, and the emoji images under `emoji/`. Streams into storage as it is made.
+ * under `uploads/`, and the emoji images under `emoji/`. Streams into `sink` (the storage, or an
+ * operator's download) as it is made; resolves with what the sink resolves with.
  */
-async function writeArchive(deps: AppDeps, storage: FileStorage, realmId: number, pathId: string, renew: () => Promise<void>) {
+export async function writeArchive<T>(deps: AppDeps, storage: FileStorage, realmId: number, sink: (body: Readable) => Promise<T>, renew: () => Promise<void> = async () => {}): Promise<T> {
   const pack = tarPack();
   const gzip = createGzip();
   pack.on("error", (err: Error) => gzip.destroy(err));
   pack.pipe(gzip);
-  const stored = storage.put(pathId, gzip, { contentType: ARCHIVE_TYPE, maxBytes: Number.MAX_SAFE_INTEGER });
-  // A failed put (storage down) must not leave an entry waiting forever for its bytes to drain.
+  const stored = sink(gzip);
+  // A failed sink (storage down, a download cut) must not leave an entry waiting forever to drain.
   const putFailed = stored.then(() => new Promise<never>(() => {}));
   putFailed.catch(() => {});
   const addBuffer = (name: string, body: Buffer, mtime: Date) => Promise.race([bufferEntry(pack, name, body, mtime), putFailed]);

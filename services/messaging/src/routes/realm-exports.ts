@@ -1,9 +1,9 @@
 import { pipeline } from "node:stream/promises";
-import { CreateRealmExport, DeleteRealmExport, DownloadRealmExport, GetRealmExports } from "@chat/contracts";
+import { CreateRealmExport, DeleteRealmExport, DownloadRealmExport, GetRealmExports, InternalExportRealm } from "@chat/contracts";
 import { ApiError, INTERNAL_HEADERS, registerRoute } from "@chat/platform";
 import { doCreateRealmExport, doDeleteRealmExport, getRealmExports } from "../actions/realm-exports";
 import type { AppDeps, RoutePlugin } from "../deps";
-import type { RealmExportJob } from "../jobs/realm-exports";
+import { writeArchive, type RealmExportJob } from "../jobs/realm-exports";
 import type { FileStorage } from "../storage";
 import { selectDownloadableExport } from "../store/realm-exports";
 
@@ -23,6 +23,18 @@ export function realmExportRoutes(storage: FileStorage, job: Pick<RealmExportJob
     registerRoute(app, DeleteRealmExport, async ({ params, identity }) => {
       await doDeleteRealmExport(deps, storage, identity, params.export_id);
       return {};
+    });
+
+    registerRoute(app, InternalExportRealm, async ({ params, req, reply }) => {
+      // Unknown organizations are refused before the answer starts (accounts says "Invalid realm").
+      await deps.accounts.getRealm(params.realm_id);
+      reply.hijack();
+      reply.raw.writeHead(200, { "content-type": "application/gzip", [INTERNAL_HEADERS.requestId]: req.id });
+      await writeArchive(deps, storage, params.realm_id, (body) => pipeline(body, reply.raw)).catch((err) => {
+        // Headers are out: cutting the connection is how the operator's download learns of it.
+        req.log.warn({ err: (err as Error).message, realmId: params.realm_id }, "operator export failed");
+        reply.raw.destroy();
+      });
     });
 
     registerRoute(app, DownloadRealmExport, async ({ params, req, reply }) => {
