@@ -94,13 +94,15 @@ org
   .command("export")
   .description("write an organization's public data export (as its administrators get it, without the API's limits)")
   .requiredOption("--org <id>", "organization id", intArg)
-  .option("--out <file>", "where to write it (default: zulip-export-<id>-<date>.tar.gz here)")
+  .option("--out <file>", "where to write it, - for standard output (default: zulip-export-<id>-<date>.tar.gz here)")
   .option("--json", "print the result as JSON")
   .action(
     action(async (o: { org: number; out?: string; json?: boolean }) => {
       const file = o.out ?? `zulip-export-${o.org}-${new Date().toISOString().slice(0, 10)}.tar.gz`;
       const bytes = await exportOrg(cfg(), o.org, file);
-      output(o.json, { file, bytes }, [`organization ${o.org} exported to ${file} (${bytes} bytes)`]);
+      // With the archive on standard output, what is said goes to standard error.
+      if (file === "-") process.stderr.write(`organization ${o.org} exported (${bytes} bytes)\n`);
+      else output(o.json, { file, bytes }, [`organization ${o.org} exported to ${file} (${bytes} bytes)`]);
     }),
   );
 

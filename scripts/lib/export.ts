@@ -8,8 +8,8 @@ import type { CliConfig } from "./config";
 
 /**
  * An organization's public data export, as its administrators get it from POST /export/realm,
- * streamed from messaging into `file` without the API's limits (weekly count, size). A failure
- * midway leaves no partial file.
+ * streamed from messaging into `file` (`-`: standard output, for a container whose file system is
+ * read-only) without the API's limits (weekly count, size). A failure midway leaves no partial file.
  */
 export async function exportOrg(cfg: CliConfig, realmId: number, file: string): Promise<number> {
   const url = `${cfg.MESSAGING_URL}/api/v1/internal/realms/${realmId}/export`;
@@ -26,10 +26,10 @@ export async function exportOrg(cfg: CliConfig, realmId: number, file: string): 
   let bytes = 0;
   const counted = Readable.fromWeb(res.body as never).on("data", (chunk: Buffer) => (bytes += chunk.length));
   try {
-    await pipeline(counted, createWriteStream(file, { flags: "wx" }));
+    await pipeline(counted, file === "-" ? process.stdout : createWriteStream(file, { flags: "wx" }));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new CliError(`${file} exists already`);
-    await rm(file, { force: true });
+    if (file !== "-") await rm(file, { force: true });
     throw new CliError(`the export was cut short (${(err as Error).message}); see messaging's log`);
   }
   return bytes;

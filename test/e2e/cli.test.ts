@@ -184,6 +184,12 @@ describe("pnpm chat org export", () => {
       expect(text).toContain("realm.json");
       expect(text).toContain("kept by the export");
 
+      // To standard output (a pod's read-only file system), the same archive; the summary on stderr.
+      const piped = await runChat(stack, ["org", "export", "--org", String(org.realm_id), "--out", "-"]);
+      expect(piped.code, piped.stderr).toBe(0);
+      expect(piped.stderr).toContain(`organization ${org.realm_id} exported`);
+      expect(piped.stdout.length).toBeGreaterThan(0);
+
       // The file is not overwritten, and an organization that does not exist leaves none behind.
       const again = await runChat(stack, ["org", "export", "--org", String(org.realm_id), "--out", file]);
       expect(again.code).toBe(1);
