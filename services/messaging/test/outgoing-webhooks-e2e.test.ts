@@ -44,7 +44,7 @@ afterAll(async () => {
 
 let org: DemoOrg;
 const e2e = useDemoStack(
-  { serviceEnv: { messaging: { OUTGOING_WEBHOOK_POLL_SECONDS: "1", OUTGOING_WEBHOOK_RETRY_MS: "50", OUTGOING_WEBHOOK_TIMEOUT_SECONDS: "1" } } },
+  { serviceEnv: { messaging: { OUTGOING_WEBHOOK_POLL_SECONDS: "1", OUTGOING_WEBHOOK_RETRY_MS: "50", OUTGOING_WEBHOOK_TIMEOUT_SECONDS: "1", OUTGOING_WEBHOOK_PRIVATE_ADDRESSES: "true" } } },
   ({ demo }) => {
     [org] = demo.orgs;
   },

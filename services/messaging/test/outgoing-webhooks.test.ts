@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { serviceClient } from "@chat/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliverNext } from "../src/jobs/outgoing-webhooks";
+import { isPrivateAddress } from "../src/lib/egress";
 import { claimDelivery } from "../src/store/outgoing-webhooks";
 import { startMessaging, type Messaging, type Org } from "./helpers";
 
@@ -18,7 +19,8 @@ let org: Org;
 let server: http.Server;
 let hookUrl = "";
 const received: any[] = [];
-const CONFIG = { OUTGOING_WEBHOOK_TIMEOUT_SECONDS: 5, OUTGOING_WEBHOOK_RETRY_MS: 1000 };
+// The bot's server here is on this host: a private address, allowed but in the test that refuses it.
+const CONFIG = { OUTGOING_WEBHOOK_TIMEOUT_SECONDS: 5, OUTGOING_WEBHOOK_RETRY_MS: 1000, OUTGOING_WEBHOOK_PRIVATE_ADDRESSES: true };
 let bot: { id: number; name: string };
 
 beforeAll(async () => {
@@ -73,5 +75,28 @@ describe("outgoing webhook deliveries", () => {
     expect(await deliverNext(m.deps, CONFIG)).toBe(true);
     expect(received.slice(before).map((r) => r.data)).toEqual([`@**${bot.name}|${bot.id}** are you there?`]);
     expect(await pending()).toBe(0);
+  });
+
+  it("a payload URL on a private address is refused unless the operator allows it, as Zulip's egress proxy refuses it", async () => {
+    const before = received.length;
+    const sent = await m.send(org.member, { type: "stream", to: "hooks", topic: "private", content: `@**${bot.name}|${bot.id}** inside?` });
+    expect(await deliverNext(m.deps, { ...CONFIG, OUTGOING_WEBHOOK_PRIVATE_ADDRESSES: false })).toBe(true);
+    expect(received.length).toBe(before);
+    const narrow = JSON.stringify([{ operator: "channel", operand: "hooks" }, { operator: "topic", operand: "private" }]);
+    const page = await m.ok(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: 5, num_after: 0, narrow, apply_markdown: false }));
+    expect(page.messages.map((x: any) => [x.sender_id, x.content])).toEqual([
+      [org.member.user_id, `@**${bot.name}|${bot.id}** inside?`],
+      [bot.id, "Failure! Third party responded with 407"],
+    ]);
+    const dm = JSON.stringify([{ operator: "dm", operand: [bot.id] }]);
+    const told = await m.ok(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: 1, num_after: 0, narrow: dm, apply_markdown: false }));
+    expect(told.messages[0].content).toMatch(new RegExp(`/near/${sent}\\) to your bot @_\\*\\*Hook Bot\\*\\* triggered an outgoing webhook\\.\\nThe URL configured for the webhook is for a private or disallowed network\\.$`));
+  });
+
+  it("private, loopback, link-local and reserved addresses are private; public ones are not", () => {
+    for (const a of ["127.0.0.1", "10.1.2.3", "172.20.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fd00::1", "fe80::1", "::ffff:10.0.0.1", "not an address"]) {
+      expect(isPrivateAddress(a), a).toBe(true);
+    }
+    for (const a of ["8.8.8.8", "1.1.1.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) expect(isPrivateAddress(a), a).toBe(false);
   });
 });

@@ -1,8 +1,9 @@
 import { ZULIP_VERSION } from "@chat/contracts";
-import { ApiError, organizationUrl, type Identity, type Role } from "@chat/platform";
+import { ApiError, envBool, organizationUrl, type Identity, type Role } from "@chat/platform";
 import { z } from "zod";
 import { doSendMessage, type SendRequest } from "../actions/messages";
 import type { AppDeps } from "../deps";
+import { reachesPrivateAddress } from "../lib/egress";
 import { topicNarrow } from "../lib/markdown";
 import { onOutgoingWebhooks } from "../lib/outgoing-webhook-signal";
 import { accessMessages } from "../queries/message-access";
@@ -27,6 +28,11 @@ export const outgoingWebhookConfigShape = {
   OUTGOING_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
   /** How often each process looks for due deliveries (a send in this process wakes it at once). */
   OUTGOING_WEBHOOK_POLL_SECONDS: z.coerce.number().int().min(1).default(5),
+  /**
+   * Let payload URLs reach private, loopback and link-local addresses (bots running inside the
+   * cluster or on this host). Off: such a URL is refused as Zulip's Smokescreen refuses it.
+   */
+  OUTGOING_WEBHOOK_PRIVATE_ADDRESSES: envBool(false),
   /** The wait before the first retry of an unanswered delivery; the second waits 5 times this, the third 25 times. */
   OUTGOING_WEBHOOK_RETRY_MS: z.coerce.number().int().min(1).default(1000),
 };
@@ -85,7 +91,9 @@ export function startOutgoingWebhookJob(deps: AppDeps, config: OutgoingWebhookCo
 }
 
 /** Claims one due delivery and makes it; false when none was due. */
-export async function deliverNext(deps: AppDeps, config: Pick<OutgoingWebhookConfig, "OUTGOING_WEBHOOK_TIMEOUT_SECONDS" | "OUTGOING_WEBHOOK_RETRY_MS">): Promise<boolean> {
+type AttemptConfig = Pick<OutgoingWebhookConfig, "OUTGOING_WEBHOOK_TIMEOUT_SECONDS" | "OUTGOING_WEBHOOK_RETRY_MS" | "OUTGOING_WEBHOOK_PRIVATE_ADDRESSES">;
+
+export async function deliverNext(deps: AppDeps, config: AttemptConfig): Promise<boolean> {
   const now = deps.clock.now();
   // A lease well past the longest attempt: a process that died mid-attempt is taken over after it.
   const leaseMs = (config.OUTGOING_WEBHOOK_TIMEOUT_SECONDS + 60) * 1000;
@@ -113,7 +121,7 @@ interface Trigger {
 
 type Outcome = "done" | "retry";
 
-async function attempt(deps: AppDeps, config: Pick<OutgoingWebhookConfig, "OUTGOING_WEBHOOK_TIMEOUT_SECONDS">, delivery: DeliveryRow): Promise<Outcome> {
+async function attempt(deps: AppDeps, config: AttemptConfig, delivery: DeliveryRow): Promise<Outcome> {
   const { realmId, botId, messageId } = delivery;
   const bot = await getUser(deps, realmId, botId);
   // A bot deactivated since, or one whose service is gone, is no longer triggered.
@@ -137,6 +145,13 @@ async function attempt(deps: AppDeps, config: Pick<OutgoingWebhookConfig, "OUTGO
   let response: Response;
   let text: string;
   try {
+    if (!config.OUTGOING_WEBHOOK_PRIVATE_ADDRESSES && (await reachesPrivateAddress(service.base_url))) {
+      // What Zulip reports when its egress proxy refuses the address (a 407 from Smokescreen).
+      deps.log.info({ botId, messageId }, "outgoing webhook: private address refused");
+      await notifyBotOwner(deps, trigger, { status: 407 });
+      await failWithMessage(deps, trigger, "Third party responded with 407");
+      return "done";
+    }
     response = await fetch(service.base_url, {
       method: "POST",
       headers: { "content-type": request.contentType, "user-agent": `ZulipOutgoingWebhook/${ZULIP_VERSION}` },
@@ -258,6 +273,7 @@ async function notifyBotOwner(deps: AppDeps, t: Trigger, what: { status?: number
       : `#narrow/dm/${(m.display_recipient as Array<{ id: number }>).map((r) => r.id).join(",")}-pm`;
   let text = `[A message](${organizationUrl(deps.config, realm.string_id)}/${narrow}/near/${m.id}) to your bot @_**${t.bot.fullName}** triggered an outgoing webhook.`;
   if (what.failure) text += `\n${what.failure}`;
+  else if (what.status === 407) text += "\nThe URL configured for the webhook is for a private or disallowed network.";
   else if (what.status) text += `\nThe webhook got a response with status code *${what.status}*.`;
   if (what.body) text += `\nThe response contains the following payload:\n\`\`\`\n${what.body}\n\`\`\``;
   await doSendMessage(deps, t.as, { type: "private", to: JSON.stringify([t.bot.botOwnerId]), content: text }, `outgoing-webhook:${t.delivery.id}:owner`).catch((err) =>

@@ -1,0 +1,52 @@
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
+
+/**
+ * Addresses a user's outgoing webhook must not reach unless the operator allows it: this host,
+ * private networks (a cluster's services), link-local (cloud metadata endpoints), and the
+ * reserved ranges. Zulip sends its webhooks through Smokescreen for the same reason.
+ */
+const PRIVATE = new BlockList();
+for (const [net, prefix] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 3],
+] as const) {
+  PRIVATE.addSubnet(net, prefix, "ipv4");
+}
+for (const [net, prefix] of [
+  ["::", 127],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+] as const) {
+  PRIVATE.addSubnet(net, prefix, "ipv6");
+}
+
+/** Whether an address (IPv4, IPv6, or IPv4 mapped into IPv6) is one of those. */
+export function isPrivateAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return PRIVATE.check(mapped[1], "ipv4");
+  const family = isIP(address);
+  if (family === 0) return true;
+  return PRIVATE.check(address, family === 4 ? "ipv4" : "ipv6");
+}
+
+/**
+ * Whether a URL's host is (or resolves to) such an address. Checked before the request: a name
+ * that resolves differently a moment later is not caught, which an egress policy around the
+ * messaging pods covers (docs/operating.md).
+ */
+export async function reachesPrivateAddress(url: string): Promise<boolean> {
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
+  if (isIP(host)) return isPrivateAddress(host);
+  const addresses = await lookup(host, { all: true, verbatim: true });
+  return addresses.some((a) => isPrivateAddress(a.address));
+}
