@@ -156,6 +156,17 @@ describe("POST /export/realm and the job", () => {
     expect(event.event.exports.find((e) => e.id === second)).toEqual(failed);
   });
 
+  it("a build that fails (the storage refuses the file) marks the export failed and tells its administrator", async () => {
+    const { id } = await m.ok(await create(org.owner));
+    await m.outbox();
+    const broken = Object.assign(Object.create(storage), { put: async () => Promise.reject(new Error("disk full")) });
+    expect(await makeNextExport(m.deps, broken, LEASE)).toBe(true);
+    const failed = (await list(org.owner)).find((e: any) => e.id === id);
+    expect(failed).toMatchObject({ pending: false, export_url: null, failed_timestamp: expect.any(Number) });
+    const [event] = await exportEvents();
+    expect(event.event.exports.find((e) => e.id === id)).toEqual(failed);
+  });
+
   it("a stopping process hands its export back untouched", async () => {
     await m.send(org.member, { type: "stream", to: "export public", topic: "t", content: "more" });
     const { id } = await m.ok(await create(org.owner));

@@ -24,9 +24,10 @@ import type { FileStorage } from "../storage";
 /**
  * Makes the organizations' public data exports (POST /export/realm) in the background: one at a
  * time per process, any number of processes. A process claims the oldest waiting export, writes
- * its archive into the uploads' storage while renewing its lease, and records it; an export
- * whose process died is claimed again once the lease runs out, and one that failed three times
- * is given up as failed. Each change reaches the administrator who asked as a `realm_export` event.
+ * its archive into the uploads' storage while renewing its lease, and records it. A build that
+ * fails marks the export failed, as Zulip's; an export whose process died is claimed again once
+ * the lease runs out, and one whose processes died three times is given up as failed. Each change
+ * reaches the administrator who asked as a `realm_export` event.
  */
 
 export const realmExportConfigShape = {
@@ -41,7 +42,7 @@ export function loadRealmExportConfig(env: Record<string, string | undefined> = 
   return z.object(realmExportConfigShape).parse(env);
 }
 
-/** Attempts before an export is given up (a process crashed or the build threw each time). */
+/** Claims before an export is given up (its process died each time). */
 const MAX_ATTEMPTS = 3;
 /** Messages per file of the archive (`messages-000001.json`, ...). */
 const MESSAGES_PER_FILE = 1000;
@@ -105,7 +106,7 @@ export async function makeNextExport(
   const claimed = await claimRealmExport(deps.pool, now, new Date(now.getTime() - leaseMs));
   if (!claimed) return false;
   if (claimed.attempts > MAX_ATTEMPTS) {
-    await settle(deps, claimed, (tx) => failRealmExport(tx, claimed.id, deps.clock.now()));
+    await settle(deps, claimed, (tx) => failRealmExport(tx, claimed.id, claimed.claimedAt!, deps.clock.now()));
     deps.log.warn({ exportId: claimed.id, realmId: claimed.realmId }, "realm export: given up after repeated attempts");
     return true;
   }
@@ -129,8 +130,9 @@ export async function makeNextExport(
       deps.log.info({ exportId: claimed.id, realmId: claimed.realmId }, "realm export: left to another process at shutdown");
       return false;
     }
-    deps.log.warn({ err: (err as Error).message, exportId: claimed.id, realmId: claimed.realmId }, "realm export failed");
-    await settle(deps, claimed, (tx) => failRealmExport(tx, claimed.id, deps.clock.now()));
+    // A build that failed is failed (as Zulip's); unless another process holds it by now.
+    const failed = await settle(deps, claimed, (tx) => failRealmExport(tx, claimed.id, claimedAt, deps.clock.now()));
+    deps.log.warn({ err: (err as Error).message, exportId: claimed.id, realmId: claimed.realmId, failed: failed !== null }, "realm export failed");
     return true;
   }
   const finished = await settle(deps, claimed, (tx) => finishRealmExport(tx, claimed.id, claimedAt, pathId, size, deps.clock.now()));

@@ -88,8 +88,9 @@ export async function finishRealmExport(db: Queryable, id: number, claimedAt: Da
   return rows[0] ? toRow(rows[0]) : null;
 }
 
-export async function failRealmExport(db: Queryable, id: number, now: Date): Promise<RealmExportRow | null> {
-  const { rows } = await db.query(`UPDATE realm_exports SET failed_at = $2 WHERE id = $1 AND ${OPEN} RETURNING *`, [id, now]);
+/** Marks an export failed under the claim that tried it; null when that claim was lost meanwhile. */
+export async function failRealmExport(db: Queryable, id: number, claimedAt: Date, now: Date): Promise<RealmExportRow | null> {
+  const { rows } = await db.query(`UPDATE realm_exports SET failed_at = $3 WHERE id = $1 AND claimed_at = $2 AND ${OPEN} RETURNING *`, [id, claimedAt, now]);
   return rows[0] ? toRow(rows[0]) : null;
 }
 
