@@ -77,6 +77,18 @@ describe("outgoing webhook deliveries", () => {
     expect(await pending()).toBe(0);
   });
 
+  it("one whose processes kept dying holding it is given up after as many tries as a delivery gets", async () => {
+    const before = received.length;
+    await m.send(org.member, { type: "stream", to: "hooks", topic: "t", content: `@**${bot.name}|${bot.id}** doomed` });
+    for (let i = 0; i < 4; i++) {
+      expect(await claimDelivery(m.deps.pool, m.clock.now(), m.clock.now())).not.toBeNull();
+      m.clock.advance(66_000);
+    }
+    expect(await deliverNext(m.deps, CONFIG)).toBe(true);
+    expect(received.length).toBe(before);
+    expect(await pending()).toBe(0);
+  });
+
   it("a payload URL on a private address is refused unless the operator allows it, as Zulip's egress proxy refuses it", async () => {
     const before = received.length;
     const sent = await m.send(org.member, { type: "stream", to: "hooks", topic: "private", content: `@**${bot.name}|${bot.id}** inside?` });

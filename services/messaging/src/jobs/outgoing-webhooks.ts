@@ -99,6 +99,12 @@ export async function deliverNext(deps: AppDeps, config: AttemptConfig): Promise
   const leaseMs = (config.OUTGOING_WEBHOOK_TIMEOUT_SECONDS + 60) * 1000;
   const delivery = await claimDelivery(deps.pool, now, new Date(now.getTime() - leaseMs));
   if (!delivery) return false;
+  // Past its last retry only when processes died (or accounts failed) holding it: given up.
+  if (delivery.attempts > MAX_RETRIES + 1) {
+    deps.log.warn({ deliveryId: delivery.id, botId: delivery.botId, messageId: delivery.messageId }, "outgoing webhook: given up after repeated failures");
+    await finishDelivery(deps.pool, delivery.id);
+    return true;
+  }
   const outcome = await attempt(deps, config, delivery);
   if (outcome === "retry" && delivery.attempts <= MAX_RETRIES) {
     const wait = config.OUTGOING_WEBHOOK_RETRY_MS * RETRY_BACKOFF[delivery.attempts - 1];
