@@ -18,7 +18,7 @@ interface Hit {
 }
 const hits: Hit[] = [];
 /** How the bot's server answers the next request: status and body text. */
-let answer: { status: number; body: string } | "hang" = { status: 200, body: JSON.stringify({ content: "pong" }) };
+let answer: { status: number; body: string; headers?: Record<string, string> } | "hang" = { status: 200, body: JSON.stringify({ content: "pong" }) };
 let server: http.Server;
 let hookUrl = "";
 
@@ -31,7 +31,7 @@ beforeAll(async () => {
       const contentType = String(req.headers["content-type"]);
       hits.push({ body: contentType.includes("json") ? JSON.parse(text) : Object.fromEntries(new URLSearchParams(text)), contentType, userAgent: String(req.headers["user-agent"]) });
       if (answer === "hang") return; // the bot's server never answers
-      res.writeHead(answer.status, { "content-type": "application/json" }).end(answer.body);
+      res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers }).end(answer.body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -141,6 +141,15 @@ describe("an outgoing webhook bot", () => {
     ok(await as(org.users.member).post("/messages", { type: "stream", to: org.channels.public.name, topic: "garbled", content: `@**${bot.full_name}** garble` }));
     const garbled = await until("the failure notice", async () => (await topicMessages("garbled")).find((m) => m.sender_id === bot.user_id));
     expect(garbled.content).toBe("Failure! Invalid JSON in response");
+  });
+
+  it("a redirect is not followed (it could lead past the address check): the bot reports the status", async () => {
+    answer = { status: 302, body: "", headers: { location: `${hookUrl}/elsewhere` } };
+    const before = hits.length;
+    ok(await as(org.users.member).post("/messages", { type: "stream", to: org.channels.public.name, topic: "redirected", content: `@**${bot.full_name}** go` }));
+    const failure = await until("the failure notice", async () => (await topicMessages("redirected")).find((m) => m.sender_id === bot.user_id));
+    expect(failure.content).toBe("Failure! Third party responded with 302");
+    expect(hits.length - before).toBe(1);
   });
 
   it("an unanswered request is tried four times in all, then the bot is reported unavailable", async () => {

@@ -167,6 +167,19 @@ describe("POST /export/realm and the job", () => {
     expect(event.event.exports.find((e) => e.id === id)).toEqual(failed);
   });
 
+  it("one interrupted by a service that did not answer is tried again a minute later", async () => {
+    const { id } = await m.ok(await create(org.owner));
+    const unreachable = Object.assign(Object.create(storage), {
+      put: async () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })),
+    });
+    expect(await makeNextExport(m.deps, unreachable, LEASE)).toBe(true);
+    expect((await list(org.owner)).find((e: any) => e.id === id)).toMatchObject({ pending: true, failed_timestamp: null });
+    expect(await make()).toBe(false);
+    m.clock.advance(61_000);
+    expect(await make()).toBe(true);
+    expect((await list(org.owner)).find((e: any) => e.id === id)).toMatchObject({ pending: false, export_url: expect.any(String) });
+  });
+
   it("a stopping process hands its export back untouched", async () => {
     await m.send(org.member, { type: "stream", to: "export public", topic: "t", content: "more" });
     const { id } = await m.ok(await create(org.owner));
@@ -199,9 +212,9 @@ describe("DELETE /export/realm/{id}", () => {
     const deleted = (await list(org.admin)).find((e: any) => e.id === id);
     expect(deleted).toEqual({ ...made, export_url: null, deleted_timestamp: m.clock.now().getTime() / 1000 });
     expect(await storage.get(pathId)).toBeNull();
-    // The administrator who asked for it hears of it.
+    // The administrator who deleted it hears of it (their list changed).
     const [event] = await exportEvents();
-    expect(event.users).toEqual([org.admin.user_id]);
+    expect(event.users).toEqual([org.owner.user_id]);
     expect(event.event.exports.find((e) => e.id === id)).toEqual(deleted);
 
     expectError(await remove(org.owner, id), 400, "BAD_REQUEST", "Export already deleted");

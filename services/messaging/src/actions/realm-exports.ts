@@ -35,11 +35,11 @@ export async function getRealmExports(deps: AppDeps, who: Identity): Promise<Rea
   return rows.map((r) => realmExportObject(deps, realm, r));
 }
 
-/** Every export of the organization, to the administrator who asked for `exportId` (Zulip's notify_realm_export). */
-export async function announceRealmExports(deps: AppDeps, tx: Queryable, realmId: number, exportId: number, actingUserId: number): Promise<void> {
+/** Every export of the organization, to one administrator (Zulip's notify_realm_export). */
+export async function announceRealmExports(deps: AppDeps, tx: Queryable, realmId: number, exportId: number, userId: number): Promise<void> {
   const [realm, rows] = await Promise.all([deps.accounts.getRealm(realmId), selectRealmExports(tx, realmId)]);
   const event = { type: "realm_export" as const, exports: rows.map((r) => realmExportObject(deps, realm, r)) };
-  const payload = MessagingRealmExportChanged.parse({ export_id: exportId, client: { event, users: [actingUserId] } });
+  const payload = MessagingRealmExportChanged.parse({ export_id: exportId, client: { event, users: [userId] } });
   await emitEvent(tx, { type: "messaging.realm_export.changed", realmId, payload });
 }
 
@@ -80,7 +80,8 @@ export async function doDeleteRealmExport(deps: AppDeps, storage: FileStorage, w
     if (row.failedAt) throw badRequest("Export failed, nothing to delete");
     if (!row.finishedAt || !row.pathId) throw badRequest("Export still in progress");
     await markRealmExportDeleted(tx, row.id, deps.clock.now());
-    await announceRealmExports(deps, tx, who.realmId, row.id, row.actingUserId);
+    // To the administrator who deleted it, whose list changed (Zulip's do_delete_realm_export).
+    await announceRealmExports(deps, tx, who.realmId, row.id, who.userId);
     return row.pathId;
   });
   // After the commit: a failure here leaves a file nobody can reach (the download checks the row).

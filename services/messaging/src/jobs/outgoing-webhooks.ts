@@ -162,6 +162,9 @@ async function attempt(deps: AppDeps, config: AttemptConfig, delivery: DeliveryR
       method: "POST",
       headers: { "content-type": request.contentType, "user-agent": `ZulipOutgoingWebhook/${ZULIP_VERSION}` },
       body: request.body,
+      // Not followed: a redirect could lead anywhere, past the address check above. The bot's
+      // owner learns of it as of any other answer that is not a success.
+      redirect: "manual",
       signal: AbortSignal.timeout(config.OUTGOING_WEBHOOK_TIMEOUT_SECONDS * 1000),
     });
     text = await response.text();
@@ -219,7 +222,7 @@ function answerOf(text: string, iface: number): string | null {
     content = fields.content;
   }
   if (content === undefined || content === null) return null;
-  const str = String(content);
+  const str = typeof content === "string" ? content : JSON.stringify(content);
   return str.trim() === "" ? null : str;
 }
 

@@ -5,7 +5,7 @@ import { createGzip } from "node:zlib";
 import { pack as tarPack, type Pack } from "tar-stream";
 import { z } from "zod";
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from "@chat/contracts";
-import { withTx } from "@chat/platform";
+import { ApiError, withTx } from "@chat/platform";
 import { announceRealmExports } from "../actions/realm-exports";
 import type { AppDeps } from "../deps";
 import { selectPublicAttachments, selectPublicChannels, selectPublicMessagesPage } from "../queries/realm-export-data";
@@ -13,6 +13,7 @@ import { emojiImageKey } from "../queries/realm-emoji";
 import { selectRealmEmoji } from "../store/realm-emoji";
 import {
   claimRealmExport,
+  deferRealmExport,
   failRealmExport,
   finishRealmExport,
   releaseRealmExportClaim,
@@ -25,8 +26,9 @@ import type { FileStorage } from "../storage";
  * Makes the organizations' public data exports (POST /export/realm) in the background: one at a
  * time per process, any number of processes. A process claims the oldest waiting export, writes
  * its archive into the uploads' storage while renewing its lease, and records it. A build that
- * fails marks the export failed, as Zulip's; an export whose process died is claimed again once
- * the lease runs out, and one whose processes died three times is given up as failed. Each change
+ * fails marks the export failed, as Zulip's, but one that another service or the database
+ * interrupted is tried again a minute later; an export whose process died is claimed again once
+ * the lease runs out; after three attempts in all it is given up as failed. Each change
  * reaches the administrator who asked as a `realm_export` event.
  */
 
@@ -42,8 +44,20 @@ export function loadRealmExportConfig(env: Record<string, string | undefined> = 
   return z.object(realmExportConfigShape).parse(env);
 }
 
-/** Claims before an export is given up (its process died each time). */
+/** Claims before an export is given up (its process died, or a service did not answer, each time). */
 const MAX_ATTEMPTS = 3;
+/** The wait before an export interrupted by a service that did not answer is tried again. */
+const RETRY_AFTER_MS = 60_000;
+
+/** PostgreSQL's connection and shutdown error classes, and the network's errors. */
+const TRANSIENT_CODES = /^(08|57P0)|^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTFOUND)$/;
+
+/** A failure of another service or of the database rather than of the export itself. */
+function isTransient(err: unknown): boolean {
+  if (err instanceof ApiError) return err.status >= 500;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === "string" && TRANSIENT_CODES.test(code);
+}
 /** Messages per file of the archive (`messages-000001.json`, ...). */
 const MESSAGES_PER_FILE = 1000;
 const ARCHIVE_TYPE = "application/gzip";
@@ -129,6 +143,13 @@ export async function makeNextExport(
       await releaseRealmExportClaim(deps.pool, claimed.id, claimedAt);
       deps.log.info({ exportId: claimed.id, realmId: claimed.realmId }, "realm export: left to another process at shutdown");
       return false;
+    }
+    if (isTransient(err) && claimed.attempts < MAX_ATTEMPTS) {
+      // Another service or the database did not answer: tried again in a minute, as a new attempt.
+      const lapsesAt = new Date(deps.clock.now().getTime() + RETRY_AFTER_MS - leaseMs);
+      await deferRealmExport(deps.pool, claimed.id, claimedAt, lapsesAt).catch(() => {});
+      deps.log.warn({ err: (err as Error).message, exportId: claimed.id, realmId: claimed.realmId }, "realm export interrupted; will retry");
+      return true;
     }
     // A build that failed is failed (as Zulip's); unless another process holds it by now.
     const failed = await settle(deps, claimed, (tx) => failRealmExport(tx, claimed.id, claimedAt, deps.clock.now()));

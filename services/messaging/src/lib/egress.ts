@@ -15,16 +15,25 @@ for (const [net, prefix] of [
   ["169.254.0.0", 16],
   ["172.16.0.0", 12],
   ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
   ["192.168.0.0", 16],
   ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
   ["224.0.0.0", 3],
 ] as const) {
   PRIVATE.addSubnet(net, prefix, "ipv4");
 }
 for (const [net, prefix] of [
   ["::", 127],
+  // NAT64 and 6to4 carry an IPv4 address inside, so may lead to any of the above.
+  ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
+  ["2002::", 16],
+  ["2001:db8::", 32],
   ["fc00::", 7],
   ["fe80::", 10],
+  ["fec0::", 10],
   ["ff00::", 8],
 ] as const) {
   PRIVATE.addSubnet(net, prefix, "ipv6");

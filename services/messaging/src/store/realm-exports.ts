@@ -74,6 +74,11 @@ export async function renewRealmExportClaim(db: Queryable, id: number, claimedAt
   return rows[0]?.claimed_at ?? null;
 }
 
+/** Lets the claim lapse at `lapsesAt` (the next attempt after a moment), its attempt counted. */
+export async function deferRealmExport(db: Queryable, id: number, claimedAt: Date, lapsesAt: Date): Promise<void> {
+  await db.query(`UPDATE realm_exports SET claimed_at = $3 WHERE id = $1 AND claimed_at = $2 AND ${OPEN}`, [id, claimedAt, lapsesAt]);
+}
+
 /** Gives a claim back unused (the process is stopping): the next process starts it afresh. */
 export async function releaseRealmExportClaim(db: Queryable, id: number, claimedAt: Date): Promise<void> {
   await db.query(`UPDATE realm_exports SET claimed_at = NULL, attempts = attempts - 1 WHERE id = $1 AND claimed_at = $2 AND ${OPEN}`, [id, claimedAt]);
