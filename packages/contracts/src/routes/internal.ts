@@ -31,8 +31,8 @@ export const InternalAuthenticate = route({
 });
 
 /**
- * User lookup for services that keep a replica, within one realm, any status: by ids and/or
- * emails (unknown ones are simply absent); with neither, every user of the realm as GET /users
+ * User lookup for services that keep a replica, within one realm, any status: by ids, emails
+ * and/or full names (unknown ones are simply absent); with none of them, every user of the realm as GET /users
  * lists them (bots included, the realm's system bots excepted), to fill a replica at once. Each
  * with what its avatar URL is built from (`avatar`).
  */
@@ -45,6 +45,8 @@ export const InternalGetUsers = route({
     realm_id: p.int().required(),
     user_ids: p.json(z.array(z.number().int())),
     emails: p.json(z.array(z.string())),
+    /** Full names, matched without case (mentions of users a replica does not know yet). */
+    full_names: p.json(z.array(z.string())),
   },
   response: success({ users: z.array(UserSummary.extend({ avatar: UserAvatarSummary })) }),
 });

@@ -4,7 +4,7 @@ import { isEmailPublic } from "../lib/avatar";
 import { avatarSummary, userObject, userSummary } from "../lib/format";
 import { emailVisibilityOf, ownProfileData, userViewFor } from "./profile";
 import { settingOfRealmUsers, settingOfUsers } from "../store/settings";
-import { getUser, getUserByDeliveryEmail, getUserByEmail, getUsersByEmails, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
+import { getUser, getUserByDeliveryEmail, getUserByEmail, getUsersByEmails, getUsersByFullNames, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
 import { getRealm } from "../store/realms";
 import { messagingOf } from "../lib/messaging-client";
 import { canSeeDeliveryEmail, dummyEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
@@ -119,14 +119,15 @@ export async function getMemberByEmail(deps: AccountsDeps, who: Identity, email:
  * Service-to-service lookup by ids or emails, any status; unknown ones are simply absent. With
  * neither, the whole realm as GET /users lists it (replicas fill themselves at once).
  */
-export async function getInternalUsers(deps: AccountsDeps, realmId: number, ids?: number[], emails?: string[]) {
-  if (ids === undefined && emails === undefined) {
+export async function getInternalUsers(deps: AccountsDeps, realmId: number, ids?: number[], emails?: string[], fullNames?: string[]) {
+  if (ids === undefined && emails === undefined && fullNames === undefined) {
     const [all, visibility] = await Promise.all([listRealmUsers(deps.pool, realmId), settingOfRealmUsers(deps.pool, realmId, "email_address_visibility")]);
     return all.map((u) => internalUser(u, visibility));
   }
   const rows: UserRow[] = [];
   if (ids?.length) rows.push(...(await getUsersByIds(deps.pool, realmId, ids)));
   if (emails?.length) rows.push(...(await getUsersByEmails(deps.pool, realmId, emails)));
+  if (fullNames?.length) rows.push(...(await getUsersByFullNames(deps.pool, realmId, fullNames)));
   const seen = new Set<number>();
   const unique = rows.filter((u) => !seen.has(u.id) && seen.add(u.id));
   const visibility = await settingOfUsers(deps.pool, realmId, unique.map((u) => u.id), "email_address_visibility");

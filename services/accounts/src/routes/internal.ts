@@ -36,7 +36,7 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   });
 
   registerRoute(app, InternalGetUsers, async ({ params }) => ({
-    users: await getInternalUsers(deps, params.realm_id, params.user_ids, params.emails),
+    users: await getInternalUsers(deps, params.realm_id, params.user_ids, params.emails, params.full_names),
   }));
 
   registerRoute(app, InternalCreateRealm, async ({ params }) => {

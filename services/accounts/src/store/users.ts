@@ -104,6 +104,15 @@ export async function getUsersByEmails(db: Queryable, realmId: number, emails: s
   return rows.map(toUser);
 }
 
+/** Users of a realm whose full name matches one of `names` without case (system bots excluded). */
+export async function getUsersByFullNames(db: Queryable, realmId: number, names: string[]): Promise<UserRow[]> {
+  const { rows } = await db.query(
+    "SELECT * FROM users WHERE realm_id = $1 AND NOT is_system_bot AND lower(full_name) = ANY($2::text[]) ORDER BY id",
+    [realmId, names.map((n) => n.toLowerCase())],
+  );
+  return rows.map(toUser);
+}
+
 /** Every account with this email in any organization (login by email across realms). */
 export async function findUsersByLoginEmail(db: Queryable, email: string): Promise<UserRow[]> {
   const { rows } = await db.query(

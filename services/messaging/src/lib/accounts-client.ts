@@ -99,8 +99,16 @@ export class AccountsClient {
    * Users of one realm by id or email; unknown ones are simply absent. Long lists are asked in
    * parts: the lookup is a GET, and a request line past the HTTP server's limit is refused (431).
    */
-  async getUsers(realmId: number, by: { userIds?: number[]; emails?: string[] }): Promise<AccountsUser[]> {
+  async getUsers(realmId: number, by: { userIds?: number[]; emails?: string[]; fullNames?: string[] }): Promise<AccountsUser[]> {
     const users: AccountsUser[] = [];
+    if (by.fullNames) {
+      // Not combined with the others: mentions ask by name alone.
+      for (const fullNames of inQueryParts(by.fullNames)) {
+        const res = await this.http.call<{ users: AccountsUser[] }>(InternalGetUsers.method, InternalGetUsers.path, { params: { realm_id: realmId, full_names: fullNames } });
+        for (const u of res.users) if (u.realm_id === realmId) users.push(u);
+      }
+      return users;
+    }
     for (const userIds of by.userIds ? inQueryParts(by.userIds) : [undefined]) {
       for (const emails of by.emails ? inQueryParts(by.emails) : [undefined]) {
         const params: Record<string, unknown> = { realm_id: realmId };

@@ -73,9 +73,31 @@ export async function getActiveRealmUsers(deps: AppDeps, realmId: number): Promi
   return (await selectActiveRealmUsers(deps.pool, realmId)).filter((u) => u.id !== bot);
 }
 
-/** Active users whose full name matches (mention lookup). */
+/** Names that are wildcard mentions, never a user's (`@**all**`...): never looked up in accounts. */
+const WILDCARD_NAMES = new Set(["all", "everyone", "stream", "channel", "topic"]);
+
+/**
+ * Active users whose full name matches (mention lookup). Names the replica does not know are asked
+ * of accounts: a user or bot made a moment ago is not in the replica yet (it follows accounts'
+ * events), and a mention of them must not render as plain text. Should accounts not answer, the
+ * replica's answer stands.
+ */
 export async function getActiveUsersByNames(deps: AppDeps, realmId: number, lowerNames: string[]): Promise<UserRow[]> {
   if (lowerNames.length === 0) return [];
   await ensureRealmReplica(deps, realmId);
+  const found = await selectActiveUsersByNames(deps.pool, realmId, lowerNames);
+  const known = new Set(found.map((u) => u.fullName.toLowerCase()));
+  const unknown = lowerNames.filter((n) => !known.has(n) && !WILDCARD_NAMES.has(n));
+  if (unknown.length === 0) return found;
+  let fetched;
+  try {
+    // An accounts of an earlier release ignores full_names and lists everyone: filtered here either way.
+    fetched = (await deps.accounts.getUsers(realmId, { fullNames: unknown })).filter((u) => unknown.includes(u.full_name.toLowerCase()));
+  } catch (err) {
+    deps.log.warn({ err: (err as Error).message, realmId }, "mentions: names not looked up in accounts");
+    return found;
+  }
+  if (fetched.length === 0) return found;
+  await doReplicateUsers(deps.pool, fetched);
   return selectActiveUsersByNames(deps.pool, realmId, lowerNames);
 }
