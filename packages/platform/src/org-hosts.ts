@@ -30,6 +30,14 @@ export function organizationUrl(config: OrganizationHosts, stringId: string): st
   return url.href.replace(/\/+$/, "");
 }
 
+/** EXTERNAL_URL's host name, parsed once per value (the gateway asks on every request). */
+const baseHosts = new Map<string, string>();
+function baseHostOf(externalUrl: string): string {
+  let host = baseHosts.get(externalUrl);
+  if (host === undefined) baseHosts.set(externalUrl, (host = new URL(externalUrl).hostname.toLowerCase()));
+  return host;
+}
+
 /**
  * The organization subdomain a request's Host names: `acme` for `acme.chat.example.com[:port]`
  * under `chat.example.com`. Null without subdomains, for the deployment's own host and for any
@@ -38,7 +46,7 @@ export function organizationUrl(config: OrganizationHosts, stringId: string): st
 export function subdomainOfHost(config: OrganizationHosts, host: string | undefined): string | null {
   if (!config.ORGANIZATION_SUBDOMAINS || !host || host.startsWith("[")) return null;
   const name = host.replace(/:\d*$/, "").replace(/\.$/, "").toLowerCase();
-  const base = new URL(config.EXTERNAL_URL).hostname.toLowerCase();
+  const base = baseHostOf(config.EXTERNAL_URL);
   if (!name.endsWith(`.${base}`)) return null;
   const label = name.slice(0, -(base.length + 1));
   return label && !label.includes(".") ? label : null;

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { serviceClient } from "@chat/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deliverNext } from "../src/jobs/outgoing-webhooks";
+import { deliverNext } from "../src/actions/outgoing-webhooks";
 import { isPrivateAddress } from "../src/lib/egress";
 import { claimDelivery } from "../src/store/outgoing-webhooks";
 import { startMessaging, type Messaging, type Org } from "./helpers";

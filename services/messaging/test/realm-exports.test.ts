@@ -6,7 +6,7 @@ import { serviceClient } from "@chat/testkit";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildApp } from "../src/app";
-import { makeNextExport } from "../src/jobs/realm-exports";
+import { makeNextExport } from "../src/actions/realm-export-archive";
 import { realmExportRoutes } from "../src/routes/realm-exports";
 import { LocalDirectoryStorage } from "../src/storage";
 import { claimRealmExport } from "../src/store/realm-exports";

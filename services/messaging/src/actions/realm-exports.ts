@@ -4,7 +4,15 @@ import type { AppDeps } from "../deps";
 import { checkAdministrator } from "../lib/permissions";
 import { publicExportSize } from "../queries/realm-export-data";
 import type { FileStorage } from "../storage";
-import { countRealmExportsSince, insertRealmExport, lockRealmExport, markRealmExportDeleted, selectRealmExports, type RealmExportRow } from "../store/realm-exports";
+import {
+  countRealmExportsSince,
+  insertRealmExport,
+  lockRealmExport,
+  markRealmExportDeleted,
+  selectDownloadableExport,
+  selectRealmExports,
+  type RealmExportRow,
+} from "../store/realm-exports";
 
 /** Zulip's limits on exports asked for through the API (zerver/views/realm_export.py). */
 const EXPORTS_PER_WEEK = 5;
@@ -33,6 +41,14 @@ export async function getRealmExports(deps: AppDeps, who: Identity): Promise<Rea
   checkAdministrator(who.role);
   const [realm, rows] = await Promise.all([deps.accounts.getRealm(who.realmId), selectRealmExports(deps.pool, who.realmId)]);
   return rows.map((r) => realmExportObject(deps, realm, r));
+}
+
+/** The file behind an export URL's path (`exports/<realm>/<token>/<name>`), while the export is made and not deleted; else null. */
+export async function openRealmExport(deps: AppDeps, storage: FileStorage, realmIdStr: string, token: string, filename: string) {
+  if (!/^[1-9][0-9]{0,15}$/.test(realmIdStr)) return null;
+  const pathId = `exports/${realmIdStr}/${token}/${filename}`;
+  const row = await selectDownloadableExport(deps.pool, Number(realmIdStr), pathId);
+  return row ? storage.get(pathId) : null;
 }
 
 /** Every export of the organization, to one administrator (Zulip's notify_realm_export). */

@@ -1,11 +1,11 @@
 import { pipeline } from "node:stream/promises";
 import { CreateRealmExport, DeleteRealmExport, DownloadRealmExport, GetRealmExports, InternalExportRealm } from "@chat/contracts";
 import { ApiError, INTERNAL_HEADERS, registerRoute } from "@chat/platform";
-import { doCreateRealmExport, doDeleteRealmExport, getRealmExports } from "../actions/realm-exports";
+import { writeArchive } from "../actions/realm-export-archive";
+import { doCreateRealmExport, doDeleteRealmExport, getRealmExports, openRealmExport } from "../actions/realm-exports";
 import type { AppDeps, RoutePlugin } from "../deps";
-import { writeArchive, type RealmExportJob } from "../jobs/realm-exports";
+import type { RealmExportJob } from "../jobs/realm-exports";
 import type { FileStorage } from "../storage";
-import { selectDownloadableExport } from "../store/realm-exports";
 
 const notFound = () => new ApiError("BAD_REQUEST", "File not found", { status: 404 });
 
@@ -38,10 +38,7 @@ export function realmExportRoutes(storage: FileStorage, job: Pick<RealmExportJob
     });
 
     registerRoute(app, DownloadRealmExport, async ({ params, req, reply }) => {
-      if (!/^[1-9][0-9]{0,15}$/.test(params.realm_id_str)) throw notFound();
-      const pathId = `exports/${params.realm_id_str}/${params.token}/${params.filename}`;
-      const row = await selectDownloadableExport(deps.pool, Number(params.realm_id_str), pathId);
-      const file = row ? await storage.get(pathId) : null;
+      const file = await openRealmExport(deps, storage, params.realm_id_str, params.token, params.filename);
       if (!file) throw notFound();
       reply.hijack();
       reply.raw.writeHead(200, {
