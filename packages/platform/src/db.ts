@@ -64,6 +64,26 @@ export function createPool(databaseUrl: string, schema: string, max = 10): pg.Po
   return pool;
 }
 
+const afterCommits = new WeakMap<object, Array<() => void>>();
+
+/**
+ * Runs `fn` once what `db` wrote is committed: at once for a pool (autocommit), after the COMMIT
+ * of a `withTx` transaction, never if it rolls back. For waking in-process workers (a mail
+ * sender, say) that would not yet see the rows before then.
+ */
+export function afterCommit(db: Queryable, fn: () => void): void {
+  if (db instanceof pg.Pool) return fn();
+  const fns = afterCommits.get(db);
+  if (fns) fns.push(fn);
+  else afterCommits.set(db, [fn]);
+}
+
+function takeAfterCommit(tx: object): Array<() => void> {
+  const fns = afterCommits.get(tx) ?? [];
+  afterCommits.delete(tx);
+  return fns;
+}
+
 /** Runs `fn` in one transaction: commit on success, rollback on any error. */
 export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
@@ -77,10 +97,12 @@ export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promis
     const result = await fn(client);
     await client.query("COMMIT");
     if (takeOutboxWrites(client)) outboxCommitted();
+    for (const fn of takeAfterCommit(client)) fn();
     return result;
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});
     takeOutboxWrites(client);
+    takeAfterCommit(client);
     throw err;
   } finally {
     client.off("error", onError);

@@ -18,3 +18,4 @@ export * from "./redis";
 export * from "./request-context";
 export * from "./server";
 export * from "./org-hosts";
+export * from "./mail";

@@ -5,3 +5,4 @@ export * from "./stack";
 export * from "./proxy";
 export * from "./metrics";
 export * from "./plans";
+export * from "./mail";

@@ -20,6 +20,7 @@ import { presenceRoutes } from "./routes/presence";
 import { playgroundRoutes } from "./routes/playgrounds";
 import { realmDomainRoutes } from "./routes/realm-domains";
 import { mobilePushRoutes } from "./routes/mobile-push";
+import { pageRoutes } from "./routes/pages";
 
 /** One plugin per resource; each registers its contract routes. */
 const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> = [
@@ -42,6 +43,7 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   realmDomainRoutes,
   mobilePushRoutes,
   registerStateRoutes,
+  pageRoutes,
 ];
 
 /** The accounts service's HTTP app. Never listens (main.ts or a test does). */

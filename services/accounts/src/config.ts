@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { baseConfigShape, envBool, loadConfig, organizationHostsShape, SERVICE_PORTS } from "@chat/platform";
+import { baseConfigShape, envBool, loadConfig, mailConfigShape, organizationHostsShape, SERVICE_PORTS } from "@chat/platform";
 
 export const accountsConfigShape = {
   ...baseConfigShape,
@@ -7,6 +7,7 @@ export const accountsConfigShape = {
   /** The public URL clients reach (the gateway): realm_url in register and server_settings, the base of invitation links; with `ORGANIZATION_SUBDOMAINS`, each organization's host is below its host. */
   EXTERNAL_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.gateway}`),
   ...organizationHostsShape,
+  ...mailConfigShape,
   /** Invitations per organization per 24 h when the realm sets no limit of its own. */
   INVITES_DAILY_LIMIT: z.coerce.number().int().min(0).default(100),
   /** Default validity of an invitation (Zulip: 10 days). */

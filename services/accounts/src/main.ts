@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { AmqpClient, createLogger, createPool, OutboxRelay, migrateAtStart, runMain, runService, systemClock } from "@chat/platform";
+import { AmqpClient, createLogger, createPool, MailSender, OutboxRelay, migrateAtStart, runMain, runService, systemClock } from "@chat/platform";
 import { buildApp } from "./app";
 import { loadAccountsConfig } from "./config";
 import type { AccountsDeps } from "./deps";
@@ -25,6 +25,8 @@ async function main(): Promise<void> {
   await amqp.start();
   const relay = new OutboxRelay({ pool, schema: "accounts", amqp, log, lingerMs: config.OUTBOX_LINGER_MS });
   relay.start();
+  const mail = new MailSender({ pool, config, log, clock: systemClock });
+  mail.start();
   await consumeInviteAccepted(amqp, deps);
   await consumeRealmEmoji(amqp, deps);
   await consumeUserJoined(amqp, deps);
@@ -44,7 +46,7 @@ async function main(): Promise<void> {
     port: config.PORT,
     log,
     graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
-    stop: [() => relay.stop(), () => amqp.close(), () => pool.end()],
+    stop: [() => mail.stop(), () => relay.stop(), () => amqp.close(), () => pool.end()],
   });
   log.info({ port: config.PORT }, "accounts listening");
 }

@@ -1,8 +1,9 @@
-import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import { ApiError, badRequest, emitEvent, organizationUrl, queueMail, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { hashApiKey, randomToken } from "../lib/credentials";
 import { ROLE, VALID_ROLES } from "../lib/format";
 import { messagingOf } from "../lib/messaging-client";
+import { invitationMail } from "../lib/mails";
 import { POLICY, policyAllows } from "../lib/policy";
 import { INVITE_REFUSALS, SIGNUP_REFUSALS } from "../lib/email-validation";
 import { isValidEmail, MAX_DATE_MS } from "../lib/validate";
@@ -12,9 +13,12 @@ import {
   countInvitesSince,
   deleteExpiredInvites,
   getPendingInvite,
+  getUsableInviteByKeyHash,
   insertInvite,
   INVITE_STATUS,
+  lockUsableInviteByKeyHash,
   lockUsableInviteForEmail,
+  type InviteRow,
   markInviteResent,
   revokeOtherInvitesForEmail,
   setInviteStatus,
@@ -23,6 +27,24 @@ import { getRealm, type RealmRow } from "../store/realms";
 import { getUser, getUsersByEmails, type UserRow } from "../store/users";
 import { notifyInvitesChanged } from "./invites-changed";
 import { createUserInTx } from "./users";
+
+/** The invitation's mail, sent once the invitation is committed; its link is `/accounts/do_confirm/{key}`. */
+async function queueInvitationMail(tx: Queryable, deps: AccountsDeps, realm: RealmRow, referrer: UserRow, to: string, key: string, expiresAt: Date | null): Promise<void> {
+  const realmUrl = organizationUrl(deps.config, realm.stringId);
+  await queueMail(
+    tx,
+    invitationMail({
+      to,
+      referrerName: referrer.fullName,
+      referrerEmail: referrer.deliveryEmail,
+      realmName: realm.name,
+      realmUrl,
+      link: `${realmUrl}/accounts/do_confirm/${key}`,
+      expiresAt,
+      now: deps.clock.now(),
+    }),
+  );
+}
 
 export function invitationFailed(msg: string, errors: Array<[string, string, boolean]>, extra: { sent: boolean; daily?: boolean }) {
   return new ApiError("INVITATION_FAILED", msg, {
@@ -134,6 +156,7 @@ export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendIn
     }
     if (!toInvite.length) throw invitationFailed("We weren't able to invite anyone.", skipped, { sent: false });
     for (const email of toInvite) {
+      const key = randomToken();
       await insertInvite(tx, {
         realmId: who.realmId,
         email,
@@ -142,11 +165,12 @@ export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendIn
         streamIds: [...new Set(p.streamIds)],
         includeRealmDefaultSubscriptions: p.includeRealmDefaultSubscriptions,
         notifyReferrerOnJoin: p.notifyReferrerOnJoin,
-        // The link key would travel by email; only its hash is kept.
-        keyHash: hashApiKey(randomToken()),
+        // The key travels only in the mail; only its hash is kept.
+        keyHash: hashApiKey(key),
         invitedAt: now,
         expiresAt,
       });
+      await queueInvitationMail(tx, deps, realm, me, email, key, expiresAt);
     }
     await notifyInvitesChanged(tx, who.realmId, who.userId);
     return skipped;
@@ -187,8 +211,8 @@ export async function doRevokeInvite(deps: AccountsDeps, who: Identity, inviteId
 /**
  * POST /invites/{id}/resend, as Zulip's do_resend_user_invite_email: who may revoke may resend;
  * the invitation gets a new link (the old one stops working, as Zulip clears its confirmation)
- * valid as long again as it was when last sent, and counts against the daily limit. There is
- * no mail sender: as POST /invites, only the new key's hash is kept. Only invitations GET
+ * valid as long again as it was when last sent, and counts against the daily limit. The new
+ * link is mailed; as for POST /invites, only the key's hash is kept. Only invitations GET
  * /invites lists can be resent (pending and unexpired); others are "No such invitation".
  */
 export async function doResendInvite(deps: AccountsDeps, who: Identity, inviteId: number): Promise<void> {
@@ -201,8 +225,13 @@ export async function doResendInvite(deps: AccountsDeps, who: Identity, inviteId
     checkManagesInvite(who, invite);
     await checkDailyInviteLimit(tx, deps, realm, now, 1);
     const sentAt = invite.lastSentAt ?? invite.invitedAt;
-    const expiresAt = invite.expiresAt && new Date(now.getTime() + (invite.expiresAt.getTime() - sentAt.getTime()));
-    await markInviteResent(tx, who.realmId, invite.id, hashApiKey(randomToken()), now, expiresAt && expiresAt.getTime() > MAX_DATE_MS ? new Date(MAX_DATE_MS) : expiresAt);
+    const stretched = invite.expiresAt && new Date(now.getTime() + (invite.expiresAt.getTime() - sentAt.getTime()));
+    const expiresAt = stretched && stretched.getTime() > MAX_DATE_MS ? new Date(MAX_DATE_MS) : stretched;
+    const key = randomToken();
+    await markInviteResent(tx, who.realmId, invite.id, hashApiKey(key), now, expiresAt);
+    // From the one who sent it first, as Zulip's resend.
+    const referrer = await getUser(tx, who.realmId, invite.referrerId);
+    await queueInvitationMail(tx, deps, realm, referrer ?? (await getUser(tx, who.realmId, who.userId))!, invite.email, key, expiresAt);
     await notifyInvitesChanged(tx, who.realmId, invite.referrerId);
   });
 }
@@ -214,36 +243,56 @@ export async function doResendInvite(deps: AccountsDeps, who: Identity, inviteId
  */
 export async function doAcceptInvite(deps: AccountsDeps, p: { realmId: number; email: string; fullName: string; password?: string }) {
   return withTx(deps.pool, async (tx) => {
-    const realm = await getRealm(tx, p.realmId);
-    if (!realm || realm.deactivated) throw badRequest("The confirmation link has expired or been deactivated.");
     const invite = await lockUsableInviteForEmail(tx, p.realmId, p.email.trim(), deps.clock.now());
-    if (!invite) throw badRequest("The confirmation link has expired or been deactivated.");
-    const { user, apiKey } = await createUserInTx(tx, deps, {
-      realmId: p.realmId,
-      email: invite.email,
-      fullName: p.fullName,
-      role: invite.invitedAs,
-      password: p.password ?? null,
-      // The organization's rules at sign-up, which may have changed since the invitation.
-      emailRefusals: SIGNUP_REFUSALS,
-    });
-    await setInviteStatus(tx, p.realmId, invite.id, INVITE_STATUS.accepted, user.id);
-    await revokeOtherInvitesForEmail(tx, p.realmId, invite.email, invite.id);
-    await emitEvent(tx, {
-      type: "accounts.invite.accepted",
-      realmId: p.realmId,
-      payload: {
-        invite_id: invite.id,
-        user_id: user.id,
-        referrer_id: invite.referrerId,
-        stream_ids: invite.streamIds,
-        include_realm_default_subscriptions: invite.includeRealmDefaultSubscriptions,
-        notify_referrer_on_join: invite.notifyReferrerOnJoin,
-      },
-    });
-    await notifyInvitesChanged(tx, p.realmId, invite.referrerId);
-    return { user, apiKey };
+    return acceptInTx(tx, deps, invite, p);
   });
+}
+
+/** The same through the link an invitation's mail carries (`/accounts/do_confirm/{key}`). */
+export async function doAcceptInviteByKey(deps: AccountsDeps, key: string, p: { fullName: string; password: string }) {
+  return withTx(deps.pool, async (tx) => {
+    const invite = await lockUsableInviteByKeyHash(tx, hashApiKey(key), deps.clock.now());
+    return acceptInTx(tx, deps, invite, p);
+  });
+}
+
+export const linkExpired = () => badRequest("The confirmation link has expired or been deactivated.");
+
+/** What the sign-up page of an invitation's link shows; null when the link is not (or no longer) usable. */
+export async function getInviteByKey(deps: AccountsDeps, key: string): Promise<{ invite: InviteRow; realm: RealmRow } | null> {
+  const invite = await getUsableInviteByKeyHash(deps.pool, hashApiKey(key), deps.clock.now());
+  const realm = invite && (await getRealm(deps.pool, invite.realmId));
+  return invite && realm && !realm.deactivated ? { invite, realm } : null;
+}
+
+async function acceptInTx(tx: Queryable, deps: AccountsDeps, invite: InviteRow | null, p: { fullName: string; password?: string }) {
+  const realm = invite && (await getRealm(tx, invite.realmId));
+  if (!invite || !realm || realm.deactivated) throw linkExpired();
+  const { user, apiKey } = await createUserInTx(tx, deps, {
+    realmId: invite.realmId,
+    email: invite.email,
+    fullName: p.fullName,
+    role: invite.invitedAs,
+    password: p.password ?? null,
+    // The organization's rules at sign-up, which may have changed since the invitation.
+    emailRefusals: SIGNUP_REFUSALS,
+  });
+  await setInviteStatus(tx, invite.realmId, invite.id, INVITE_STATUS.accepted, user.id);
+  await revokeOtherInvitesForEmail(tx, invite.realmId, invite.email, invite.id);
+  await emitEvent(tx, {
+    type: "accounts.invite.accepted",
+    realmId: invite.realmId,
+    payload: {
+      invite_id: invite.id,
+      user_id: user.id,
+      referrer_id: invite.referrerId,
+      stream_ids: invite.streamIds,
+      include_realm_default_subscriptions: invite.includeRealmDefaultSubscriptions,
+      notify_referrer_on_join: invite.notifyReferrerOnJoin,
+    },
+  });
+  await notifyInvitesChanged(tx, invite.realmId, invite.referrerId);
+  return { user, apiKey };
 }
 
 export async function doCleanupExpiredInvites(deps: AccountsDeps): Promise<number> {

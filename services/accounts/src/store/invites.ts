@@ -100,6 +100,20 @@ export async function lockUsableInviteForEmail(db: Queryable, realmId: number, e
   return rows[0] ? toInvite(rows[0]) : null;
 }
 
+const USABLE_BY_KEY = "SELECT * FROM invites WHERE key_hash = $1 AND status = 0 AND (expires_at IS NULL OR expires_at > $2)";
+
+/** The pending, unexpired invitation whose link key hashes to `keyHash`. */
+export async function getUsableInviteByKeyHash(db: Queryable, keyHash: string, now: Date): Promise<InviteRow | null> {
+  const { rows } = await db.query(USABLE_BY_KEY, [keyHash, now]);
+  return rows[0] ? toInvite(rows[0]) : null;
+}
+
+/** The same, locked for acceptance. */
+export async function lockUsableInviteByKeyHash(db: Queryable, keyHash: string, now: Date): Promise<InviteRow | null> {
+  const { rows } = await db.query(`${USABLE_BY_KEY} FOR UPDATE`, [keyHash, now]);
+  return rows[0] ? toInvite(rows[0]) : null;
+}
+
 export async function setInviteStatus(db: Queryable, realmId: number, id: number, status: number, acceptedUserId: number | null = null): Promise<void> {
   await db.query("UPDATE invites SET status = $3, accepted_user_id = $4 WHERE realm_id = $1 AND id = $2", [realmId, id, status, acceptedUserId]);
 }

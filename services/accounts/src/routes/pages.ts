@@ -1,0 +1,65 @@
+import { ConfirmationPage, SubmitConfirmationPage } from "@chat/contracts";
+import { ApiError, organizationUrl, registerRoute } from "@chat/platform";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { doAcceptInviteByKey, getInviteByKey } from "../actions/invites";
+import type { AccountsDeps } from "../deps";
+import { longEnoughPassword, PASSWORD_MIN_LENGTH } from "../lib/credentials";
+import { html, sendPage, type Html } from "../lib/pages";
+import type { InviteRow } from "../store/invites";
+import type { RealmRow } from "../store/realms";
+
+const EXPIRED_TITLE = "This link has expired";
+const expiredBody = html`<p>The link you followed has expired or has already been used.</p>
+<p class="muted">Ask whoever invited you for a new invitation.</p>`;
+
+function signupForm(invite: InviteRow, realm: RealmRow, values: { fullName?: string; error?: string }): Html {
+  return html`<p>You were invited to join <strong>${realm.name}</strong> as <strong>${invite.email}</strong>.</p>
+${values.error ? html`<p class="error" role="alert">${values.error}</p>` : ""}
+<form method="post">
+<label for="full_name">Your name</label>
+<input id="full_name" name="full_name" autocomplete="name" required maxlength="60" value="${values.fullName ?? ""}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}">
+<p class="muted">At least ${PASSWORD_MIN_LENGTH} characters.</p>
+<button type="submit">Create account</button>
+</form>`;
+}
+
+/** The pages an invitation's mail links to: the sign-up form and its answer. */
+export function pageRoutes(app: FastifyInstance, deps: AccountsDeps): void {
+  const expired = (req: FastifyRequest, reply: FastifyReply) => sendPage(req, reply, 404, EXPIRED_TITLE, expiredBody);
+
+  registerRoute(app, ConfirmationPage, async ({ params, req, reply }) => {
+    const found = await getInviteByKey(deps, params.confirmation_key);
+    if (!found) return expired(req, reply);
+    sendPage(req, reply, 200, `Join ${found.realm.name}`, signupForm(found.invite, found.realm, {}));
+  });
+
+  registerRoute(app, SubmitConfirmationPage, async ({ params, req, reply }) => {
+    const found = await getInviteByKey(deps, params.confirmation_key);
+    if (!found) return expired(req, reply);
+    const { invite, realm } = found;
+    const fullName = params.full_name?.trim() ?? "";
+    const password = params.password ?? "";
+    const again = (error: string) => sendPage(req, reply, 400, `Join ${realm.name}`, signupForm(invite, realm, { fullName, error }));
+    if (!fullName) return again("Please enter your name.");
+    if (!longEnoughPassword(password)) return again("The password is too weak.");
+    try {
+      await doAcceptInviteByKey(deps, params.confirmation_key, { fullName, password });
+    } catch (err) {
+      if (err instanceof ApiError && err.message === "The confirmation link has expired or been deactivated.") return expired(req, reply);
+      // The account's own checks (the name, the organization's address rules) say what is wrong.
+      if (err instanceof ApiError && err.status === 400) return again(err.message);
+      throw err;
+    }
+    const url = organizationUrl(deps.config, realm.stringId);
+    sendPage(
+      req,
+      reply,
+      200,
+      `Welcome to ${realm.name}`,
+      html`<p>Your account <strong>${invite.email}</strong> is ready.</p>
+<p>Log in at <a href="${url}">${url}</a> with this address and your password, in the app or the browser.</p>`,
+    );
+  });
+}
