@@ -21,6 +21,9 @@ import { playgroundRoutes } from "./routes/playgrounds";
 import { realmDomainRoutes } from "./routes/realm-domains";
 import { mobilePushRoutes } from "./routes/mobile-push";
 import { pageRoutes } from "./routes/pages";
+import { passwordResetPageRoutes } from "./routes/pages-password-reset";
+import { emailChangePageRoutes } from "./routes/pages-email-change";
+import { multiuseSignupPageRoutes } from "./routes/pages-multiuse-signup";
 
 /** One plugin per resource; each registers its contract routes. */
 const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> = [
@@ -44,6 +47,9 @@ const ROUTE_PLUGINS: Array<(app: FastifyInstance, deps: AccountsDeps) => void> =
   mobilePushRoutes,
   registerStateRoutes,
   pageRoutes,
+  passwordResetPageRoutes,
+  emailChangePageRoutes,
+  multiuseSignupPageRoutes,
 ];
 
 /** The accounts service's HTTP app. Never listens (main.ts or a test does). */

@@ -6,9 +6,9 @@ export const API_PREFIX = "/api/v1";
  * Paths also served at the root, as Zulip does: the URL `POST /user_uploads` returns is
  * `/user_uploads/...`, and API clients fetch it with the same Basic credentials. Uploaded
  * avatars (`/user_avatars/...`, public) are served at the root the same way, and so are the web
- * pages mails link to (`/accounts/...`).
+ * pages mails and invitation links lead to (`/accounts/...`, `/join/...`).
  */
-export const ROOT_ALIASES = ["/user_uploads/", "/user_avatars/", "/accounts/"];
+export const ROOT_ALIASES = ["/user_uploads/", "/user_avatars/", "/accounts/", "/join/"];
 
 /** The URL the owning service knows a request by: root aliases gain the `/api/v1` prefix. */
 export function upstreamUrl(url: string): string {

@@ -1,0 +1,2 @@
+// Routes of the multiuse-signup web pages (filled in by the work on them).
+export {};
