@@ -261,9 +261,15 @@ describe("error handler", () => {
   });
 
   it("maps fastify's own client errors to the Zulip envelope with their status", async () => {
+    // A bad percent-encoding in the path, or a path segment past the router's limit: fastify's
+    // texts would repeat the path back.
     const badUrl = await app.inject({ method: "GET", url: "/api/v1/items/%E0%A4%A", headers: auth() });
     expect(badUrl.statusCode).toBe(400);
-    expect(badUrl.json()).toEqual({ result: "error", code: "BAD_REQUEST", msg: "'/api/v1/items/%E0%A4%A' is not a valid url component" });
+    expect(badUrl.json()).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Malformed URL" });
+    expect(badUrl.headers[INTERNAL_HEADERS.requestId]).toEqual(expect.any(String));
+    const longSegment = await app.inject({ method: "GET", url: `/api/v1/items/${"1".repeat(3000)}`, headers: auth() });
+    expect(longSegment.statusCode).toBe(414);
+    expect(longSegment.json()).toEqual({ result: "error", code: "BAD_REQUEST", msg: "URL path segment too long" });
     const length = await app.inject({ method: "POST", url: "/api/v1/echo", headers: { ...auth(), ...FORM, "content-length": "3" }, payload: "topic=abc" });
     expect(length.statusCode).toBe(400);
     expect(length.json()).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Request body size did not match Content-Length" });
@@ -273,6 +279,18 @@ describe("error handler", () => {
     const raw = await rawHttp(port, "POST /api/v1/echo HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n");
     expect(raw.status).toBe(400);
     expect(JSON.parse(raw.body)).toEqual({ result: "error", msg: "Malformed HTTP request", code: "BAD_REQUEST" });
+    const rawBadUrl = await rawHttp(port, "GET /api/v1/items/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    expect(rawBadUrl.status).toBe(400);
+    expect(JSON.parse(rawBadUrl.body)).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Malformed URL" });
+  });
+
+  it("answers a body over the limit that is not a form with a 413 over real HTTP, not a reset connection", async () => {
+    if (!app.server.listening) await app.listen({ port: 0, host: "127.0.0.1" });
+    const port = (app.server.address() as AddressInfo).port;
+    // Far past the limit: the rest of the body is still on its way when the answer is sent.
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/echo`, { method: "POST", headers: { ...auth(), "content-type": "application/json" }, body: "x".repeat(4 * 1024 * 1024) });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ result: "error", msg: "Request body too large", code: "REQUEST_TOO_LARGE" });
   });
 
   it("answers 413 REQUEST_TOO_LARGE for a body over the limit (form and multipart)", async () => {

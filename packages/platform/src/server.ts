@@ -218,6 +218,9 @@ function ignoreStreamError(): void {}
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
 /** Builds a service's fastify instance: logging, request ids, Zulip errors, health, metrics. Never listens. */
+/** How much past the body limit a refused body is still read (so its 413 arrives) before the socket is cut. */
+const DRAIN_PAST_LIMIT_BYTES = 64 * 1024 * 1024;
+
 export function createServer(opts: ServerOptions): FastifyInstance {
   const raw: AppInternals["raw"] = { route: null, stream: null, sessions: new Set() };
   const app = Fastify({
@@ -258,10 +261,11 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     routerOptions: { maxParamLength: 2048 },
     // Requests arriving on kept-alive connections while we shut down get our own 503 (below).
     return503OnClosing: false,
-    // A malformed URL is answered by fastify before routing; give it our envelope too.
-    frameworkErrors: (err, _req, reply) => {
+    // A malformed URL is answered by fastify before routing (and before the onSend hook that
+    // sets the request id header); give it our envelope too.
+    frameworkErrors: (err, req, reply) => {
       const apiError = toApiError(err);
-      (reply as FastifyReply).status(apiError.status).headers(apiError.headers).send(apiError.body());
+      (reply as FastifyReply).status(apiError.status).headers({ ...apiError.headers, [INTERNAL_HEADERS.requestId]: req.id }).send(apiError.body());
     },
   });
   app.decorate("serverOptions", opts);
@@ -276,7 +280,9 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   // and ignored instead of answering 400 or 415.
   app.removeContentTypeParser(["application/json", "text/plain"]);
   app.addContentTypeParser("*", (_req, payload, done) => {
-    // A raw-stream parser gets no limit from fastify: count, and refuse past the limit.
+    // A raw-stream parser gets no limit from fastify: count, and refuse past the limit. The rest
+    // is still read (and dropped), as fastify does past its own limit: a socket closed with the
+    // client's bytes unread is reset, and the client would lose the 413 with it.
     let size = 0;
     let finished = false;
     const finish = (err: Error | null) => {
@@ -286,10 +292,9 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     };
     payload.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > bodyLimit) {
-        finish(new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 }));
-        payload.destroy();
-      }
+      if (size > bodyLimit) finish(new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 }));
+      // A client that goes on sending far past it is cut off rather than read without end.
+      if (size > bodyLimit + DRAIN_PAST_LIMIT_BYTES) payload.destroy();
     });
     payload.on("end", () => finish(null));
     payload.on("error", (err) => finish(err));
@@ -494,8 +499,11 @@ export function toApiError(err: unknown): ApiError {
   if (e.statusCode === 413 || (e.code && TOO_LARGE_CODES.has(e.code))) {
     return new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
   }
+  // fastify's texts for these repeat the request's path: the client is told what is wrong with it.
+  if (e.code === "FST_ERR_BAD_URL") return new ApiError("BAD_REQUEST", "Malformed URL", { status: 400 });
+  if (e.code === "FST_ERR_MAX_PARAM_LENGTH") return new ApiError("BAD_REQUEST", "URL path segment too long", { status: 414 });
   if (typeof e.statusCode === "number" && e.statusCode >= 400 && e.statusCode < 500) {
-    // fastify's own client errors (bad content length, malformed URL, ...): keep their status.
+    // fastify's own client errors (bad content length, unparsable content type, ...): keep their status.
     return new ApiError("BAD_REQUEST", e.message || "Bad request", { status: e.statusCode });
   }
   // busboy's parse failures (no boundary, a part cut short, a bad part header) are the client's.

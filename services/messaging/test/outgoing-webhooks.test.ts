@@ -19,6 +19,12 @@ let org: Org;
 let server: http.Server;
 let hookUrl = "";
 const received: any[] = [];
+/** How the bot's server answers: a body and its Content-Type, or "endless" (it never stops sending). */
+type Answer = { body: string | Buffer; contentType: string } | "endless";
+const NOT_REQUIRED: Answer = { body: JSON.stringify({ response_not_required: true }), contentType: "application/json" };
+let answer: Answer = NOT_REQUIRED;
+/** Bytes the endless answer got written before the reader hung up. */
+let endlessWritten = 0;
 // The bot's server here is on this host: a private address, allowed but in the test that refuses it.
 const CONFIG = { OUTGOING_WEBHOOK_TIMEOUT_SECONDS: 5, OUTGOING_WEBHOOK_RETRY_MS: 1000, OUTGOING_WEBHOOK_PRIVATE_ADDRESSES: true };
 let bot: { id: number; name: string };
@@ -29,7 +35,18 @@ beforeAll(async () => {
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
       received.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ response_not_required: true }));
+      if (answer !== "endless") {
+        res.writeHead(200, { "content-type": answer.contentType }).end(answer.body);
+        return;
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      const chunk = Buffer.alloc(64 * 1024, " ");
+      endlessWritten = 0;
+      const more = () => {
+        while (!res.destroyed && res.write(chunk)) endlessWritten += chunk.length;
+      };
+      res.on("drain", more);
+      more();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -110,5 +127,63 @@ describe("outgoing webhook deliveries", () => {
       expect(isPrivateAddress(a), a).toBe(true);
     }
     for (const a of ["8.8.8.8", "1.1.1.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) expect(isPrivateAddress(a), a).toBe(false);
+  });
+});
+
+describe("an outgoing webhook bot's answer", () => {
+  /** Has the bot asked in `topic`, answered with `a`; the bot's messages there afterwards. */
+  async function answered(topic: string, a: Answer): Promise<string[]> {
+    answer = a;
+    try {
+      await m.send(org.member, { type: "stream", to: "hooks", topic, content: `@**${bot.name}|${bot.id}** hi` });
+      expect(await deliverNext(m.deps, CONFIG)).toBe(true);
+    } finally {
+      answer = NOT_REQUIRED;
+    }
+    expect(await pending()).toBe(0);
+    const narrow = JSON.stringify([{ operator: "channel", operand: "hooks" }, { operator: "topic", operand: topic }]);
+    const page = await m.ok(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: 5, num_after: 0, narrow, apply_markdown: false }));
+    return page.messages.filter((x: any) => x.sender_id === bot.id).map((x: any) => x.content);
+  }
+  const json = (value: unknown): Answer => ({ body: JSON.stringify(value), contentType: "application/json" });
+
+  it("`response_not_required: true` wants no reply, even with content", async () => {
+    expect(await answered("not-required", json({ response_not_required: true, content: "ignored" }))).toEqual([]);
+  });
+
+  it("`response_string`, the older key, is the reply's content; `content` wins when both are there", async () => {
+    expect(await answered("legacy", json({ response_string: "old style" }))).toEqual(["old style"]);
+    expect(await answered("both", json({ response_string: "old style", content: "new style" }))).toEqual(["new style"]);
+  });
+
+  it("a content that is not a string is posted as its JSON text", async () => {
+    expect(await answered("number", json({ content: 42 }))).toEqual(["42"]);
+    expect(await answered("legacy-object", json({ response_string: { a: 1 } }))).toEqual(['{"a":1}']);
+  });
+
+  it("is decoded with the charset its Content-Type names, and as UTF-8 when it names none TextDecoder knows", async () => {
+    const latin1 = Buffer.from('{"content":"café"}', "latin1"); // é is the one byte 0xE9
+    expect(await answered("latin1", { body: latin1, contentType: "application/json; charset=ISO-8859-1" })).toEqual(["café"]);
+    // 日本 in Shift_JIS, the label quoted and in capitals.
+    const sjis = Buffer.concat([Buffer.from('{"content":"'), Buffer.from([0x93, 0xfa, 0x96, 0x7b]), Buffer.from('"}')]);
+    expect(await answered("sjis", { body: sjis, contentType: 'application/json; Charset="Shift_JIS"' })).toEqual(["日本"]);
+    const utf8 = Buffer.from(JSON.stringify({ content: "naïve" }), "utf8");
+    expect(await answered("unknown-charset", { body: utf8, contentType: "application/json; charset=no-such-charset" })).toEqual(["naïve"]);
+    expect(await answered("no-charset", { body: utf8, contentType: "application/json" })).toEqual(["naïve"]);
+  });
+
+  it("is read up to 1 MiB; past that it is not read on, and the failure is told in the topic and to the bot's owner", async () => {
+    const reply = JSON.stringify({ content: "just fits" });
+    expect(await answered("fits", { body: reply + " ".repeat(1024 * 1024 - reply.length), contentType: "application/json" })).toEqual(["just fits"]);
+    expect(await answered("too-large", { body: reply + " ".repeat(1024 * 1024 - reply.length + 1), contentType: "application/json" })).toEqual([
+      "Failure! Response is larger than 1 MiB",
+    ]);
+
+    expect(await answered("endless", "endless")).toEqual(["Failure! Response is larger than 1 MiB"]);
+    // The reader hung up soon after the cap (what is in flight in the socket's buffers aside).
+    expect(endlessWritten).toBeLessThan(16 * 1024 * 1024);
+    const dm = JSON.stringify([{ operator: "dm", operand: [bot.id] }]);
+    const told = await m.ok(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: 1, num_after: 0, narrow: dm, apply_markdown: false }));
+    expect(told.messages[0].content).toMatch(/triggered an outgoing webhook\.\nThe webhook's response was larger than 1 MiB, and was not read\.$/);
   });
 });

@@ -17,6 +17,9 @@ import { doSendMessage, type SendRequest } from "./messages";
  * was. A timeout or a connection error is tried again, three times, before the bot is given up
  * as unavailable; a refusal or a bad answer is not. Every failure is told where the message was
  * ("Failure! ...") and, with its details, to the bot's owner in a direct message from the bot.
+ *
+ * Zulip's answers may carry `widget_content` (a zform widget); it is not passed along, because
+ * messages here get widgets only from their content (`/poll`, `/todo`: lib/widgets.ts).
  */
 
 /** Zulip's MAX_REQUEST_RETRIES: tries after the first, for timeouts and connection errors. */
@@ -25,6 +28,11 @@ const MAX_RETRIES = 3;
 const RETRY_BACKOFF = [1, 5, 25];
 /** A service's interface: 1 is Zulip's generic format, 2 Slack's. */
 const SLACK = 2;
+/**
+ * The most of an answer that is read. Zulip reads all of it; here a bot's server cannot make
+ * this process hold an unbounded body. A reply is one message, far smaller than this.
+ */
+const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** The settings a delivery uses (jobs/outgoing-webhooks.ts reads them from the environment). */
 export interface DeliveryConfig {
@@ -90,7 +98,7 @@ async function attempt(deps: AppDeps, config: DeliveryConfig, delivery: Delivery
   }
   const request = service.interface === SLACK ? slackRequest(deps, trigger, service.token) : genericRequest(trigger, service.token);
   let response: Response;
-  let text: string;
+  let text: string | null;
   try {
     if (!config.OUTGOING_WEBHOOK_PRIVATE_ADDRESSES && (await reachesPrivateAddress(service.base_url))) {
       // What Zulip reports when its egress proxy refuses the address (a 407 from Smokescreen).
@@ -108,7 +116,7 @@ async function attempt(deps: AppDeps, config: DeliveryConfig, delivery: Delivery
       redirect: "manual",
       signal: AbortSignal.timeout(config.OUTGOING_WEBHOOK_TIMEOUT_SECONDS * 1000),
     });
-    text = await response.text();
+    text = await readAnswer(response);
   } catch (err) {
     const timedOut = (err as Error).name === "TimeoutError";
     const failure = timedOut
@@ -122,8 +130,14 @@ async function attempt(deps: AppDeps, config: DeliveryConfig, delivery: Delivery
   }
   if (response.status < 200 || response.status >= 300) {
     deps.log.info({ status: response.status, botId, messageId }, "outgoing webhook: refused");
-    await notifyBotOwner(deps, trigger, { status: response.status, body: text });
+    await notifyBotOwner(deps, trigger, { status: response.status, body: text ?? undefined });
     await failWithMessage(deps, trigger, `Third party responded with ${response.status}`);
+    return "done";
+  }
+  if (text === null) {
+    deps.log.info({ botId, messageId }, "outgoing webhook: answer too large");
+    await failWithMessage(deps, trigger, "Response is larger than 1 MiB");
+    await notifyBotOwner(deps, trigger, { failure: "The webhook's response was larger than 1 MiB, and was not read." });
     return "done";
   }
   try {
@@ -144,6 +158,41 @@ async function attempt(deps: AppDeps, config: DeliveryConfig, delivery: Delivery
 
 class BadAnswer extends Error {}
 
+/** The answer's body, decoded; null when it is longer than MAX_ANSWER_BYTES (the rest is not read). */
+async function readAnswer(response: Response): Promise<string | null> {
+  const chunks: Uint8Array[] = [];
+  if (response.body) {
+    const reader = response.body.getReader();
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_ANSWER_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        return null;
+      }
+      chunks.push(value);
+    }
+  }
+  return decoderFor(response.headers.get("content-type")).decode(Buffer.concat(chunks));
+}
+
+/** A decoder for the Content-Type's charset when TextDecoder knows it; UTF-8 otherwise. */
+function decoderFor(contentType: string | null): TextDecoder {
+  for (const param of (contentType ?? "").split(";").slice(1)) {
+    const at = param.indexOf("=");
+    if (at < 0 || param.slice(0, at).trim().toLowerCase() !== "charset") continue;
+    const label = param.slice(at + 1).trim().replace(/^"(.*)"$/, "$1");
+    try {
+      return new TextDecoder(label);
+    } catch {
+      break; // a label TextDecoder does not know (a RangeError)
+    }
+  }
+  return new TextDecoder("utf-8");
+}
+
 /** Zulip's process_success_response: the reply's content, or null when none is wanted. */
 function answerOf(text: string, iface: number): string | null {
   let answer: unknown;
@@ -160,7 +209,8 @@ function answerOf(text: string, iface: number): string | null {
   if (iface === SLACK) content = fields.text;
   else {
     if (fields.response_not_required === true) return null;
-    content = fields.content;
+    // `response_string` is what bot servers answered before `content` was named; `content` wins.
+    content = fields.content ?? fields.response_string;
   }
   if (content === undefined || content === null) return null;
   const str = typeof content === "string" ? content : JSON.stringify(content);
