@@ -1,7 +1,8 @@
 -- Up Migration
 -- Mails waiting to be sent (platform's MailSender): written in the transaction that makes a mail
 -- due, deleted once the SMTP server took it (their links are secrets) or after the last attempt.
--- next_attempt_at is also the lease of the process sending it.
+-- A new mail is due at once (-infinity: whatever the clock says); next_attempt_at is then the
+-- lease of the process sending it, and after a failure the time of the retry.
 CREATE TABLE mail_outbox (
   id bigserial PRIMARY KEY,
   to_address text NOT NULL,
@@ -11,7 +12,7 @@ CREATE TABLE mail_outbox (
   from_name text,
   reply_to text,
   attempts integer NOT NULL DEFAULT 0,
-  next_attempt_at timestamptz NOT NULL DEFAULT now(),
+  next_attempt_at timestamptz NOT NULL DEFAULT '-infinity',
   last_error text
 );
 CREATE INDEX mail_outbox_due ON mail_outbox (next_attempt_at);
