@@ -4,7 +4,7 @@
  * stdout (one JSON object with --json); progress and errors go to stderr.
  */
 import { Command, InvalidArgumentError } from "commander";
-import { ConfigError } from "@chat/platform";
+import { ConfigError, sendMailNow } from "@chat/platform";
 import { createOrg, createUser, findUsers, parseRole, resetApiKey, setBillingAdmin } from "./lib/accounts";
 import { createChannel } from "./lib/channels";
 import { CliError } from "./lib/clients";
@@ -103,6 +103,32 @@ org
       // With the archive on standard output, what is said goes to standard error.
       if (file === "-") process.stderr.write(`organization ${o.org} exported (${bytes} bytes)\n`);
       else output(o.json, { file, bytes }, [`organization ${o.org} exported to ${file} (${bytes} bytes)`]);
+    }),
+  );
+
+const mail = program.command("mail").description("outgoing mail");
+mail
+  .command("test")
+  .description("send a test mail now with the mail settings of this environment (EMAIL_HOST, ...)")
+  .requiredOption("--to <email>", "where to send it")
+  .option("--json", "print the result as JSON")
+  .action(
+    action(async (o: { to: string; json?: boolean }) => {
+      const c = cfg();
+      const externalUrl = c.EXTERNAL_URL ?? c.GATEWAY_URL;
+      try {
+        await sendMailNow(
+          { ...c, EXTERNAL_URL: externalUrl },
+          {
+            to: o.to,
+            subject: "Test mail from your team chat server",
+            text: `This mail was sent by \`chat mail test\` on the server at ${externalUrl}.\nIf you can read it, the server's mail settings work.\n`,
+          },
+        );
+      } catch (err) {
+        throw new CliError(`mail not sent: ${(err as Error).message}`);
+      }
+      output(o.json, { sent: true, to: o.to, host: c.EMAIL_HOST, port: c.EMAIL_PORT }, [`test mail sent to ${o.to} through ${c.EMAIL_HOST}:${c.EMAIL_PORT}`]);
     }),
   );
 

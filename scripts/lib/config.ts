@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { baseConfigShape, loadConfig } from "@chat/platform";
+import { baseConfigShape, loadConfig, mailConfigShape } from "@chat/platform";
 
 /** What the admin CLI reads from the environment (the services' variables it shares, plus the gateway URL). */
 export const cliConfigShape = {
@@ -11,6 +11,8 @@ export const cliConfigShape = {
   GATEWAY_URL: z.string().url().default("http://127.0.0.1:9991"),
   /** The URL clients use to reach the gateway, when it differs from GATEWAY_URL (behind a proxy or outside compose); `demo` prints it as `base_url`. */
   EXTERNAL_URL: z.string().url().optional(),
+  /** The services' mail settings, for `chat mail test` (run it where the services run, to use theirs). */
+  ...mailConfigShape,
 };
 
 export type CliConfig = z.infer<z.ZodObject<typeof cliConfigShape>>;

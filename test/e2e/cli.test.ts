@@ -4,7 +4,7 @@ import path from "node:path";
 import { gunzipSync } from "node:zlib";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { apiClient, freePort, runChat, startStack, type Stack } from "@chat/testkit";
+import { apiClient, freePort, runChat, startMailCatcher, startStack, type Stack } from "@chat/testkit";
 
 /** The admin CLI (`pnpm chat ...`) against a running stack, checked through the public API. */
 
@@ -202,5 +202,30 @@ describe("pnpm chat org export", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("pnpm chat mail test", () => {
+  it("sends a mail at once through the configured SMTP server, and says why when it cannot", async () => {
+    const catcher = await startMailCatcher();
+    try {
+      const out = await chatJson(["mail", "test", "--to", "ops@example.com"], { ...catcher.env, NOREPLY_EMAIL_ADDRESS: "chat@example.com" });
+      expect(out).toEqual({ sent: true, to: "ops@example.com", host: "127.0.0.1", port: catcher.port });
+      const mail = await catcher.waitFor("ops@example.com");
+      expect(mail).toMatchObject({ from: "chat@example.com", subject: "Test mail from your team chat server" });
+
+      catcher.failNext(1, 550);
+      const refused = await runChat({ vars: { ...stack.vars, ...catcher.env }, baseUrl: stack.baseUrl }, ["mail", "test", "--to", "ops@example.com"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^error: mail not sent: .*550/m);
+    } finally {
+      await catcher.close();
+    }
+    const unset = await runChat(stack, ["mail", "test", "--to", "ops@example.com"]);
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain("error: mail not sent: EMAIL_HOST is not set");
+    const closed = await runChat({ vars: { ...stack.vars, EMAIL_HOST: "127.0.0.1", EMAIL_PORT: String(await freePort()), EMAIL_USE_TLS: "false" }, baseUrl: stack.baseUrl }, ["mail", "test", "--to", "ops@example.com"]);
+    expect(closed.code).toBe(1);
+    expect(closed.stderr).toMatch(/error: mail not sent: .*ECONNREFUSED/);
   });
 });

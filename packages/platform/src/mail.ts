@@ -18,9 +18,11 @@ import type { Logger } from "./logger";
 export const mailConfigShape = {
   /** The SMTP server mail is sent through. Unset: mails go to the log (development). */
   EMAIL_HOST: z.string().optional(),
+  /** The SMTP server's port: 587 for STARTTLS (EMAIL_USE_TLS), 465 for TLS from the start (EMAIL_USE_SSL), 25 for neither. */
   EMAIL_PORT: z.coerce.number().int().min(1).max(65535).default(587),
   /** The SMTP account's user name (unset: no authentication). */
   EMAIL_HOST_USER: z.string().optional(),
+  /** The SMTP account's password (a secret: keep it with the other secrets, e.g. chat-secrets in Kubernetes). */
   EMAIL_HOST_PASSWORD: z.string().optional(),
   /** STARTTLS before authenticating (port 587). Refuses a server that does not offer it. */
   EMAIL_USE_TLS: envBool(true),
@@ -64,8 +66,36 @@ export async function queueMail(db: Queryable, mail: Mail): Promise<void> {
   });
 }
 
+/** The SMTP connection the settings describe; null without EMAIL_HOST. */
+function smtpTransport(c: MailConfig): nodemailer.Transporter | null {
+  if (!c.EMAIL_HOST) return null;
+  return nodemailer.createTransport({
+    host: c.EMAIL_HOST,
+    port: c.EMAIL_PORT,
+    secure: c.EMAIL_USE_SSL,
+    requireTLS: !c.EMAIL_USE_SSL && c.EMAIL_USE_TLS,
+    ignoreTLS: !c.EMAIL_USE_SSL && !c.EMAIL_USE_TLS,
+    ...(c.EMAIL_HOST_USER ? { auth: { user: c.EMAIL_HOST_USER, pass: c.EMAIL_HOST_PASSWORD ?? "" } } : {}),
+  });
+}
+
+/**
+ * Sends one mail at once, not through the outbox (the operator's `chat mail test`, as Zulip's
+ * send_test_email): the SMTP server's refusal or the connection's failure is thrown as it came.
+ */
+export async function sendMailNow(config: MailConfig, mail: Mail): Promise<void> {
+  const transport = smtpTransport(config);
+  if (!transport) throw new Error("EMAIL_HOST is not set: mails are written to the services' logs, not sent");
+  const address = senderAddress(config);
+  try {
+    await transport.sendMail({ from: mail.fromName ? { name: mail.fromName, address } : address, to: mail.to, subject: mail.subject, text: mail.text });
+  } finally {
+    transport.close();
+  }
+}
+
 export function senderAddress(config: MailConfig): string {
-  return config.NOREPLY_EMAIL_ADDRESS ?? `noreply@${new URL(config.EXTERNAL_URL).hostname}`;
+  return config.NOREPLY_EMAIL_ADDRESS || `noreply@${new URL(config.EXTERNAL_URL).hostname}`;
 }
 
 interface MailRow {
@@ -105,17 +135,7 @@ export class MailSender {
   private readonly wake = () => this.kick();
 
   constructor(private readonly opts: MailSenderOptions) {
-    const c = opts.config;
-    this.transport = c.EMAIL_HOST
-      ? nodemailer.createTransport({
-          host: c.EMAIL_HOST,
-          port: c.EMAIL_PORT,
-          secure: c.EMAIL_USE_SSL,
-          requireTLS: !c.EMAIL_USE_SSL && c.EMAIL_USE_TLS,
-          ignoreTLS: !c.EMAIL_USE_SSL && !c.EMAIL_USE_TLS,
-          ...(c.EMAIL_HOST_USER ? { auth: { user: c.EMAIL_HOST_USER, pass: c.EMAIL_HOST_PASSWORD ?? "" } } : {}),
-        })
-      : null;
+    this.transport = smtpTransport(opts.config);
   }
 
   start(): void {
