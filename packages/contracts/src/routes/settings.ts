@@ -81,8 +81,10 @@ export const ownOnlySettingParams = {
 };
 
 /**
- * PATCH /settings: the caller's own settings, full name and password. Each changed setting
- * emits `user_settings` (plus the legacy display/notification event where Zulip had one).
+ * PATCH /settings: the caller's own settings, full name, password and email address. Each changed
+ * setting emits `user_settings` (plus the legacy display/notification event where Zulip had one).
+ * A new `email` changes nothing yet: a confirmation link goes to that address. (Zulip's server
+ * also answers an undocumented `account_email` text then; its OpenAPI description does not.)
  */
 export const UpdateSettings = route({
   method: "PATCH",
@@ -91,6 +93,7 @@ export const UpdateSettings = route({
   auth: "user",
   params: {
     full_name: p.str(),
+    email: p.str(),
     old_password: p.str(),
     new_password: p.str(),
     ...personalSettingParams,

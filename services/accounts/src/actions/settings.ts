@@ -26,11 +26,14 @@ import {
 } from "../store/settings";
 import { activeUserIds, listRealmUsers, setPresenceEnabled, type UserRow } from "../store/users";
 import { changeFullNameInTx, notifyAvatar, notifyRealmUserUpdate, requireAdmin } from "./profile";
+import { doStartEmailChangeInTx } from "./email-change";
 import { doForcePresenceUpdateInTx } from "./presence";
 
 
 export interface SettingsInput {
   fullName?: string;
+  /** A new email address: only starts the change (a confirmation link goes to it). */
+  email?: string;
   oldPassword?: string;
   newPassword?: string;
   /** Setting name -> new value, only the ones the request carried. */
@@ -45,8 +48,9 @@ function checkSettingValues(settings: Record<string, SettingValue>) {
 }
 
 /**
- * PATCH /settings. Everything is validated first; then, in one transaction, the full name, the
- * password and each setting whose value actually changes, each with Zulip's events.
+ * PATCH /settings. Everything is validated first; then, in one transaction, the email change's
+ * start, the full name, the password and each setting whose value actually changes, each with
+ * Zulip's events.
  */
 export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: SettingsInput): Promise<void> {
   checkSettingValues(p.settings);
@@ -54,6 +58,7 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
   await withTx(deps.pool, async (tx) => {
     const user = await getProfileUser(tx, who.realmId, who.userId, { lock: true });
     if (!user) throw badRequest("No such user");
+    if (p.email !== undefined) await doStartEmailChangeInTx(tx, deps, user, p.email);
     const visibility = p.settings.email_address_visibility;
     if (user.isBot && visibility !== undefined && visibility !== EMAIL_VISIBILITY.everyone) {
       throw badRequest("A bot's email address is always visible to everyone");

@@ -19,6 +19,7 @@ export function settingsRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, UpdateSettings, async ({ identity, params }) => {
     await doUpdateSettings(deps, identity, {
       fullName: params.full_name,
+      email: params.email,
       oldPassword: params.old_password,
       newPassword: params.new_password,
       settings: givenSettings(params, SETTING_PARAM_NAMES),
