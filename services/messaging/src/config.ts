@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { baseConfigShape, loadConfig, organizationHostsShape, SERVICE_PORTS } from "@chat/platform";
+import { baseConfigShape, loadConfig, mailConfigShape, organizationHostsShape, SERVICE_PORTS } from "@chat/platform";
 
 export const messagingConfigShape = {
   ...baseConfigShape,
@@ -12,10 +12,12 @@ export const messagingConfigShape = {
   REALM_CACHE_MS: z.coerce.number().int().min(0).default(5000),
   /**
    * The public URL clients reach (the gateway), as accounts has it: the base of the message links
-   * in the notices of moved messages.
+   * in the notices of moved messages and in notification emails.
    */
   EXTERNAL_URL: z.string().url().default(`http://127.0.0.1:${SERVICE_PORTS.gateway}`),
   ...organizationHostsShape,
+  /** Mail (missed-message email notifications) goes out through this SMTP server, as accounts' does. */
+  ...mailConfigShape,
 };
 
 export type MessagingConfig = ReturnType<typeof loadMessagingConfig>;

@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { AmqpClient, createLogger, OutboxRelay, migrateAtStart, runMain, runService } from "@chat/platform";
+import { AmqpClient, createLogger, MailSender, OutboxRelay, migrateAtStart, runMain, runService } from "@chat/platform";
 import { attachmentHooks } from "./actions/attachments";
 import { buildApp, createDeps, ROUTE_PLUGINS } from "./app";
 import { loadMessagingConfig } from "./config";
@@ -9,6 +9,7 @@ import { consumeMutedUsers } from "./consumers/muted-users";
 import { listenForRealmChanges } from "./consumers/realm-cache";
 import { startHighlighting } from "./lib/highlight-thread";
 import { consumeUserSettings } from "./consumers/user-settings";
+import { loadMissedMessageEmailConfig, startMissedMessageEmailJob } from "./jobs/missed-message-emails";
 import { loadOutgoingWebhookConfig, startOutgoingWebhookJob } from "./jobs/outgoing-webhooks";
 import { loadRealmExportConfig, startRealmExportJob, type RealmExportJob } from "./jobs/realm-exports";
 import { loadRetentionConfig, startRetentionJob } from "./jobs/retention";
@@ -55,6 +56,9 @@ async function main(): Promise<void> {
   const retention = startRetentionJob(deps, loadRetentionConfig());
   exportJob = startRealmExportJob(deps, attachments.storage, loadRealmExportConfig());
   const outgoingWebhooks = startOutgoingWebhookJob(deps, loadOutgoingWebhookConfig());
+  const mail = new MailSender({ pool: deps.pool, config, log, clock: deps.clock });
+  mail.start();
+  const missedMessageEmails = startMissedMessageEmailJob(deps, loadMissedMessageEmailConfig());
   startHighlighting();
 
   await runService({
@@ -63,7 +67,17 @@ async function main(): Promise<void> {
     port: config.PORT,
     log,
     graceSeconds: config.SHUTDOWN_GRACE_SECONDS,
-    stop: [() => retention.stop(), async () => exportJob?.stop(), () => outgoingWebhooks.stop(), async () => attachments.reaper.stop(), () => relay.stop(), () => amqp.close(), () => deps.pool.end()],
+    stop: [
+      () => retention.stop(),
+      async () => exportJob?.stop(),
+      () => outgoingWebhooks.stop(),
+      () => missedMessageEmails.stop(),
+      () => mail.stop(),
+      async () => attachments.reaper.stop(),
+      () => relay.stop(),
+      () => amqp.close(),
+      () => deps.pool.end(),
+    ],
   });
   log.info({ port: config.PORT }, "messaging listening");
 }

@@ -373,3 +373,20 @@ export const InternalGetBotService = route({
   params: { bot_id: p.int().path(), realm_id: p.int().required() },
   response: success({ base_url: z.string(), interface: z.number().int(), token: z.string() }),
 });
+
+/**
+ * What messaging's missed-message emails need of accounts when they are due: each user's last
+ * activity (presence `last_active_time`, Unix seconds; null: never active), by which a user
+ * counts as away, and whether the organization allows message content in notification emails.
+ */
+export const InternalGetEmailNotificationState = route({
+  method: "GET",
+  path: "/internal/email_notification_state",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().required(), user_ids: p.json(z.array(z.number().int()).max(100)).required() },
+  response: success({
+    message_content_allowed_in_email_notifications: z.boolean(),
+    users: z.array(z.strictObject({ user_id: z.number().int(), last_active_time: z.number().int().nullable() })),
+  }),
+});

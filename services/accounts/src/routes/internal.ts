@@ -3,6 +3,7 @@ import {
   InternalCreateRealm,
   InternalCreateUser,
   InternalGetBotService,
+  InternalGetEmailNotificationState,
   InternalGetRealm,
   InternalGetUsers,
   InternalGetUserSettings,
@@ -23,7 +24,9 @@ import type { AccountsDeps } from "../deps";
 import { authenticateApiKey } from "../queries/auth";
 import { getInternalBotService } from "../queries/bot-services";
 import { getLinkifiers } from "../queries/linkifiers";
-import { getInternalRealm } from "../queries/realms";
+import { accessRealm, getInternalRealm } from "../queries/realms";
+import { unixSeconds } from "../lib/presence";
+import { getUserPresence } from "../store/presence";
 import { getInternalUserSettings } from "../queries/settings";
 import { getInternalUserGroups, groupCanMention, groupIsMember, groupRecursiveMembers } from "../queries/user-groups";
 import { getInternalUsers } from "../queries/users";
@@ -101,4 +104,15 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, InternalUserGroupCanMention, async ({ params }) => ({
     can_mention: await groupCanMention(deps, params.realm_id, params.group_id, params.user_id),
   }));
+
+  // Messaging's missed-message emails (at most 100 users a call: one query each is enough).
+  registerRoute(app, InternalGetEmailNotificationState, async ({ params }) => {
+    const realm = await accessRealm(deps, params.realm_id);
+    const users = [];
+    for (const userId of params.user_ids) {
+      const presence = await getUserPresence(deps.pool, realm.id, userId);
+      users.push({ user_id: userId, last_active_time: presence?.lastActive ? unixSeconds(presence.lastActive) : null });
+    }
+    return { message_content_allowed_in_email_notifications: realm.messageContentAllowedInEmailNotifications, users };
+  });
 }

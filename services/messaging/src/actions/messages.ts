@@ -4,6 +4,7 @@ import type { InternalRealm } from "@chat/contracts";
 import type { AppDeps } from "../deps";
 import { extractPrivateRecipients, extractStreamIndicator, messageKind } from "../lib/addressee";
 import { FLAG_BITS, flagsToList } from "../lib/flags";
+import { emailNoticesOf } from "../lib/missed-message-email";
 import { messageObject, senderAvatarUrl } from "../lib/format";
 import { topicLinks, type TopicLink } from "../lib/linkifiers";
 import { renderMessageContent, type MentionDirectory, type RenderResult } from "../lib/markdown";
@@ -20,7 +21,15 @@ import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibi
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
 import { notifyFirstMessageId } from "./message-delete";
 import { widgetOf } from "../lib/widgets";
-import { insertMessageWithEvent, insertSentMessage, selectTopicParticipants, type MessageRow, type NewMessage, type StoredSend } from "../store/messages";
+import {
+  insertMessageWithEvent,
+  insertSentMessage,
+  selectTopicParticipants,
+  type EmailNotice,
+  type MessageRow,
+  type NewMessage,
+  type StoredSend,
+} from "../store/messages";
 import { selectDirectSendContext, selectStreamSendContext, type DirectSendContext, type StreamSendContext } from "../store/send-context";
 import type { StoredUserSettings } from "../store/user-settings";
 import { upsertDirectRecipient } from "../store/recipients";
@@ -70,6 +79,8 @@ interface Plan {
   mutedStreamUserIds: Set<number>;
   /** Active subscribers of the channel (wildcard mention threshold). */
   subscriberCount: number;
+  /** Subscribers whose subscription (or, inheriting, their default) asks for channel email notifications. */
+  streamEmailUserIds: Set<number>;
 }
 
 interface Prepared {
@@ -224,11 +235,12 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
   // and so are the deliveries to the bots it triggers.
   const widget = widgetOf(content);
   const needsTx = idempotencyKey !== undefined || widget !== null || serviceBots.length > 0;
+  const notices = emailNotices(prepared);
   const oneStatement = !needsTx ? oneStatementRecipient(deps, who, plan, context, direct, policyUsers, content) : null;
   if (oneStatement !== null) {
     const row = messageRow(who, sender, plan, oneStatement, content, rendered, now);
     const envelope = newEnvelope({ type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, prepared, req) });
-    row.id = await insertMessageWithEvent(deps.pool, newMessage(row, rendered), entries, envelope, MESSAGE_ID_PATHS);
+    row.id = await insertMessageWithEvent(deps.pool, newMessage(row, rendered), entries, envelope, MESSAGE_ID_PATHS, notices);
     return { id: row.id };
   }
 
@@ -241,7 +253,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     const stream = plan.accessed?.stream;
     const recipientId = stream ? stream.recipientId : await upsertDirectRecipient(tx, who.realmId, plan.recipientIds);
     const row = messageRow(who, sender, plan, recipientId, content, rendered, now);
-    const stored = await insertSentMessage(tx, newMessage(row, rendered), entries);
+    const stored = await insertSentMessage(tx, newMessage(row, rendered), entries, notices);
     row.id = stored.id;
     const policy = stream ? await applyAutomaticPolicies(tx, plan, policyUsers!, stored, now) : undefined;
     const submessages = widget
@@ -266,6 +278,23 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
   // Committed: this process's delivery job starts on them at once.
   if (serviceBots.length > 0) wakeOutgoingWebhooks();
   return sent;
+}
+
+/**
+ * The recipients the message may be mailed to while they are away (missed-message emails),
+ * written with the message; the job judges their settings and presence when the mail is due.
+ */
+function emailNotices({ plan, context, sender, entries }: Prepared): EmailNotice[] {
+  const unmailable = new Set((plan.participants ?? []).filter((u) => u.isBot || !u.isActive).map((u) => u.id));
+  return emailNoticesOf({
+    kind: plan.kind,
+    senderId: sender.id,
+    entries,
+    unmailable,
+    streamMuted: plan.mutedStreamUserIds,
+    topicPolicies: context?.topic?.policies ?? new Map(),
+    streamEmail: plan.streamEmailUserIds,
+  });
 }
 
 /**
@@ -364,6 +393,8 @@ async function planStreamMessage(
     recipientIds,
     mutedStreamUserIds: new Set(subs.filter((s) => s.isMuted).map((s) => s.userId)),
     subscriberCount: subs.length,
+    // Without the send context (never for a send that gets this far) only explicit choices count.
+    streamEmailUserIds: new Set(subs.filter((s) => s.emailNotifications ?? context?.streamEmailByDefault.has(s.userId) ?? false).map((s) => s.userId)),
   };
 }
 
@@ -417,7 +448,15 @@ async function planDirectMessage(
   if (inactive) throw badRequest(`'${inactive.email}' is no longer using Zulip.`);
   checkPrivateMessagePolicy(realm, sender, users);
   const participants = [...new Map([...users, sender].map((u) => [u.id, u])).values()].sort((a, b) => a.id - b.id);
-  return { kind: "private", topic: "", recipientIds: participants.map((u) => u.id), participants, mutedStreamUserIds: new Set(), subscriberCount: 0 };
+  return {
+    kind: "private",
+    topic: "",
+    recipientIds: participants.map((u) => u.id),
+    participants,
+    mutedStreamUserIds: new Set(),
+    subscriberCount: 0,
+    streamEmailUserIds: new Set(),
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import {
   InternalGetBotService,
+  InternalGetEmailNotificationState,
   InternalGetRealm,
   InternalGetUsers,
   InternalGetUserSettings,
@@ -172,6 +173,19 @@ export class AccountsClient {
       users.push(...res.users);
     }
     return users;
+  }
+
+  /** Users' last activity (null: never) and whether the organization allows content in notification emails. */
+  async getEmailNotificationState(realmId: number, userIds: number[]): Promise<{ contentAllowed: boolean; lastActive: Map<number, Date | null> }> {
+    const res = await this.http.call<{ message_content_allowed_in_email_notifications: boolean; users: Array<{ user_id: number; last_active_time: number | null }> }>(
+      InternalGetEmailNotificationState.method,
+      InternalGetEmailNotificationState.path,
+      { params: { realm_id: realmId, user_ids: userIds } },
+    );
+    return {
+      contentAllowed: res.message_content_allowed_in_email_notifications,
+      lastActive: new Map(res.users.map((u) => [u.user_id, u.last_active_time === null ? null : new Date(u.last_active_time * 1000)])),
+    };
   }
 
   async isGroupMember(realmId: number, groupId: number, userId: number): Promise<boolean> {

@@ -12,6 +12,10 @@ export const REPLICATED_SETTINGS = [
   "send_stream_typing_notifications",
   "receives_typing_notifications",
   "send_read_receipts",
+  // Read in SQL by the send path (missed-message emails): the batching period of a recipient's
+  // rows, and who gets channel email notifications where their subscription inherits.
+  "email_notifications_batching_period_seconds",
+  "enable_stream_email_notifications",
 ] as const;
 
 export interface UserSettingsView {

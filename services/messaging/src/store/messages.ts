@@ -62,9 +62,18 @@ export interface StoredSend {
   firstInChannel: boolean;
 }
 
+/** A recipient the message may be mailed to while away (see missed_message_emails), and why. */
+export interface EmailNotice {
+  userId: number;
+  /** Zulip's notification triggers, most important first. */
+  triggers: string[];
+}
+
 /**
- * The CTEs that write a message: the message (`m`), its recipients' usermessage rows and the
- * channel's first message id, with $1-$14 as messageWriteValues lists them.
+ * The CTEs that write a message: the message (`m`), its recipients' usermessage rows, the
+ * channel's first message id and the missed-message email rows (due after each user's batching
+ * period, from the settings replica; Zulip's 120 s when unknown), with $1-$16 as
+ * messageWriteValues lists them.
  */
 const MESSAGE_WRITES = `m AS (
        INSERT INTO messages (realm_id, sender_id, recipient_id, stream_id, topic, content, rendered_content, sending_client,
@@ -79,11 +88,17 @@ const MESSAGE_WRITES = `m AS (
        UPDATE streams s SET first_message_id = m.id FROM m
         WHERE s.realm_id = $1 AND s.id = $4 AND s.first_message_id IS NULL
        RETURNING s.id
+     ), mme AS (
+       INSERT INTO missed_message_emails (realm_id, user_id, message_id, triggers, due_at)
+       SELECT $1, x.u, m.id, x.t, $9::timestamptz + make_interval(secs => coalesce(
+           (SELECT (us.settings->>'email_notifications_batching_period_seconds')::int FROM user_settings us WHERE us.user_id = x.u), 120))
+         FROM m, unnest($15::bigint[], $16::text[]) AS x(u, t)
      )`;
 
-function messageWriteValues(m: NewMessage, entries: Array<{ userId: number; flags: number }>): unknown[] {
+function messageWriteValues(m: NewMessage, entries: Array<{ userId: number; flags: number }>, notices: EmailNotice[]): unknown[] {
   return [m.realmId, m.senderId, m.recipientId, m.streamId, m.topic, m.content, m.renderedContent, m.sendingClient, m.dateSent,
-    m.hasLink, m.hasImage, m.hasAttachment, entries.map((e) => e.userId), entries.map((e) => e.flags)];
+    m.hasLink, m.hasImage, m.hasAttachment, entries.map((e) => e.userId), entries.map((e) => e.flags),
+    notices.map((n) => n.userId), notices.map((n) => n.triggers.join(","))];
 }
 
 /**
@@ -93,7 +108,12 @@ function messageWriteValues(m: NewMessage, entries: Array<{ userId: number; flag
  * The topic's existence is looked up by the channel alone, which the caller found in the realm
  * (see send-context.ts).
  */
-export async function insertSentMessage(db: Queryable, m: NewMessage, entries: Array<{ userId: number; flags: number }>): Promise<StoredSend> {
+export async function insertSentMessage(
+  db: Queryable,
+  m: NewMessage,
+  entries: Array<{ userId: number; flags: number }>,
+  notices: EmailNotice[] = [],
+): Promise<StoredSend> {
   const { rows } = await db.query(
     `WITH prior AS (
        SELECT EXISTS (SELECT 1 FROM messages WHERE stream_id = $4 AND lower(topic) = lower($5)) AS existed,
@@ -101,7 +121,7 @@ export async function insertSentMessage(db: Queryable, m: NewMessage, entries: A
            WHERE realm_id = $1 AND stream_id = $4 AND lower(topic_name) = lower($5)) AS policies
      ), ${MESSAGE_WRITES}
      SELECT m.id, prior.existed, prior.policies, EXISTS (SELECT 1 FROM first) AS first_in_channel FROM m, prior`,
-    messageWriteValues(m, entries),
+    messageWriteValues(m, entries, notices),
   );
   const r = rows[0];
   return {
@@ -115,8 +135,9 @@ export async function insertSentMessage(db: Queryable, m: NewMessage, entries: A
 /**
  * A send that needs nothing else written (no topic policy, no uploads to claim, no idempotency
  * key, an existing conversation) in one statement, without a transaction around it: the message,
- * its usermessage rows, the channel's first message id and the outbox row of its event, whose
- * payload gets the new id at each of `idPaths` here. A single statement commits or fails whole.
+ * its usermessage rows, the channel's first message id, its missed-message email rows and the
+ * outbox row of its event, whose payload gets the new id at each of `idPaths` here. A single
+ * statement commits or fails whole.
  */
 export async function insertMessageWithEvent(
   db: Queryable,
@@ -124,16 +145,17 @@ export async function insertMessageWithEvent(
   entries: Array<{ userId: number; flags: number }>,
   event: DomainEnvelope,
   idPaths: string[][],
+  notices: EmailNotice[] = [],
 ): Promise<number> {
-  let payload = "$16::jsonb";
+  let payload = "$18::jsonb";
   for (const path of idPaths) payload = `jsonb_set(${payload}, '{${path.join(",")}}', to_jsonb(m.id))`;
   const { rows } = await db.query(
     `WITH ${MESSAGE_WRITES}, o AS (
        INSERT INTO outbox (id, type, version, realm_id, payload, occurred_at)
-       SELECT $15, $17, $18, $1, ${payload}, $19 FROM m
+       SELECT $17, $19, $20, $1, ${payload}, $21 FROM m
      )
      SELECT m.id FROM m`,
-    [...messageWriteValues(m, entries), event.id, JSON.stringify(event.payload), event.type, event.version, event.occurred_at],
+    [...messageWriteValues(m, entries, notices), event.id, JSON.stringify(event.payload), event.type, event.version, event.occurred_at],
   );
   outboxRowsWritten(db);
   return Number(rows[0].id);

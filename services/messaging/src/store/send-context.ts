@@ -7,18 +7,20 @@ import type { StoredUserSettings } from "./user-settings";
 /**
  * Everything a channel send reads before it writes, in one round trip: the sender, the channel
  * (by id or name) and the sender's subscription to it, the channel's active subscribers, their
- * alert words, those of them who muted the sender, the sender's settings and the topic as it is
- * now. Each part is what the separate reads (selectUsersByIds, selectStreamByName,
- * selectSubscription, selectStreamSubscriptions, selectAlertWords, selectMutingUsers,
- * selectUserSettings) return; a part the replica lacks is absent, and the
- * caller falls back to the read-through queries for it.
+ * alert words, those of them who muted the sender, those who get channel email notifications by
+ * default, the sender's settings and the topic as it is now. Each part is what the separate
+ * reads (selectUsersByIds, selectStreamByName, selectSubscription, selectStreamSubscriptions,
+ * selectAlertWords, selectMutingUsers, selectUserSettings) return; a part the replica lacks is
+ * absent, and the caller falls back to the read-through queries for it.
  */
 export interface StreamSendContext {
   sender: UserRow | undefined;
   stream: StreamRow | null;
   senderSub: SubscriptionRow | null;
-  /** Active subscribers who are active users. */
-  subscribers: Array<{ userId: number; isMuted: boolean }>;
+  /** Active subscribers who are active users; `emailNotifications` null: the user's default. */
+  subscribers: Array<{ userId: number; isMuted: boolean; emailNotifications: boolean | null }>;
+  /** Subscribers whose replicated settings turn channel email notifications on by default. */
+  streamEmailByDefault: Set<number>;
   /** Non-empty alert word lists of the subscribers and the sender. */
   alertWords: Map<number, string[]>;
   /** Subscribers who muted the sender. */
@@ -63,12 +65,15 @@ const sql = (streamMatch: string) => `
   WITH st AS (
     SELECT ${prefixed(STREAM_COLUMNS, "s", "st_")} FROM ${STREAM_FROM} WHERE s.realm_id = $1 AND ${streamMatch}
   ), subs AS (
-    SELECT x.user_id, x.is_muted FROM st
+    SELECT x.user_id, x.is_muted, x.email_notifications FROM st
       JOIN subscriptions x ON x.realm_id = $1 AND x.stream_id = st.st_id AND x.active
       JOIN users xu ON xu.user_id = x.user_id AND xu.is_active
   )
   SELECT ${prefixed(USER_COLUMNS, "u", "u_")}, ${prefixedNames(STREAM_COLUMNS, "st", "st_")}, ${prefixed(SUBSCRIPTION_COLUMNS, "sub", "sub_")},
-    (SELECT coalesce(json_agg(json_build_array(user_id, is_muted)), '[]') FROM subs) AS subscribers,
+    (SELECT coalesce(json_agg(json_build_array(user_id, is_muted, email_notifications)), '[]') FROM subs) AS subscribers,
+    (SELECT coalesce(json_agg(us.user_id), '[]') FROM user_settings us
+      WHERE us.realm_id = $1 AND us.settings @> '{"enable_stream_email_notifications": true}'
+        AND us.user_id IN (SELECT user_id FROM subs)) AS stream_email_by_default,
     (SELECT coalesce(json_agg(json_build_array(a.user_id, a.words)), '[]') FROM alert_words a
       WHERE a.realm_id = $1 AND cardinality(a.words) > 0 AND (a.user_id = $2 OR a.user_id IN (SELECT user_id FROM subs))) AS alert_words,
     (SELECT coalesce(json_agg(mu.user_id), '[]') FROM muted_users mu
@@ -101,7 +106,12 @@ export async function selectStreamSendContext(
     sender: r.u_user_id === null ? undefined : toUser(unprefixed(r, "u_")),
     stream: found ? toStream(unprefixed(r, "st_")) : null,
     senderSub: r.sub_user_id === null ? null : toSub(unprefixed(r, "sub_")),
-    subscribers: (r.subscribers as Array<[number, boolean]>).map(([userId, isMuted]) => ({ userId: Number(userId), isMuted })),
+    subscribers: (r.subscribers as Array<[number, boolean, boolean | null]>).map(([userId, isMuted, emailNotifications]) => ({
+      userId: Number(userId),
+      isMuted,
+      emailNotifications,
+    })),
+    streamEmailByDefault: new Set((r.stream_email_by_default as number[]).map(Number)),
     alertWords: new Map((r.alert_words as Array<[number, string[]]>).map(([u, words]) => [Number(u), words])),
     mutedBy: new Set((r.muted_by as number[]).map(Number)),
     senderSettings: r.sender_settings ?? undefined,

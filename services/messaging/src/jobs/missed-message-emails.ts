@@ -1,0 +1,54 @@
+import { z } from "zod";
+import { doMailNextDueBatch } from "../actions/missed-message-emails";
+import type { AppDeps } from "../deps";
+
+/**
+ * Turns due missed-message rows into mails (actions/missed-message-emails.ts) in the background:
+ * each messaging process looks every MISSED_MESSAGE_EMAIL_POLL_SECONDS; replicas share the work
+ * (a row claimed by one is skipped by the others).
+ */
+export const missedMessageEmailConfigShape = {
+  /**
+   * How often each messaging process looks for missed-message email batches that are due. A
+   * mail goes out up to this long after the user's batching period (Zulip's default 120 s) ends.
+   */
+  MISSED_MESSAGE_EMAIL_POLL_SECONDS: z.coerce.number().int().min(1).default(5),
+};
+export type MissedMessageEmailConfig = z.infer<z.ZodObject<typeof missedMessageEmailConfigShape>>;
+
+export function loadMissedMessageEmailConfig(env: Record<string, string | undefined> = process.env): MissedMessageEmailConfig {
+  return z.object(missedMessageEmailConfigShape).parse(env);
+}
+
+export interface MissedMessageEmailJob {
+  stop(): Promise<void>;
+}
+
+export function startMissedMessageEmailJob(deps: AppDeps, config: MissedMessageEmailConfig): MissedMessageEmailJob {
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const pass = async () => {
+    const seen: number[] = [];
+    while (!stopped && (await doMailNextDueBatch(deps, seen))) {
+      /* the next due user */
+    }
+  };
+  const kick = () => {
+    if (stopped || running) return;
+    running = pass()
+      .catch((err) => deps.log.warn({ err: (err as Error).message }, "missed-message emails: pass failed; will retry"))
+      .finally(() => {
+        running = null;
+      });
+  };
+  const timer = setInterval(kick, config.MISSED_MESSAGE_EMAIL_POLL_SECONDS * 1000);
+  timer.unref();
+  kick();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
