@@ -99,7 +99,7 @@ function operation(def: RouteDef): JsonSchema {
   return op;
 }
 
-export function buildOpenApi(routes: readonly RouteDef[] = publicRoutes): JsonSchema {
+export function buildOpenApi(routes: readonly RouteDef[] = publicRoutes.filter((r) => !r.page)): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const def of [...routes].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))) {
     (paths[def.path] ??= {})[def.method.toLowerCase()] = operation(def);

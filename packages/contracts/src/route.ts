@@ -30,6 +30,11 @@ export interface RouteDef<P extends ParamSpecs = ParamSpecs, R extends z.ZodType
    * `allow_incoming_webhooks` view flag); every other route refuses them.
    */
   allowIncomingWebhooks?: boolean;
+  /**
+   * A web page for people (a form a mail links to), answered in HTML rather than Zulip's JSON:
+   * not part of the API description.
+   */
+  page?: boolean;
   summary?: string;
 }
 

@@ -47,6 +47,9 @@ const BINARY_SUCCESS = new Set(["/user_uploads/{realm_id_str}/{dir}/{random}/{fi
 export function envelopeProblem(route: RouteDef, res: WireResponse): string | null {
   if (res.status >= 500) return `HTTP ${res.status}: ${res.text.slice(0, 300)}`;
   if (BINARY_SUCCESS.has(route.path) && res.status < 400) return null;
+  // A web page answers HTML, refusals included (a form shown again with the reason); a request
+  // its parameters cannot even describe still gets the JSON envelope.
+  if (route.page && res.contentType.startsWith("text/html")) return null;
   if (!res.contentType.includes("application/json")) return `non-JSON answer (${res.status}, ${res.contentType}): ${res.text.slice(0, 200)}`;
   const b = res.json;
   if (b === undefined || typeof b !== "object" || b === null) return `body is not a JSON object: ${res.text.slice(0, 200)}`;

@@ -14,6 +14,7 @@ export const ConfirmEmailChangePage = route({
   path: "/accounts/confirm_new_email/{confirmation_key}",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { confirmation_key: p.str().path() },
   response: z.any(),
 });
@@ -24,6 +25,7 @@ export const SubmitEmailChangePage = route({
   path: "/accounts/confirm_new_email/{confirmation_key}",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { confirmation_key: p.str().path() },
   response: z.any(),
 });

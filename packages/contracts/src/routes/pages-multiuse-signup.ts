@@ -19,6 +19,7 @@ export const MultiuseSignupPage = route({
   path: "/join/{confirmation_key}/",
   service: "accounts",
   auth: "none",
+  page: true,
   params: joinParams,
   response: z.any(),
 });
@@ -31,6 +32,7 @@ export const SubmitMultiuseSignupPage = route({
   path: "/join/{confirmation_key}/",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { ...joinParams, email: p.str() },
   response: z.any(),
 });
@@ -43,6 +45,7 @@ export const MultiuseSignupConfirmPage = route({
   path: "/accounts/do_confirm_signup/{confirmation_key}",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { confirmation_key: p.str().path() },
   response: z.any(),
 });
@@ -53,6 +56,7 @@ export const SubmitMultiuseSignupConfirmPage = route({
   path: "/accounts/do_confirm_signup/{confirmation_key}",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { confirmation_key: p.str().path(), full_name: p.str(), password: p.str() },
   response: z.any(),
 });

@@ -14,6 +14,7 @@ export const PasswordResetPage = route({
   path: "/accounts/password/reset/",
   service: "accounts",
   auth: "none",
+  page: true,
   params: {},
   response: z.any(),
 });
@@ -24,6 +25,7 @@ export const SubmitPasswordResetPage = route({
   path: "/accounts/password/reset/",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { email: p.str() },
   response: z.any(),
 });
@@ -34,6 +36,7 @@ export const SetPasswordPage = route({
   path: "/accounts/password/reset/{reset_key}",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { reset_key: p.str().path() },
   response: z.any(),
 });
@@ -44,6 +47,7 @@ export const SubmitSetPasswordPage = route({
   path: "/accounts/password/reset/{reset_key}",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { reset_key: p.str().path(), new_password: p.str(), new_password_confirm: p.str() },
   response: z.any(),
 });

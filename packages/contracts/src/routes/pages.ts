@@ -14,6 +14,7 @@ export const ConfirmationPage = route({
   path: "/accounts/do_confirm/{confirmation_key}",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { confirmation_key: p.str().path() },
   response: z.any(),
 });
@@ -24,6 +25,7 @@ export const SubmitConfirmationPage = route({
   path: "/accounts/do_confirm/{confirmation_key}",
   service: "accounts",
   auth: "none",
+  page: true,
   params: { confirmation_key: p.str().path(), full_name: p.str(), password: p.str() },
   response: z.any(),
 });
