@@ -80,6 +80,13 @@ describe("the form asking for the address", () => {
     const onOrg = await browse("/accounts/password/reset/", undefined, hostOf(demo.orgs[1]));
     expect(onOrg.status).toBe(200);
     expect(onOrg.text).toContain(demo.orgs[1].name);
+    // Typed without the slash, the same form, and it is sent to where it came from.
+    const bare = await browse("/accounts/password/reset");
+    expect(bare.status).toBe(200);
+    expect(bare.text).toContain('name="email"');
+    const sent = await browse("/accounts/password/reset", { email: unknownAddress() });
+    expect(sent.status).toBe(200);
+    expect(sent.text).toContain("Check your email");
   });
 
   it("answers the same page for an address with accounts and one without", async () => {

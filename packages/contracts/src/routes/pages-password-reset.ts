@@ -30,6 +30,10 @@ export const SubmitPasswordResetPage = route({
   response: z.any(),
 });
 
+/** The same form without the trailing slash, as a person may type the address. */
+export const PasswordResetPageWithoutSlash = route({ ...PasswordResetPage, path: "/accounts/password/reset" });
+export const SubmitPasswordResetPageWithoutSlash = route({ ...SubmitPasswordResetPage, path: "/accounts/password/reset" });
+
 /** The form setting a new password, from a reset mail's link. */
 export const SetPasswordPage = route({
   method: "GET",

@@ -1,4 +1,11 @@
-import { PasswordResetPage, SetPasswordPage, SubmitPasswordResetPage, SubmitSetPasswordPage } from "@chat/contracts";
+import {
+  PasswordResetPage,
+  PasswordResetPageWithoutSlash,
+  SetPasswordPage,
+  SubmitPasswordResetPage,
+  SubmitPasswordResetPageWithoutSlash,
+  SubmitSetPasswordPage,
+} from "@chat/contracts";
 import { ApiError, organizationUrl, readSubdomain, registerRoute } from "@chat/platform";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { doRequestPasswordReset, doResetPassword, getPasswordResetByKey, PASSWORD_RESET_VALIDITY_HOURS, type PasswordResetTarget } from "../actions/password-reset";
@@ -59,12 +66,14 @@ export function passwordResetPageRoutes(app: FastifyInstance, deps: AccountsDeps
     }
   };
 
-  registerRoute(app, PasswordResetPage, async ({ req, reply }) => {
-    const realm = await hostRealm(req, reply);
-    if (realm !== undefined) sendPage(req, reply, 200, REQUEST_TITLE, requestForm(realm, {}));
-  });
+  for (const def of [PasswordResetPage, PasswordResetPageWithoutSlash]) {
+    registerRoute(app, def, async ({ req, reply }) => {
+      const realm = await hostRealm(req, reply);
+      if (realm !== undefined) sendPage(req, reply, 200, REQUEST_TITLE, requestForm(realm, {}));
+    });
+  }
 
-  registerRoute(app, SubmitPasswordResetPage, async ({ params, req, reply }) => {
+  for (const def of [SubmitPasswordResetPage, SubmitPasswordResetPageWithoutSlash]) registerRoute(app, def, async ({ params, req, reply }) => {
     const realm = await hostRealm(req, reply);
     if (realm === undefined) return;
     const email = params.email?.trim() ?? "";
