@@ -139,3 +139,18 @@ describe("invitation mail", () => {
     await expect(catcher.waitFor(email, undefined, 1500)).rejects.toThrow(/no mail/);
   });
 });
+
+describe("deactivation notice", () => {
+  it("DELETE /users/{id} with a comment mails the user who deactivated it and why; without one, nothing", async () => {
+    const { guest, member2, admin } = org().users;
+    const res = await as("admin").delete(`/users/${guest.user_id}`, { deactivation_notification_comment: "Thanks for <visiting>!" });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const mail = await catcher.waitFor(guest.email);
+    expect(mail.subject).toBe(`Your account in ${org().name} has been deactivated`);
+    expect(mail.text).toContain(admin.full_name);
+    expect(mail.text).toContain("Thanks for <visiting>!");
+
+    expect((await as("admin").delete(`/users/${member2.user_id}`)).status).toBe(200);
+    await expect(catcher.waitFor(member2.email, undefined, 1500)).rejects.toThrow(/no mail/);
+  });
+});

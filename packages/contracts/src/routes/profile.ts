@@ -30,7 +30,7 @@ export const DeactivateUser = route({
   auth: "user",
   params: {
     user_id: p.int().path(),
-    /** Accepted for compatibility; this server sends no email. */
+    /** When given (even empty), the user is mailed that the account was deactivated, with this comment. */
     deactivation_notification_comment: p.str(maxChars(2000)),
   },
   response: empty,

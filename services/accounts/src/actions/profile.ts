@@ -1,9 +1,10 @@
 import type { RealmUserUpdatePersonEvent, UserAvatarSummary, UserSummary } from "@chat/contracts";
-import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
+import { ApiError, badRequest, emitEvent, organizationUrl, queueMail, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { avatarUrl, MAX_AVATAR_BYTES, sniffImageType } from "../lib/avatar";
 import { randomToken } from "../lib/credentials";
 import { avatarSummary, ROLE, userSummary, VALID_ROLES } from "../lib/format";
+import { deactivationMail } from "../lib/mails";
 import { emailVisibilityOf } from "../queries/profile";
 import { checkFullName, fullNameKey } from "../lib/validate";
 import { getRealm, lockRealm, type RealmRow } from "../store/realms";
@@ -187,7 +188,12 @@ export async function deactivateInTx(tx: Queryable, user: UserRow): Promise<void
 }
 
 /** DELETE /users/{user_id}: administrators deactivate a user; never the last owner. */
-export async function doDeactivateUserByAdmin(deps: AccountsDeps, who: Identity, userId: number): Promise<void> {
+/**
+ * DELETE /users/{user_id}. With `notificationComment` (even an empty one, as Zulip's
+ * deactivation_notification_comment) the user is mailed that the account was deactivated, by
+ * whom, with the comment.
+ */
+export async function doDeactivateUserByAdmin(deps: AccountsDeps, who: Identity, userId: number, notificationComment?: string): Promise<void> {
   // Zulip's view is for administrators only (require_realm_admin), before it looks at the user.
   requireAdmin(who);
   await withTx(deps.pool, async (tx) => {
@@ -201,6 +207,19 @@ export async function doDeactivateUserByAdmin(deps: AccountsDeps, who: Identity,
     for (const bot of await activeBotsOwnedBy(tx, who.realmId, user.id)) {
       const b = await getProfileUser(tx, who.realmId, bot.id);
       if (b) await deactivateInTx(tx, b);
+    }
+    if (notificationComment !== undefined) {
+      const [realm, admin] = await Promise.all([getRealm(tx, who.realmId), getProfileUser(tx, who.realmId, who.userId)]);
+      await queueMail(
+        tx,
+        deactivationMail({
+          to: user.deliveryEmail,
+          realmName: realm!.name,
+          realmUrl: organizationUrl(deps.config, realm!.stringId),
+          adminName: admin?.fullName ?? "An administrator",
+          comment: notificationComment.trim(),
+        }),
+      );
     }
   });
 }

@@ -41,3 +41,17 @@ export function invitationMail(p: {
     ].join("\n"),
   };
 }
+
+export function deactivationMail(p: { to: string; realmName: string; realmUrl: string; adminName: string; comment: string }): Mail {
+  return {
+    to: p.to,
+    fromName: p.realmName,
+    subject: `Your account in ${p.realmName} has been deactivated`,
+    text: [
+      `${p.adminName} deactivated your account in ${p.realmName} (${p.realmUrl}).`,
+      ...(p.comment ? ["", "Their message:", "", p.comment] : []),
+      "",
+      "You can no longer log in there. If you think this is a mistake, ask the organization's administrators.",
+    ].join("\n"),
+  };
+}

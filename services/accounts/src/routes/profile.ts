@@ -43,7 +43,7 @@ export function profileRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   });
 
   registerRoute(app, DeactivateUser, async ({ identity, params }) => {
-    await doDeactivateUserByAdmin(deps, identity, params.user_id);
+    await doDeactivateUserByAdmin(deps, identity, params.user_id, params.deactivation_notification_comment);
     return {};
   });
 
