@@ -9,6 +9,7 @@ import { consumeMutedUsers } from "./consumers/muted-users";
 import { listenForRealmChanges } from "./consumers/realm-cache";
 import { startHighlighting } from "./lib/highlight-thread";
 import { consumeUserSettings } from "./consumers/user-settings";
+import { loadDigestEmailConfig, startDigestEmailJob } from "./jobs/digest-emails";
 import { loadMissedMessageEmailConfig, startMissedMessageEmailJob } from "./jobs/missed-message-emails";
 import { loadOutgoingWebhookConfig, startOutgoingWebhookJob } from "./jobs/outgoing-webhooks";
 import { loadRealmExportConfig, startRealmExportJob, type RealmExportJob } from "./jobs/realm-exports";
@@ -59,6 +60,7 @@ async function main(): Promise<void> {
   const mail = new MailSender({ pool: deps.pool, config, log, clock: deps.clock });
   mail.start();
   const missedMessageEmails = startMissedMessageEmailJob(deps, loadMissedMessageEmailConfig());
+  const digestEmails = startDigestEmailJob(deps, loadDigestEmailConfig());
   startHighlighting();
 
   await runService({
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
       async () => exportJob?.stop(),
       () => outgoingWebhooks.stop(),
       () => missedMessageEmails.stop(),
+      () => digestEmails.stop(),
       () => mail.stop(),
       async () => attachments.reaper.stop(),
       () => relay.stop(),

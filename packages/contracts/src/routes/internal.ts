@@ -390,3 +390,39 @@ export const InternalGetEmailNotificationState = route({
     users: z.array(z.strictObject({ user_id: z.number().int(), last_active_time: z.number().int().nullable() })),
   }),
 });
+
+/**
+ * Who messaging's weekly digest emails go to today: the organizations with digests on whose
+ * `digest_weekday` (0 = Monday) is `weekday`; in each, the active human users with
+ * `enable_digest_emails` on and no activity (presence `last_active_time`, Unix seconds; null:
+ * never) since `inactive_since`, and the active humans who joined since `joined_since` (the
+ * digest tells how many people joined while the reader was away).
+ */
+export const InternalGetDigestRecipients = route({
+  method: "GET",
+  path: "/internal/digest_recipients",
+  service: "accounts",
+  auth: "internal",
+  params: {
+    weekday: p.int(z.number().int().min(0).max(6)).required(),
+    inactive_since: p.int().required(),
+    joined_since: p.int().required(),
+  },
+  response: success({
+    realms: z.array(
+      z.strictObject({
+        realm_id: z.number().int(),
+        users: z.array(
+          z.strictObject({
+            user_id: z.number().int(),
+            delivery_email: z.string(),
+            full_name: z.string(),
+            role: z.number().int(),
+            last_active_time: z.number().int().nullable(),
+          }),
+        ),
+        joined: z.array(z.strictObject({ user_id: z.number().int(), date_joined: z.number().int() })),
+      }),
+    ),
+  }),
+});

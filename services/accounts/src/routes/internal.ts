@@ -3,6 +3,7 @@ import {
   InternalCreateRealm,
   InternalCreateUser,
   InternalGetBotService,
+  InternalGetDigestRecipients,
   InternalGetEmailNotificationState,
   InternalGetRealm,
   InternalGetUsers,
@@ -27,6 +28,8 @@ import { getLinkifiers } from "../queries/linkifiers";
 import { accessRealm, getInternalRealm } from "../queries/realms";
 import { unixSeconds } from "../lib/presence";
 import { getUserPresence } from "../store/presence";
+import { selectDigestRecipients, selectRecentJoins } from "../store/digest-recipients";
+import { SETTING_DEFAULTS } from "../lib/user-settings";
 import { getInternalUserSettings } from "../queries/settings";
 import { getInternalUserGroups, groupCanMention, groupIsMember, groupRecursiveMembers } from "../queries/user-groups";
 import { getInternalUsers } from "../queries/users";
@@ -114,5 +117,21 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
       users.push({ user_id: userId, last_active_time: presence?.lastActive ? unixSeconds(presence.lastActive) : null });
     }
     return { message_content_allowed_in_email_notifications: realm.messageContentAllowedInEmailNotifications, users };
+  });
+
+  // Messaging's weekly digest emails: who gets one today, by organization.
+  registerRoute(app, InternalGetDigestRecipients, async ({ params }) => {
+    const recipients = await selectDigestRecipients(deps.pool, params.weekday, new Date(params.inactive_since * 1000), SETTING_DEFAULTS.enable_digest_emails === true);
+    const realmIds = [...new Set(recipients.map((r) => r.realmId))];
+    const joins = await selectRecentJoins(deps.pool, realmIds, new Date(params.joined_since * 1000));
+    return {
+      realms: realmIds.map((realmId) => ({
+        realm_id: realmId,
+        users: recipients
+          .filter((r) => r.realmId === realmId)
+          .map((r) => ({ user_id: r.userId, delivery_email: r.deliveryEmail, full_name: r.fullName, role: r.role, last_active_time: r.lastActive ? unixSeconds(r.lastActive) : null })),
+        joined: joins.filter((j) => j.realmId === realmId).map((j) => ({ user_id: j.userId, date_joined: unixSeconds(j.dateJoined) })),
+      })),
+    };
   });
 }

@@ -1,0 +1,52 @@
+import type { Queryable } from "@chat/platform";
+
+/** An inactive user of an organization whose digest day it is (messaging's digest emails). */
+export interface DigestRecipientRow {
+  realmId: number;
+  userId: number;
+  deliveryEmail: string;
+  fullName: string;
+  role: number;
+  lastActive: Date | null;
+}
+
+/**
+ * Active humans of the active organizations with digests on `weekday`, whose effective
+ * `enable_digest_emails` is true (`digestDefault` when they never changed it) and who were not
+ * active since `inactiveSince`.
+ */
+export async function selectDigestRecipients(db: Queryable, weekday: number, inactiveSince: Date, digestDefault: boolean): Promise<DigestRecipientRow[]> {
+  const { rows } = await db.query(
+    `SELECT u.realm_id, u.id, u.delivery_email, u.full_name, u.role, p.last_active_time
+       FROM realms r
+       JOIN users u ON u.realm_id = r.id
+       LEFT JOIN user_settings s ON s.user_id = u.id
+       LEFT JOIN user_presence p ON p.user_id = u.id
+      WHERE r.digest_emails_enabled AND r.digest_weekday = $1 AND NOT r.deactivated
+        AND u.is_active AND NOT u.is_bot
+        AND coalesce((s.settings ->> 'enable_digest_emails')::boolean, $3)
+        AND (p.last_active_time IS NULL OR p.last_active_time < $2)
+      ORDER BY u.realm_id, u.id`,
+    [weekday, inactiveSince, digestDefault],
+  );
+  return rows.map((r) => ({
+    realmId: Number(r.realm_id),
+    userId: Number(r.id),
+    deliveryEmail: r.delivery_email,
+    fullName: r.full_name,
+    role: Number(r.role),
+    lastActive: r.last_active_time ?? null,
+  }));
+}
+
+/** Active humans of the given organizations who joined since `since`. */
+export async function selectRecentJoins(db: Queryable, realmIds: number[], since: Date): Promise<Array<{ realmId: number; userId: number; dateJoined: Date }>> {
+  if (realmIds.length === 0) return [];
+  const { rows } = await db.query(
+    `SELECT realm_id, id, date_joined FROM users
+      WHERE realm_id = ANY($1::bigint[]) AND date_joined >= $2 AND is_active AND NOT is_bot
+      ORDER BY realm_id, id`,
+    [realmIds, since],
+  );
+  return rows.map((r) => ({ realmId: Number(r.realm_id), userId: Number(r.id), dateJoined: r.date_joined }));
+}
