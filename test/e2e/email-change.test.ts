@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, runDemo, startMailCatcher, startStack, type DemoOutput, type DemoUser, type MailCatcher, type Stack } from "@chat/testkit";
+import { apiClient, browse as browsePage, mailLink, runDemo, startMailCatcher, startStack, type DemoOutput, type DemoUser, type MailCatcher, type Stack } from "@chat/testkit";
 import { NO_RATE_LIMITS, nextEvent, ok, refused, register, until } from "@chat/testkit/e2e";
 
 /**
@@ -31,23 +31,10 @@ let n = 0;
 const newAddress = (who: string) => `${who}-${++n}-${Date.now()}@example.com`;
 const LINK_PATH = "/accounts/confirm_new_email/";
 
-/** The link of a mail's text that goes to `path`, made relative to the gateway under test. */
-function linkIn(text: string, path: string): string {
-  const m = new RegExp(`https?://\\S+(${path}\\S+)`).exec(text);
-  if (!m) throw new Error(`no ${path} link in:\n${text}`);
-  return m[1];
-}
-
-/** A browser's GET or form POST through the gateway: status, content type and page text. */
-async function browse(path: string, post = false) {
-  const res = await fetch(stack.baseUrl + path, {
-    method: post ? "POST" : "GET",
-    headers: post ? { "content-type": "application/x-www-form-urlencoded" } : {},
-    body: post ? "" : undefined,
-    redirect: "manual",
-  });
-  return { status: res.status, type: res.headers.get("content-type"), headers: Object.fromEntries(res.headers), text: await res.text() };
-}
+/** The path of a mail's link to `path`, for `browse`. */
+const linkIn = (text: string, path: string) => mailLink(text, path).path;
+/** A browser's GET of the page, or the POST its button makes, through the gateway. */
+const browse = (path: string, post = false) => browsePage(stack.baseUrl, path, post ? { form: {} } : {});
 
 /** Asks for the change and returns the path of the link mailed to the new address (the mail names the old one). */
 async function requestChange(user: Pick<DemoUser, "email" | "api_key">, to: string): Promise<string> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, runDemo, startMailCatcher, startStack, type DemoOutput, type MailCatcher, type Stack } from "@chat/testkit";
+import { browse as browsePage, mailLink, apiClient, runDemo, startMailCatcher, startStack, type DemoOutput, type MailCatcher, type Stack } from "@chat/testkit";
 
 /**
  * The pages behind a reusable invitation link, driven through the gateway as a browser would:
@@ -27,23 +27,10 @@ afterAll(async () => {
 const org = () => demo.orgs[0];
 const as = (who: "owner" | "admin" | "member") => apiClient(demo.base_url, org().users[who].email, org().users[who].api_key);
 
-/** The link of a mail's text that goes to `path`, made relative to the gateway under test. */
-function linkIn(text: string, path: string): string {
-  const m = new RegExp(`https?://\\S+(${path}\\S+)`).exec(text);
-  if (!m) throw new Error(`no ${path} link in:\n${text}`);
-  return m[1];
-}
-
-/** A browser's GET or form POST through the gateway: status, content type and page text. */
-async function browse(path: string, form?: Record<string, string>) {
-  const res = await fetch(stack.baseUrl + path, {
-    method: form ? "POST" : "GET",
-    headers: form ? { "content-type": "application/x-www-form-urlencoded" } : {},
-    body: form ? new URLSearchParams(form).toString() : undefined,
-    redirect: "manual",
-  });
-  return { status: res.status, type: res.headers.get("content-type"), headers: Object.fromEntries(res.headers), text: await res.text() };
-}
+/** The path of a mail's link to `path`, for `browse`. */
+const linkIn = (text: string, path: string) => mailLink(text, path).path;
+/** A browser's GET, or POST of the page's form, through the gateway. */
+const browse = (path: string, form?: Record<string, string>) => browsePage(stack.baseUrl, path, { form });
 
 let n = 0;
 const newAddress = () => `joiner${++n}-${Date.now()}@example.com`;

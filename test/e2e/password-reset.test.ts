@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, runDemo, startMailCatcher, startStack, type CaughtMail, type DemoOutput, type DemoUser, type MailCatcher, type Stack } from "@chat/testkit";
+import { apiClient, browse as browsePage, mailLink, runDemo, startMailCatcher, startStack, type CaughtMail, type DemoOutput, type DemoUser, type MailCatcher, type Stack } from "@chat/testkit";
 
 /**
  * "Forgot your password?" through the gateway, as a browser and a mail box would: the form at
@@ -22,17 +22,8 @@ const hostOf = (org: { url?: string }) => new URL(org.url!).host;
 const api = (user?: DemoUser) => apiClient(stack.baseUrl, user?.email, user?.api_key);
 
 /** A browser's GET or form POST through the gateway, at the root, on `host` (default: the deployment's). */
-async function browse(path: string, form?: Record<string, string>, host?: string) {
-  const res = await api().request(form ? "POST" : "GET", stack.baseUrl + path, form ?? {}, host ? { headers: { host } } : {});
-  return { status: res.status, type: res.headers["content-type"], headers: res.headers, text: String(res.body) };
-}
-
-/** The path of a mail's link to `path`, and the host it is on. */
-function linkIn(text: string, path: string): { host: string; path: string } {
-  const m = new RegExp(`https?://([^/\\s]+)(${path}\\S+)`).exec(text);
-  if (!m) throw new Error(`no ${path} link in:\n${text}`);
-  return { host: m[1], path: m[2] };
-}
+const browse = (path: string, form?: Record<string, string>, host?: string) => browsePage(stack.baseUrl, path, { form, host });
+const linkIn = mailLink;
 
 const mailsTo = (to: string) => catcher.mails.filter((m) => m.to.toLowerCase() === to.toLowerCase());
 /** Waits until `count` mails reached `to`, then a little more to be sure no other follows. */

@@ -2,9 +2,46 @@ import pino, { type Logger } from "pino";
 
 export type { Logger };
 
+/**
+ * Paths whose last part is a bearer secret: the keys of the links mails carry (sign-up, password
+ * reset, email change, reusable invitations) and a data export's token. Whoever reads the logs
+ * must not be able to follow them.
+ */
+const SECRET_PATHS = [
+  /^((?:\/api\/v1)?\/(?:accounts\/(?:do_confirm|do_confirm_signup|confirm_new_email|password\/reset)|join)\/)[^/?#]+/,
+  /^((?:\/api\/v1)?\/user_avatars\/exports\/[^/]+\/)[^/?#]+/,
+];
+
+/** A request URL as the logs show it: the secret of a link path replaced. */
+export function redactUrl(url: string): string {
+  for (const re of SECRET_PATHS) if (re.test(url)) return url.replace(re, "$1[secret]");
+  return url;
+}
+
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  hostname?: string;
+  ip?: string;
+  remoteAddress?: string;
+  socket?: { remotePort?: number };
+}
+
+/** fastify's request serializer's fields (a FastifyRequest or the raw routes' plain object), the URL redacted. */
+function serializeRequest(req: LoggedRequest) {
+  return {
+    method: req.method,
+    url: req.url === undefined ? undefined : redactUrl(req.url),
+    host: req.host ?? req.hostname,
+    remoteAddress: req.ip ?? req.remoteAddress,
+    remotePort: req.socket?.remotePort,
+  };
+}
+
 /** JSON logs on stdout (or `destination`, which tests use to read what was logged). */
 export function createLogger(service: string, level: string, destination?: pino.DestinationStream): Logger {
-  const options = { level, base: { service }, timestamp: pino.stdTimeFunctions.isoTime };
+  const options = { level, base: { service }, timestamp: pino.stdTimeFunctions.isoTime, serializers: { req: serializeRequest } };
   return destination ? pino(options, destination) : pino(options);
 }
 

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { simpleParser } from "mailparser";
 import { SMTPServer } from "smtp-server";
+import { apiClient } from "./stack";
 
 /** A mail as the catcher received it over SMTP. */
 export interface CaughtMail {
@@ -81,4 +82,28 @@ export async function startMailCatcher(): Promise<MailCatcher> {
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** A page of the server as a browser gets it. */
+export interface Page {
+  status: number;
+  type: string;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/**
+ * A browser's GET of one of the server's web pages (the ones mails link to), or its POST of the
+ * page's form, through the gateway at `baseUrl`, on another host name if given.
+ */
+export async function browse(baseUrl: string, path: string, opts: { form?: Record<string, string>; host?: string } = {}): Promise<Page> {
+  const res = await apiClient(baseUrl).request(opts.form ? "POST" : "GET", baseUrl + path, opts.form ?? {}, opts.host ? { headers: { host: opts.host } } : {});
+  return { status: res.status, type: res.headers["content-type"] ?? "", headers: res.headers, text: String(res.body) };
+}
+
+/** The link of a mail's text that leads to `path`: its host, and its path for `browse`. */
+export function mailLink(text: string, path: string): { host: string; path: string } {
+  const m = new RegExp(`https?://([^/\\s]+)(${path}\\S+)`).exec(text);
+  if (!m) throw new Error(`no ${path} link in:\n${text}`);
+  return { host: m[1], path: m[2] };
 }
