@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiClient, runDemo, startStack, type DemoOutput, type DemoUser, type Stack } from "@chat/testkit";
+import { apiClient, browse, mailLink, runDemo, startMailCatcher, startStack, type DemoOutput, type DemoUser, type MailCatcher, type Stack } from "@chat/testkit";
 
 /**
  * Per-organization hosts (ORGANIZATION_SUBDOMAINS): each organization is reached at
@@ -10,14 +10,17 @@ import { apiClient, runDemo, startStack, type DemoOutput, type DemoUser, type St
 
 let stack: Stack;
 let demo: DemoOutput;
+let catcher: MailCatcher;
 
 beforeAll(async () => {
-  stack = await startStack({ env: { ORGANIZATION_SUBDOMAINS: "true", EXTERNAL_URL: "http://chat.test" } });
+  catcher = await startMailCatcher();
+  stack = await startStack({ env: { ...catcher.env, ORGANIZATION_SUBDOMAINS: "true", EXTERNAL_URL: "http://chat.test" } });
   demo = await runDemo(stack);
 }, 180_000);
 
 afterAll(async () => {
   await stack?.stop();
+  await catcher?.close();
 });
 
 /** An organization's own URL, which the demo reports only with ORGANIZATION_SUBDOMAINS. */
@@ -144,5 +147,31 @@ describe("credentials by host", () => {
     const nowhere = await onHost("nobody-here.chat.test").post("/fetch_api_key", login);
     expect(nowhere.status).toBe(404);
     expect(nowhere.body).toMatchObject({ code: "NONEXISTENT_SUBDOMAIN", msg: "Invalid subdomain" });
+  });
+});
+
+describe("mailed links", () => {
+  it("an invitation's link is on its organization's host, and another organization's host does not know it", async () => {
+    const email = `host-invitee-${Date.now()}@example.com`;
+    const invited = await onHost(hostOf(demo.orgs[0]), demo.orgs[0].users.admin).post("/invites", { invitee_emails: email, stream_ids: "[]", invite_as: 400 });
+    expect(invited.status, JSON.stringify(invited.body)).toBe(200);
+    const link = mailLink((await catcher.waitFor(email)).text, "/accounts/do_confirm/");
+    expect(link.host).toBe(hostOf(demo.orgs[0]));
+    expect((await browse(stack.baseUrl, link.path, { host: hostOf(demo.orgs[1]) })).status).toBe(404);
+    const refused = await browse(stack.baseUrl, link.path, { host: hostOf(demo.orgs[1]), form: { full_name: "Wrong Host", password: "a long password" } });
+    expect(refused.status).toBe(404);
+    expect((await browse(stack.baseUrl, link.path, { host: link.host })).status).toBe(200);
+    // The deployment's own host serves every organization's links.
+    const done = await browse(stack.baseUrl, link.path, { host: "chat.test", form: { full_name: "Right Host", password: "a long password" } });
+    expect(done.status, done.text).toBe(200);
+  });
+
+  it("a reusable link's page answers only on its organization's host (and the deployment's)", async () => {
+    const made = await onHost(hostOf(demo.orgs[0]), demo.orgs[0].users.owner).post("/invites/multiuse", { invite_as: 400, stream_ids: "[]" });
+    expect(made.status).toBe(200);
+    const path = new URL(made.body.invite_link).pathname;
+    expect((await browse(stack.baseUrl, path, { host: hostOf(demo.orgs[1]) })).status).toBe(404);
+    expect((await browse(stack.baseUrl, path, { host: hostOf(demo.orgs[0]) })).status).toBe(200);
+    expect((await browse(stack.baseUrl, path, { host: "chat.test" })).status).toBe(200);
   });
 });

@@ -84,6 +84,16 @@ describe("MailSender", () => {
     await until("the outbox to empty", async () => (await outboxRows()).length === 0);
   });
 
+  it("retries a mail whose sender the server refused with a 5xx (a login or account problem, not the mail's)", async () => {
+    const { clock } = sender({ ...catcher.env, EMAIL_RETRY_SECONDS: "30" });
+    catcher.failNext(1, 535, "sender");
+    await queueMail(pool, { to: "creds@example.com", subject: "Retry", text: "Retry" });
+    await until("a failed attempt", async () => (await outboxRows())[0]?.last_error);
+    expect(await outboxRows()).toEqual([expect.objectContaining({ attempts: 1, last_error: expect.stringContaining("535") })]);
+    clock.advance(31_000);
+    await catcher.waitFor("creds@example.com");
+  });
+
   it("gives a mail up at once when the server refuses it for good, and after the last attempt otherwise", async () => {
     const { lines, clock } = sender({ ...catcher.env, EMAIL_RETRY_SECONDS: "1" });
     catcher.failNext(1, 550);

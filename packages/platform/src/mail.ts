@@ -76,6 +76,10 @@ function smtpTransport(c: MailConfig): nodemailer.Transporter | null {
     requireTLS: !c.EMAIL_USE_SSL && c.EMAIL_USE_TLS,
     ignoreTLS: !c.EMAIL_USE_SSL && !c.EMAIL_USE_TLS,
     ...(c.EMAIL_HOST_USER ? { auth: { user: c.EMAIL_HOST_USER, pass: c.EMAIL_HOST_PASSWORD ?? "" } } : {}),
+    // nodemailer waits 10 minutes for a silent server by default: a mail that waits is retried instead.
+    connectionTimeout: 30_000,
+    greetingTimeout: 30_000,
+    socketTimeout: 60_000,
   });
 }
 
@@ -109,11 +113,18 @@ interface MailRow {
   attempts: number;
 }
 
-/** SMTP replies in the 500s are the server's final word about this mail; others may pass later. */
+/**
+ * A reply in the 500s to the recipient or the message is the server's final word about this mail.
+ * Others may pass later: refusals of the connection, the login or the sender (530/535: wrong or
+ * rotating credentials), 4xx replies, and network failures.
+ */
 function isPermanent(err: unknown): boolean {
-  const code = (err as { responseCode?: number }).responseCode;
-  return typeof code === "number" && code >= 500 && code < 600;
+  const { responseCode, command } = err as { responseCode?: number; command?: string };
+  return typeof responseCode === "number" && responseCode >= 500 && responseCode < 600 && (command === "RCPT TO" || command === "DATA");
 }
+
+/** How long stop() lets a mail being sent finish before the connection is closed under it (it is sent again later). */
+const STOP_WAIT_MS = 5000;
 
 export interface MailSenderOptions {
   pool: pg.Pool;
@@ -150,7 +161,10 @@ export class MailSender {
     this.stopped = true;
     wakers.delete(this.wake);
     if (this.timer) clearInterval(this.timer);
-    await this.running;
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([this.running, new Promise((resolve) => (waited = setTimeout(resolve, STOP_WAIT_MS)))]);
+    clearTimeout(waited);
+    // A send still going fails with the closed connection; its row's lease brings it back later.
     this.transport?.close();
   }
 

@@ -16,7 +16,8 @@ export interface CaughtMail {
 /**
  * A real SMTP server on 127.0.0.1 that keeps what it receives, for tests of the mails the
  * services send: point a stack's EMAIL_HOST/EMAIL_PORT at it (`env`). `failNext(n, code)` makes
- * the next n mails be refused with that SMTP reply code.
+ * the next n mails be refused with that SMTP reply code, after their text (`at` "data", the
+ * default) or at their sender (`at` "sender", as a server refusing the account would).
  */
 export interface MailCatcher {
   port: number;
@@ -25,7 +26,7 @@ export interface MailCatcher {
   mails: CaughtMail[];
   /** Waits for a mail to `to` (and matching `match`, when given) and returns it. */
   waitFor(to: string, match?: (m: CaughtMail) => boolean, timeoutMs?: number): Promise<CaughtMail>;
-  failNext(count: number, code: number): void;
+  failNext(count: number, code: number, at?: "data" | "sender"): void;
   close(): Promise<void>;
 }
 
@@ -33,15 +34,24 @@ export async function startMailCatcher(): Promise<MailCatcher> {
   const mails: CaughtMail[] = [];
   let failures = 0;
   let failCode = 451;
+  let failAt: "data" | "sender" = "data";
+  const refusal = () => Object.assign(new Error("Refused by the test"), { responseCode: failCode });
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS"],
     logger: false,
+    onMailFrom(_address, _session, callback) {
+      if (failures > 0 && failAt === "sender") {
+        failures--;
+        return callback(refusal());
+      }
+      callback();
+    },
     onData(stream, _session, callback) {
-      if (failures > 0) {
+      if (failures > 0 && failAt === "data") {
         failures--;
         stream.resume();
-        stream.on("end", () => callback(Object.assign(new Error("Refused by the test"), { responseCode: failCode })));
+        stream.on("end", () => callback(refusal()));
         return;
       }
       simpleParser(stream)
@@ -76,9 +86,10 @@ export async function startMailCatcher(): Promise<MailCatcher> {
         await sleep(50);
       }
     },
-    failNext(count, code) {
+    failNext(count, code, at = "data") {
       failures = count;
       failCode = code;
+      failAt = at;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

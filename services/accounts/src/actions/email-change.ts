@@ -67,7 +67,8 @@ export async function doStartEmailChangeInTx(tx: Queryable, deps: AccountsDeps, 
   if (realm.emailChangesDisabled && user.role > ROLE.administrator) throw badRequest(CHANGES_DISABLED);
   const refused = isValidEmail(email) ? (await getRealmEmailValidator(tx, realm))(email) : "invalid";
   if (refused) throw badRequest(refused === "invalid" ? "Invalid address." : INVITE_REFUSALS[refused]);
-  const problem = await emailChangeProblem(tx, realm, user, email);
+  // Zulip looks the address up case-insensitively, and finds this very user for a change of case.
+  const problem = email.toLowerCase() === user.deliveryEmail.toLowerCase() ? "Email is already in use." : await emailChangeProblem(tx, realm, user, email);
   if (problem) throw badRequest(problem);
   const now = deps.clock.now();
   await checkEmailChangeRateLimit(tx, user, now);

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { INTERNAL_HEADERS } from "@chat/platform";
+import { INTERNAL_HEADERS, readSubdomain } from "@chat/platform";
 
 /**
  * The web pages mails link to (sign-up from an invitation, password reset, email change): plain
@@ -60,4 +60,14 @@ export function sendPage(req: FastifyRequest, reply: FastifyReply, status: numbe
     [INTERNAL_HEADERS.requestId]: req.id,
   });
   reply.raw.end(text);
+}
+
+/**
+ * Whether a link of `realm` may be followed on the host the request came to: any on the
+ * deployment's own host, only its own on an organization's host (ORGANIZATION_SUBDOMAINS), as
+ * Zulip refuses another organization's confirmation links.
+ */
+export function servesRealm(req: FastifyRequest, realm: { stringId: string }): boolean {
+  const subdomain = readSubdomain(req.headers);
+  return subdomain === null || subdomain === realm.stringId;
 }

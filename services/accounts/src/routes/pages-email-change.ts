@@ -3,7 +3,7 @@ import { organizationUrl, registerRoute } from "@chat/platform";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { doConfirmEmailChange, getEmailChangeByKey, type EmailChangeLink } from "../actions/email-change";
 import type { AccountsDeps } from "../deps";
-import { html, sendPage } from "../lib/pages";
+import { html, sendPage, servesRealm } from "../lib/pages";
 
 const TITLE = "Change your email address";
 const EXPIRED_TITLE = "This link has expired";
@@ -21,7 +21,7 @@ export function emailChangePageRoutes(app: FastifyInstance, deps: AccountsDeps):
   // A GET changes nothing: mail scanners and link previews open links.
   registerRoute(app, ConfirmEmailChangePage, async ({ params, req, reply }) => {
     const link = await getEmailChangeByKey(deps, params.confirmation_key);
-    if (!link) return expired(req, reply);
+    if (!link || !servesRealm(req, link.realm)) return expired(req, reply);
     if (link.problem) return sendPage(req, reply, 400, TITLE, refusedBody(link));
     const { change, realm } = link;
     sendPage(
@@ -37,6 +37,8 @@ export function emailChangePageRoutes(app: FastifyInstance, deps: AccountsDeps):
   });
 
   registerRoute(app, SubmitEmailChangePage, async ({ params, req, reply }) => {
+    const pending = await getEmailChangeByKey(deps, params.confirmation_key);
+    if (!pending || !servesRealm(req, pending.realm)) return expired(req, reply);
     const link = await doConfirmEmailChange(deps, params.confirmation_key);
     if (!link) return expired(req, reply);
     if (link.problem) return sendPage(req, reply, 400, TITLE, refusedBody(link));

@@ -12,7 +12,7 @@ import { linkExpired } from "../actions/invites";
 import { doCompleteMultiuseSignup, doRequestMultiuseSignup, SIGNUP_CONFIRMATION_HOURS } from "../actions/multiuse-signup";
 import type { AccountsDeps } from "../deps";
 import { longEnoughPassword, PASSWORD_MIN_LENGTH } from "../lib/credentials";
-import { html, sendPage, type Html } from "../lib/pages";
+import { html, sendPage, servesRealm, type Html } from "../lib/pages";
 import { getMultiuseLink, getMultiuseSignupByKey } from "../queries/multiuse-signup";
 import type { RealmRow } from "../store/realms";
 
@@ -54,7 +54,7 @@ export function multiuseSignupPageRoutes(app: FastifyInstance, deps: AccountsDep
   for (const def of [MultiuseSignupPage, MultiuseSignupPageWithoutSlash]) {
     registerRoute(app, def, async ({ params, req, reply }) => {
       const found = await getMultiuseLink(deps, params.confirmation_key);
-      if (!found) return expired(req, reply);
+      if (!found || !servesRealm(req, found.realm)) return expired(req, reply);
       sendPage(req, reply, 200, `Join ${found.realm.name}`, emailForm(found.realm, {}));
     });
   }
@@ -62,7 +62,7 @@ export function multiuseSignupPageRoutes(app: FastifyInstance, deps: AccountsDep
   for (const def of [SubmitMultiuseSignupPage, SubmitMultiuseSignupPageWithoutSlash]) {
     registerRoute(app, def, async ({ params, req, reply }) => {
       const found = await getMultiuseLink(deps, params.confirmation_key);
-      if (!found) return expired(req, reply);
+      if (!found || !servesRealm(req, found.realm)) return expired(req, reply);
       const { realm } = found;
       const email = params.email ?? "";
       const again = (status: number, error: string | Html) => sendPage(req, reply, status, `Join ${realm.name}`, emailForm(realm, { email, error }));
@@ -87,13 +87,13 @@ export function multiuseSignupPageRoutes(app: FastifyInstance, deps: AccountsDep
 
   registerRoute(app, MultiuseSignupConfirmPage, async ({ params, req, reply }) => {
     const found = await getMultiuseSignupByKey(deps, params.confirmation_key);
-    if (!found) return expired(req, reply);
+    if (!found || !servesRealm(req, found.realm)) return expired(req, reply);
     sendPage(req, reply, 200, `Join ${found.realm.name}`, signupForm(found.realm, found.signup.email, {}));
   });
 
   registerRoute(app, SubmitMultiuseSignupConfirmPage, async ({ params, req, reply }) => {
     const found = await getMultiuseSignupByKey(deps, params.confirmation_key);
-    if (!found) return expired(req, reply);
+    if (!found || !servesRealm(req, found.realm)) return expired(req, reply);
     const { signup, realm } = found;
     const fullName = params.full_name?.trim() ?? "";
     const password = params.password ?? "";

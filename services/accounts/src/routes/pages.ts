@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { doAcceptInviteByKey, getInviteByKey } from "../actions/invites";
 import type { AccountsDeps } from "../deps";
 import { longEnoughPassword, PASSWORD_MIN_LENGTH } from "../lib/credentials";
-import { html, sendPage, type Html } from "../lib/pages";
+import { html, sendPage, servesRealm, type Html } from "../lib/pages";
 import type { InviteRow } from "../store/invites";
 import type { RealmRow } from "../store/realms";
 
@@ -31,13 +31,13 @@ export function pageRoutes(app: FastifyInstance, deps: AccountsDeps): void {
 
   registerRoute(app, ConfirmationPage, async ({ params, req, reply }) => {
     const found = await getInviteByKey(deps, params.confirmation_key);
-    if (!found) return expired(req, reply);
+    if (!found || !servesRealm(req, found.realm)) return expired(req, reply);
     sendPage(req, reply, 200, `Join ${found.realm.name}`, signupForm(found.invite, found.realm, {}));
   });
 
   registerRoute(app, SubmitConfirmationPage, async ({ params, req, reply }) => {
     const found = await getInviteByKey(deps, params.confirmation_key);
-    if (!found) return expired(req, reply);
+    if (!found || !servesRealm(req, found.realm)) return expired(req, reply);
     const { invite, realm } = found;
     const fullName = params.full_name?.trim() ?? "";
     const password = params.password ?? "";
