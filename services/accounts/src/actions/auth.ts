@@ -1,7 +1,9 @@
-import { ApiError, emitEvent, withTx } from "@chat/platform";
+import { ApiError, emitEvent, organizationUrl, queueMail, withTx } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { dummyPasswordCheck, generateApiKey, hashApiKey, sealApiKey, unsealApiKey, verifyPassword } from "../lib/credentials";
+import { newLoginMail } from "../lib/mails";
 import { authFailed } from "../queries/auth";
+import { getEffectiveSettings } from "../queries/settings";
 import { realmOfSubdomain } from "../queries/server";
 import { insertApiKey, newestSealedKey, pruneApiKeys } from "../store/api-keys";
 import { getRealm } from "../store/realms";
@@ -51,4 +53,34 @@ export async function doFetchApiKey(deps: AccountsDeps, username: string, passwo
     if (revoked) await emitEvent(tx, { type: "accounts.api_key.reset", realmId: user.realmId, payload: { user_id: user.id, email: user.email } });
   });
   return { user, apiKey };
+}
+
+/** Zulip sends no login notice for an account made within the last minute (its sign-up's own login). */
+const JUST_CREATED_MS = 60_000;
+
+/**
+ * Zulip's notice of a new login (its email_on_new_login): a password login mails the account's
+ * address when, where and on what it happened, unless the user turned `enable_login_emails` off
+ * or the account is brand new. A failure to queue it does not fail the login.
+ */
+export async function doNotifyNewLogin(deps: AccountsDeps, user: UserRow, userAgent: string | undefined): Promise<void> {
+  const now = deps.clock.now();
+  if (user.isBot || now.getTime() - user.dateJoined.getTime() < JUST_CREATED_MS) return;
+  try {
+    const settings = await getEffectiveSettings(deps.pool, user);
+    if (settings.enable_login_emails !== true) return;
+    const realm = await getRealm(deps.pool, user.realmId);
+    if (!realm) return;
+    const mail = newLoginMail({
+      to: user.deliveryEmail,
+      realmName: realm.name,
+      realmUrl: organizationUrl(deps.config, realm.stringId),
+      when: now,
+      timezone: user.timezone,
+      userAgent,
+    });
+    await queueMail(deps.pool, mail);
+  } catch (err) {
+    deps.log.warn({ err: (err as Error).message, userId: user.id }, "new-login mail not queued");
+  }
 }

@@ -55,3 +55,47 @@ export function deactivationMail(p: { to: string; realmName: string; realmUrl: s
     ].join("\n"),
   };
 }
+
+/** What a User-Agent says of the device: its product and platform, as a person would name them. */
+export function deviceOf(userAgent: string | undefined): string {
+  if (!userAgent?.trim()) return "an unknown device";
+  const product = userAgent.split("/", 1)[0].split("(", 1)[0].trim();
+  const platforms: Array<[RegExp, string]> = [
+    [/android/i, "Android"],
+    [/iphone|ipad|ios/i, "iOS"],
+    [/windows/i, "Windows"],
+    [/mac ?os|macintosh/i, "macOS"],
+    [/linux/i, "Linux"],
+  ];
+  const platform = platforms.find(([re]) => re.test(userAgent))?.[1];
+  const name = product === "Mozilla" ? "a browser" : product || "an unknown client";
+  return platform ? `${name} on ${platform}` : name;
+}
+
+function formatWhen(when: Date, timezone: string): string {
+  const options: Intl.DateTimeFormatOptions = { dateStyle: "full", timeStyle: "long" };
+  try {
+    return new Intl.DateTimeFormat("en-US", { ...options, timeZone: timezone || "UTC" }).format(when);
+  } catch {
+    return new Intl.DateTimeFormat("en-US", { ...options, timeZone: "UTC" }).format(when);
+  }
+}
+
+export function newLoginMail(p: { to: string; realmName: string; realmUrl: string; when: Date; timezone: string; userAgent: string | undefined }): Mail {
+  return {
+    to: p.to,
+    fromName: p.realmName,
+    subject: `New login to ${p.realmName}`,
+    text: [
+      `Your account ${p.to} in ${p.realmName} (${p.realmUrl}) was just logged in to.`,
+      "",
+      `When: ${formatWhen(p.when, p.timezone)}`,
+      `Device: ${deviceOf(p.userAgent)}`,
+      "",
+      "If this was you, there is nothing to do. If not, change your password at once",
+      `(${p.realmUrl}/accounts/password/reset/) and tell the organization's administrators.`,
+      "",
+      "You can turn these notices off in your notification settings.",
+    ].join("\n"),
+  };
+}
