@@ -38,7 +38,7 @@ const browse = (path: string, post = false) => browsePage(stack.baseUrl, path, p
 
 /** Asks for the change and returns the path of the link mailed to the new address (the mail names the old one). */
 async function requestChange(user: Pick<DemoUser, "email" | "api_key">, to: string): Promise<string> {
-  ok(await as(user).patch("/settings", { email: to }));
+  expect(ok(await as(user).patch("/settings", { email: to })).account_email).toBe("Check your email for a confirmation link.");
   return linkIn((await catcher.waitFor(to, (m) => m.text.includes(user.email))).text, LINK_PATH);
 }
 
@@ -51,7 +51,7 @@ describe("PATCH /settings email, then the link", () => {
 
     const to = newAddress("member");
     const res = await as(member).patch("/settings", { email: `  ${to} ` });
-    expect(res.body).toEqual({ result: "success", msg: "" });
+    expect(res.body).toEqual({ result: "success", msg: "", account_email: "Check your email for a confirmation link." });
     const mail = await catcher.waitFor(to);
     expect(mail.from).toBe("noreply@chat.test");
     expect(mail.fromName).toContain("account security");

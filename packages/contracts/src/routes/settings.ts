@@ -83,8 +83,8 @@ export const ownOnlySettingParams = {
 /**
  * PATCH /settings: the caller's own settings, full name, password and email address. Each changed
  * setting emits `user_settings` (plus the legacy display/notification event where Zulip had one).
- * A new `email` changes nothing yet: a confirmation link goes to that address. (Zulip's server
- * also answers an undocumented `account_email` text then; its OpenAPI description does not.)
+ * A new `email` changes nothing yet: a confirmation link goes to that address, and the answer
+ * says so in `account_email` (as Zulip's server does; its API description leaves it out).
  */
 export const UpdateSettings = route({
   method: "PATCH",
@@ -99,7 +99,7 @@ export const UpdateSettings = route({
     ...personalSettingParams,
     ...ownOnlySettingParams,
   },
-  response: empty,
+  response: success({ account_email: z.string().optional() }),
 });
 
 /** Administrators change the settings new users of the organization start with. */

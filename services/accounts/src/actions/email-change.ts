@@ -55,13 +55,13 @@ async function emailChangeProblem(db: Queryable, realm: RealmRow, user: ProfileU
  * The same address again does nothing. Otherwise, in Zulip's order: bots are refused, changes
  * disabled by the organization (administrators excepted), an invalid or refused address, one
  * in use; then the rate limit counts the request. Nothing changes but a link mailed to the new
- * address.
+ * address. True when a link was mailed.
  */
-export async function doStartEmailChangeInTx(tx: Queryable, deps: AccountsDeps, user: ProfileUser, rawEmail: string): Promise<void> {
+export async function doStartEmailChangeInTx(tx: Queryable, deps: AccountsDeps, user: ProfileUser, rawEmail: string): Promise<boolean> {
   // Zulip's PATCH /settings is for humans only (its human_users_only decorator).
   if (user.isBot) throw badRequest("This endpoint does not accept bot requests.");
   const email = rawEmail.trim();
-  if (email === user.deliveryEmail) return;
+  if (email === user.deliveryEmail) return false;
   const realm = await getRealm(tx, user.realmId);
   if (!realm) throw badRequest("No such user");
   if (realm.emailChangesDisabled && user.role > ROLE.administrator) throw badRequest(CHANGES_DISABLED);
@@ -79,6 +79,7 @@ export async function doStartEmailChangeInTx(tx: Queryable, deps: AccountsDeps, 
   const realmUrl = organizationUrl(deps.config, realm.stringId);
   const link = `${realmUrl}/accounts/confirm_new_email/${key}`;
   await queueMail(tx, confirmNewEmailMail({ to: email, oldEmail: user.deliveryEmail, realmName: realm.name, realmUrl, link, validHours: EMAIL_CHANGE_VALIDITY_HOURS }));
+  return true;
 }
 
 /**

@@ -52,13 +52,14 @@ function checkSettingValues(settings: Record<string, SettingValue>) {
  * start, the full name, the password and each setting whose value actually changes, each with
  * Zulip's events.
  */
-export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: SettingsInput): Promise<void> {
+export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: SettingsInput): Promise<{ emailChangeStarted: boolean }> {
   checkSettingValues(p.settings);
   const password = p.newPassword !== undefined ? await checkNewPassword(deps, who, p.oldPassword ?? "", p.newPassword) : undefined;
+  let emailChangeStarted = false;
   await withTx(deps.pool, async (tx) => {
     const user = await getProfileUser(tx, who.realmId, who.userId, { lock: true });
     if (!user) throw badRequest("No such user");
-    if (p.email !== undefined) await doStartEmailChangeInTx(tx, deps, user, p.email);
+    if (p.email !== undefined) emailChangeStarted = await doStartEmailChangeInTx(tx, deps, user, p.email);
     const visibility = p.settings.email_address_visibility;
     if (user.isBot && visibility !== undefined && visibility !== EMAIL_VISIBILITY.everyone) {
       throw badRequest("A bot's email address is always visible to everyone");
@@ -89,6 +90,7 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
     }
     await saveUserSettingsRow(tx, user.realmId, user.id, row);
   });
+  return { emailChangeStarted };
 }
 
 /**

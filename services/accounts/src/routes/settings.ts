@@ -17,14 +17,15 @@ function givenSettings(params: Record<string, unknown>, names: string[]): Record
 
 export function settingsRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   registerRoute(app, UpdateSettings, async ({ identity, params }) => {
-    await doUpdateSettings(deps, identity, {
+    const { emailChangeStarted } = await doUpdateSettings(deps, identity, {
       fullName: params.full_name,
       email: params.email,
       oldPassword: params.old_password,
       newPassword: params.new_password,
       settings: givenSettings(params, SETTING_PARAM_NAMES),
     });
-    return {};
+    // Zulip's server answers this text (undocumented in its API description) when a link went out.
+    return emailChangeStarted ? { account_email: "Check your email for a confirmation link." } : {};
   });
 
   registerRoute(app, UpdateRealmUserSettingsDefaults, async ({ identity, params }) => {
