@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { INTERNAL_HEADERS, readSubdomain } from "@chat/platform";
+import { PASSWORD_MIN_LENGTH } from "./credentials";
 
 /**
  * The web pages mails link to (sign-up from an invitation, password reset, email change): plain
@@ -70,4 +71,21 @@ export function sendPage(req: FastifyRequest, reply: FastifyReply, status: numbe
 export function servesRealm(req: FastifyRequest, realm: { stringId: string }): boolean {
   const subdomain = readSubdomain(req.headers);
   return subdomain === null || subdomain === realm.stringId;
+}
+
+/** A form's refusal, shown above it (nothing without one). */
+export const errorLine = (error: string | Html | undefined): Html | "" => (error ? html`<p class="error" role="alert">${error}</p>` : "");
+
+/** The sign-up form (name and password) below `intro`, with what was typed and what was wrong. */
+export function accountForm(intro: Html, values: { fullName?: string; error?: string }): Html {
+  return html`${intro}
+${errorLine(values.error)}
+<form method="post">
+<label for="full_name">Your name</label>
+<input id="full_name" name="full_name" autocomplete="name" required maxlength="60" value="${values.fullName ?? ""}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}">
+<p class="muted">At least ${PASSWORD_MIN_LENGTH} characters.</p>
+<button type="submit">Create account</button>
+</form>`;
 }

@@ -11,16 +11,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { linkExpired } from "../actions/invites";
 import { doCompleteMultiuseSignup, doRequestMultiuseSignup, SIGNUP_CONFIRMATION_HOURS } from "../actions/multiuse-signup";
 import type { AccountsDeps } from "../deps";
-import { longEnoughPassword, PASSWORD_MIN_LENGTH } from "../lib/credentials";
-import { html, sendPage, servesRealm, type Html } from "../lib/pages";
+import { longEnoughPassword } from "../lib/credentials";
+import { accountForm, errorLine, html, sendPage, servesRealm, type Html } from "../lib/pages";
 import { getMultiuseLink, getMultiuseSignupByKey } from "../queries/multiuse-signup";
 import type { RealmRow } from "../store/realms";
 
 const EXPIRED_TITLE = "This link has expired";
 const expiredBody = html`<p>The invitation link you followed has expired or has been deactivated.</p>
 <p class="muted">Ask someone in the organization for a new one.</p>`;
-
-const errorLine = (error: string | Html | undefined) => (error ? html`<p class="error" role="alert">${error}</p>` : "");
 
 function emailForm(realm: RealmRow, values: { email?: string; error?: string | Html }): Html {
   return html`<p>You have been invited to join <strong>${realm.name}</strong>. Enter your email address; we will mail you a link to create your account.</p>
@@ -33,16 +31,7 @@ ${errorLine(values.error)}
 }
 
 function signupForm(realm: RealmRow, email: string, values: { fullName?: string; error?: string }): Html {
-  return html`<p>Create your account in <strong>${realm.name}</strong> as <strong>${email}</strong>.</p>
-${errorLine(values.error)}
-<form method="post">
-<label for="full_name">Your name</label>
-<input id="full_name" name="full_name" autocomplete="name" required maxlength="60" value="${values.fullName ?? ""}">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}">
-<p class="muted">At least ${PASSWORD_MIN_LENGTH} characters.</p>
-<button type="submit">Create account</button>
-</form>`;
+  return accountForm(html`<p>Create your account in <strong>${realm.name}</strong> as <strong>${email}</strong>.</p>`, values);
 }
 
 const isLinkExpired = (err: unknown) => err instanceof ApiError && err.message === linkExpired().message;

@@ -3,8 +3,8 @@ import { ApiError, organizationUrl, registerRoute } from "@chat/platform";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { doAcceptInviteByKey, getInviteByKey } from "../actions/invites";
 import type { AccountsDeps } from "../deps";
-import { longEnoughPassword, PASSWORD_MIN_LENGTH } from "../lib/credentials";
-import { html, sendPage, servesRealm, type Html } from "../lib/pages";
+import { longEnoughPassword } from "../lib/credentials";
+import { accountForm, html, sendPage, servesRealm, type Html } from "../lib/pages";
 import type { InviteRow } from "../store/invites";
 import type { RealmRow } from "../store/realms";
 
@@ -13,16 +13,7 @@ const expiredBody = html`<p>The link you followed has expired or has already bee
 <p class="muted">Ask whoever invited you for a new invitation.</p>`;
 
 function signupForm(invite: InviteRow, realm: RealmRow, values: { fullName?: string; error?: string }): Html {
-  return html`<p>You were invited to join <strong>${realm.name}</strong> as <strong>${invite.email}</strong>.</p>
-${values.error ? html`<p class="error" role="alert">${values.error}</p>` : ""}
-<form method="post">
-<label for="full_name">Your name</label>
-<input id="full_name" name="full_name" autocomplete="name" required maxlength="60" value="${values.fullName ?? ""}">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}">
-<p class="muted">At least ${PASSWORD_MIN_LENGTH} characters.</p>
-<button type="submit">Create account</button>
-</form>`;
+  return accountForm(html`<p>You were invited to join <strong>${realm.name}</strong> as <strong>${invite.email}</strong>.</p>`, values);
 }
 
 /** The pages an invitation's mail links to: the sign-up form and its answer. */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { doSendDigestEmails } from "../actions/digest-emails";
 import type { AppDeps } from "../deps";
+import { startPeriodicJob, type PeriodicJob } from "./periodic";
 
 /**
  * Makes the weekly digest emails (actions/digest-emails.ts) in the background: each messaging
@@ -21,32 +22,11 @@ export function loadDigestEmailConfig(env: Record<string, string | undefined> = 
   return z.object(digestEmailConfigShape).parse(env);
 }
 
-export interface DigestEmailJob {
-  stop(): Promise<void>;
-}
+export type DigestEmailJob = PeriodicJob;
 
 export function startDigestEmailJob(deps: AppDeps, config: DigestEmailConfig): DigestEmailJob {
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const kick = () => {
-    if (stopped || running) return;
-    running = doSendDigestEmails(deps)
-      .then((mailed) => {
-        if (mailed > 0) deps.log.info({ mailed }, "digest emails queued");
-      })
-      .catch((err) => deps.log.warn({ err: (err as Error).message }, "digest emails: pass failed; will retry"))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(kick, config.DIGEST_EMAIL_POLL_SECONDS * 1000);
-  timer.unref();
-  kick();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startPeriodicJob("digest emails", config.DIGEST_EMAIL_POLL_SECONDS, deps.log, async () => {
+    const mailed = await doSendDigestEmails(deps);
+    if (mailed > 0) deps.log.info({ mailed }, "digest emails queued");
+  });
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { doMailNextDueBatch } from "../actions/missed-message-emails";
 import type { AppDeps } from "../deps";
+import { startPeriodicJob, type PeriodicJob } from "./periodic";
 
 /**
  * Turns due missed-message rows into mails (actions/missed-message-emails.ts) in the background:
@@ -20,35 +21,20 @@ export function loadMissedMessageEmailConfig(env: Record<string, string | undefi
   return z.object(missedMessageEmailConfigShape).parse(env);
 }
 
-export interface MissedMessageEmailJob {
-  stop(): Promise<void>;
-}
+export type MissedMessageEmailJob = PeriodicJob;
 
 export function startMissedMessageEmailJob(deps: AppDeps, config: MissedMessageEmailConfig): MissedMessageEmailJob {
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const pass = async () => {
+  let stopping = false;
+  const job = startPeriodicJob("missed-message emails", config.MISSED_MESSAGE_EMAIL_POLL_SECONDS, deps.log, async () => {
     const seen: number[] = [];
-    while (!stopped && (await doMailNextDueBatch(deps, seen))) {
+    while (!stopping && (await doMailNextDueBatch(deps, seen))) {
       /* the next due user */
     }
-  };
-  const kick = () => {
-    if (stopped || running) return;
-    running = pass()
-      .catch((err) => deps.log.warn({ err: (err as Error).message }, "missed-message emails: pass failed; will retry"))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(kick, config.MISSED_MESSAGE_EMAIL_POLL_SECONDS * 1000);
-  timer.unref();
-  kick();
+  });
   return {
     async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+      stopping = true;
+      await job.stop();
     },
   };
 }
