@@ -258,6 +258,9 @@ export async function doAcceptInviteByKey(deps: AccountsDeps, key: string, p: { 
 
 export const linkExpired = () => badRequest("The confirmation link has expired or been deactivated.");
 
+/** Whether an error is linkExpired's (pages show their expired page for it). */
+export const isLinkExpired = (err: unknown) => err instanceof ApiError && err.message === linkExpired().message;
+
 /** What the sign-up page of an invitation's link shows; null when the link is not (or no longer) usable. */
 export async function getInviteByKey(deps: AccountsDeps, key: string): Promise<{ invite: InviteRow; realm: RealmRow } | null> {
   const invite = await getUsableInviteByKeyHash(deps.pool, hashApiKey(key), deps.clock.now());

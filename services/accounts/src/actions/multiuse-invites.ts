@@ -16,7 +16,7 @@ import {
 import { getRealm } from "../store/realms";
 import { isRecursiveMember, systemGroupIds } from "../store/user-groups";
 import { getUser } from "../store/users";
-import { checkInviteChannels, checkInviteExpiry, checkManagesInvite } from "./invites";
+import { checkInviteChannels, checkInviteExpiry, checkManagesInvite, linkExpired } from "./invites";
 import { notifyInvitesChanged } from "./invites-changed";
 import { createUserInTx } from "./users";
 
@@ -106,9 +106,9 @@ export async function doRevokeMultiuseInvite(deps: AccountsDeps, who: Identity, 
 export async function doAcceptMultiuseInvite(deps: AccountsDeps, p: { realmId: number; key: string; email: string; fullName: string; password?: string }) {
   return withTx(deps.pool, async (tx) => {
     const realm = await getRealm(tx, p.realmId);
-    if (!realm || realm.deactivated) throw badRequest("The confirmation link has expired or been deactivated.");
+    if (!realm || realm.deactivated) throw linkExpired();
     const invite = await lockUsableMultiuseInviteByKey(tx, p.realmId, p.key.trim(), deps.clock.now());
-    if (!invite) throw badRequest("The confirmation link has expired or been deactivated.");
+    if (!invite) throw linkExpired();
     const { user, apiKey } = await createUserInTx(tx, deps, {
       realmId: p.realmId,
       email: p.email,

@@ -8,7 +8,7 @@ import {
 } from "@chat/contracts";
 import { ApiError, organizationUrl, registerRoute } from "@chat/platform";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { linkExpired } from "../actions/invites";
+import { isLinkExpired } from "../actions/invites";
 import { doCompleteMultiuseSignup, doRequestMultiuseSignup, SIGNUP_CONFIRMATION_HOURS } from "../actions/multiuse-signup";
 import type { AccountsDeps } from "../deps";
 import { longEnoughPassword } from "../lib/credentials";
@@ -33,8 +33,6 @@ ${errorLine(values.error)}
 function signupForm(realm: RealmRow, email: string, values: { fullName?: string; error?: string }): Html {
   return accountForm(html`<p>Create your account in <strong>${realm.name}</strong> as <strong>${email}</strong>.</p>`, values);
 }
-
-const isLinkExpired = (err: unknown) => err instanceof ApiError && err.message === linkExpired().message;
 
 /** The pages of a reusable invitation link: the address form, then the mailed link's sign-up form. */
 export function multiuseSignupPageRoutes(app: FastifyInstance, deps: AccountsDeps): void {

@@ -1,7 +1,7 @@
 import { ConfirmationPage, SubmitConfirmationPage } from "@chat/contracts";
 import { ApiError, organizationUrl, registerRoute } from "@chat/platform";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { doAcceptInviteByKey, getInviteByKey } from "../actions/invites";
+import { doAcceptInviteByKey, getInviteByKey, isLinkExpired } from "../actions/invites";
 import type { AccountsDeps } from "../deps";
 import { longEnoughPassword } from "../lib/credentials";
 import { accountForm, html, sendPage, servesRealm, type Html } from "../lib/pages";
@@ -38,7 +38,7 @@ export function pageRoutes(app: FastifyInstance, deps: AccountsDeps): void {
     try {
       await doAcceptInviteByKey(deps, params.confirmation_key, { fullName, password });
     } catch (err) {
-      if (err instanceof ApiError && err.message === "The confirmation link has expired or been deactivated.") return expired(req, reply);
+      if (isLinkExpired(err)) return expired(req, reply);
       // The account's own checks (the name, the organization's address rules) say what is wrong.
       if (err instanceof ApiError && err.status === 400) return again(err.message);
       throw err;

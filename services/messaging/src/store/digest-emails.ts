@@ -1,4 +1,5 @@
 import type { Queryable } from "@chat/platform";
+import type { TopicTraffic } from "../lib/digest-email";
 
 /** Of these users, those whose digest was made at or after `since` (this week's is done). */
 export async function selectRecentDigests(db: Queryable, realmId: number, userIds: number[], since: Date): Promise<Set<number>> {
@@ -58,16 +59,8 @@ const READABLE_CHANNEL_MESSAGES = `
                     WHERE ut.user_id = $2 AND ut.stream_id = m.stream_id AND lower(ut.topic_name) = lower(m.topic) AND ut.visibility_policy = 1)
    AND (s.history_public_to_subscribers OR EXISTS (SELECT 1 FROM usermessages um WHERE um.user_id = $2 AND um.message_id = m.id))`;
 
-/** One topic's traffic in the digest's window. */
-export interface DigestTopicRow {
-  streamId: number;
-  streamName: string;
-  /** The topic as its latest message spells it. */
-  topic: string;
-  messages: number;
-  senders: number;
-  firstMessageId: number;
-}
+/** One topic's traffic in the digest's window (the topic as its latest message spells it). */
+export type DigestTopicRow = TopicTraffic;
 
 export async function selectDigestTopics(db: Queryable, realmId: number, userId: number, since: Date, until: Date, afterId: number): Promise<DigestTopicRow[]> {
   const { rows } = await db.query(
