@@ -224,18 +224,18 @@ export class MailSender {
     } catch (err) {
       const reason = (err as Error).message;
       if (isPermanent(err) || mail.attempts >= MAIL_MAX_ATTEMPTS) {
-        log.error({ to: mail.to_address, subject: mail.subject, attempts: mail.attempts, err: reason }, "mail: given up");
         await pool.query("DELETE FROM mail_outbox WHERE id = $1", [mail.id]);
+        log.error({ to: mail.to_address, subject: mail.subject, attempts: mail.attempts, err: reason }, "mail: given up");
         return;
       }
       const waitSeconds = config.EMAIL_RETRY_SECONDS * 2 ** (mail.attempts - 1);
-      log.warn({ to: mail.to_address, attempts: mail.attempts, retryInSeconds: waitSeconds, err: reason }, "mail: not sent; will retry");
       await pool.query("UPDATE mail_outbox SET next_attempt_at = $2::timestamptz + make_interval(secs => $3), last_error = $4 WHERE id = $1", [
         mail.id,
         clock.now(),
         waitSeconds,
         reason,
       ]);
+      log.warn({ to: mail.to_address, attempts: mail.attempts, retryInSeconds: waitSeconds, err: reason }, "mail: not sent; will retry");
     }
   }
 }
