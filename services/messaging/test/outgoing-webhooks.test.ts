@@ -161,6 +161,37 @@ describe("an outgoing webhook bot's answer", () => {
     expect(await answered("legacy-object", json({ response_string: { a: 1 } }))).toEqual(['{"a":1}']);
   });
 
+  it("`widget_content` gives the reply a zform, as a JSON string or an object; an invalid one fails with Zulip's complaint", async () => {
+    const zform = {
+      widget_type: "zform",
+      extra_data: { type: "choices", heading: "Pick one", choices: [{ type: "multiple_choice", short_name: "A", long_name: "Apples", reply: "answer A" }] },
+    };
+    /** The bot's newest message in `topic` with its submessages. */
+    const newest = async (topic: string) => {
+      const narrow = JSON.stringify([{ operator: "channel", operand: "hooks" }, { operator: "topic", operand: topic }]);
+      const page = await m.ok(await m.call("GET", "/messages", org.member, { anchor: "newest", num_before: 1, num_after: 0, narrow }));
+      return page.messages[0];
+    };
+    expect(await answered("zform-string", json({ content: "Quiz time", widget_content: JSON.stringify(zform) }))).toEqual(["Quiz time"]);
+    const asString = await newest("zform-string");
+    expect(asString.submessages).toEqual([expect.objectContaining({ msg_type: "widget", sender_id: bot.id, content: JSON.stringify(zform) })]);
+    expect(await answered("zform-object", json({ content: "Quiz again", widget_content: zform }))).toEqual(["Quiz again"]);
+    expect((await newest("zform-object")).submessages.map((s: any) => JSON.parse(s.content))).toEqual([zform]);
+    // Not beside the older key, as Zulip reads it; nor without content.
+    expect(await answered("zform-legacy", json({ response_string: "plain", widget_content: zform }))).toEqual(["plain"]);
+    expect((await newest("zform-legacy")).submessages).toEqual([]);
+
+    const poll = { widget_type: "poll", extra_data: { question: "Q?", options: [] } };
+    expect(await answered("zform-poll", json({ content: "x", widget_content: poll }))).toEqual(["Failure! Widgets: unknown widget type: poll"]);
+    expect(await answered("zform-bad-json", json({ content: "x", widget_content: "{not json" }))).toEqual([
+      "Failure! Widgets: API programmer sent invalid JSON content",
+    ]);
+    const noReply = { ...zform, extra_data: { ...zform.extra_data, choices: [{ short_name: "A", long_name: "Apples" }] } };
+    expect(await answered("zform-no-reply", json({ content: "x", widget_content: noReply }))).toEqual([
+      'Failure! Widgets: extra_data["choices"][0]["reply"] is not a string',
+    ]);
+  });
+
   it("is decoded with the charset its Content-Type names, and as UTF-8 when it names none TextDecoder knows", async () => {
     const latin1 = Buffer.from('{"content":"café"}', "latin1"); // é is the one byte 0xE9
     expect(await answered("latin1", { body: latin1, contentType: "application/json; charset=ISO-8859-1" })).toEqual(["café"]);

@@ -20,7 +20,7 @@ import type { UserSettingsView } from "../lib/user-settings";
 import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibility-policy";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
 import { notifyFirstMessageId } from "./message-delete";
-import { widgetOf } from "../lib/widgets";
+import { widgetOf, type WidgetData } from "../lib/widgets";
 import {
   insertMessageWithEvent,
   insertSentMessage,
@@ -53,6 +53,8 @@ export interface SendRequest {
    * in any channel, as Zulip's system bots do. Never set from a client's request.
    */
   asNotificationBot?: boolean;
+  /** A widget the message starts instead of one from its content: an outgoing webhook's zform. Never from a client's request. */
+  widget?: WidgetData;
   /** Only these recipients get the message unread; it starts read for the others (Zulip's limit_unread_user_ids). */
   unreadOnlyFor?: Set<number>;
   /** These recipients get it already read (Zulip's mark_as_read: a notice of their own action). */
@@ -231,9 +233,9 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     ? await automaticPolicyUsers(deps, who.realmId, plan, sender, rendered, groupMentioned, context?.senderSettings)
     : undefined;
 
-  // A widget (`/poll`, `/todo`) is the message's first submessage, written in the transaction,
-  // and so are the deliveries to the bots it triggers.
-  const widget = widgetOf(content);
+  // A widget (`/poll`, `/todo`, a bot's zform) is the message's first submessage, written in
+  // the transaction, and so are the deliveries to the bots it triggers.
+  const widget = req.widget ?? widgetOf(content);
   const needsTx = idempotencyKey !== undefined || widget !== null || serviceBots.length > 0;
   const notices = emailNotices(prepared);
   const oneStatement = !needsTx ? oneStatementRecipient(deps, who, plan, context, direct, policyUsers, content) : null;

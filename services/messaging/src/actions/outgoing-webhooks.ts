@@ -3,6 +3,7 @@ import { ApiError, organizationUrl, type Identity, type Role } from "@chat/platf
 import type { AppDeps } from "../deps";
 import { reachesPrivateAddress } from "../lib/egress";
 import { topicNarrow } from "../lib/markdown";
+import { widgetContentOf, type WidgetData } from "../lib/widgets";
 import { accessMessages } from "../queries/message-access";
 import { formatMessages } from "../queries/message-format";
 import { getUser } from "../queries/users";
@@ -17,9 +18,8 @@ import { doSendMessage, type SendRequest } from "./messages";
  * was. A timeout or a connection error is tried again, three times, before the bot is given up
  * as unavailable; a refusal or a bad answer is not. Every failure is told where the message was
  * ("Failure! ...") and, with its details, to the bot's owner in a direct message from the bot.
- *
- * Zulip's answers may carry `widget_content` (a zform widget); it is not passed along, because
- * messages here get widgets only from their content (`/poll`, `/todo`: lib/widgets.ts).
+ * An answer's `widget_content` (a zform: choices that send a reply when clicked) becomes the
+ * reply's widget, checked as Zulip checks it.
  */
 
 /** Zulip's MAX_REQUEST_RETRIES: tries after the first, for timeouts and connection errors. */
@@ -141,8 +141,8 @@ async function attempt(deps: AppDeps, config: DeliveryConfig, delivery: Delivery
     return "done";
   }
   try {
-    const content = answerOf(text, service.interface);
-    if (content !== null) await reply(deps, trigger, content);
+    const answer = answerOf(text, service.interface);
+    if (answer !== null) await reply(deps, trigger, answer.content, "reply", answer.widget);
   } catch (err) {
     // Only what a client would be told (Zulip's JsonableError); anything else is this server's trouble.
     if (!(err instanceof ApiError || err instanceof BadAnswer)) throw err;
@@ -193,8 +193,8 @@ function decoderFor(contentType: string | null): TextDecoder {
   return new TextDecoder("utf-8");
 }
 
-/** Zulip's process_success_response: the reply's content, or null when none is wanted. */
-function answerOf(text: string, iface: number): string | null {
+/** Zulip's process_success_response: the reply's content and widget, or null when none is wanted. */
+function answerOf(text: string, iface: number): { content: string; widget?: WidgetData } | null {
   let answer: unknown;
   try {
     answer = JSON.parse(text);
@@ -214,7 +214,14 @@ function answerOf(text: string, iface: number): string | null {
   }
   if (content === undefined || content === null) return null;
   const str = typeof content === "string" ? content : JSON.stringify(content);
-  return str.trim() === "" ? null : str;
+  if (str.trim() === "") return null;
+  // Only beside `content`, as Zulip's generic interface reads it.
+  if (iface === SLACK || fields.content === undefined || fields.content === null || fields.widget_content == null) return { content: str };
+  try {
+    return { content: str, widget: widgetContentOf(fields.widget_content) };
+  } catch (err) {
+    throw new BadAnswer((err as Error).message);
+  }
 }
 
 function genericRequest(t: Trigger, token: string) {
@@ -246,12 +253,12 @@ function slackRequest(deps: AppDeps, t: Trigger, token: string) {
  * Zulip's send_response_message: the bot posts where the message was (its channel and topic, or
  * to everyone in its direct conversation). Once per delivery, however often it is attempted.
  */
-async function reply(deps: AppDeps, t: Trigger, content: string, idempotency = "reply"): Promise<void> {
+async function reply(deps: AppDeps, t: Trigger, content: string, idempotency = "reply", widget?: WidgetData): Promise<void> {
   const m = t.message;
   const req: SendRequest =
     m.type === "stream"
-      ? { type: "stream", to: String(m.stream_id), topic: m.subject, content }
-      : { type: "private", to: JSON.stringify((m.display_recipient as Array<{ id: number }>).map((r) => r.id)), content };
+      ? { type: "stream", to: String(m.stream_id), topic: m.subject, content, widget }
+      : { type: "private", to: JSON.stringify((m.display_recipient as Array<{ id: number }>).map((r) => r.id)), content, widget };
   await doSendMessage(deps, t.as, req, `outgoing-webhook:${t.delivery.id}:${idempotency}`);
 }
 

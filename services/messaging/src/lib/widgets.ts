@@ -7,7 +7,8 @@
 export type WidgetType = "poll" | "todo";
 
 export interface WidgetData {
-  widget_type: WidgetType;
+  /** `zform` only from a bot's answer (widgetContentOf): forms whose choices send a reply. */
+  widget_type: WidgetType | "zform";
   extra_data: Record<string, unknown>;
 }
 
@@ -30,6 +31,47 @@ export function widgetOf(content: string): WidgetData | null {
     return at < 0 ? { task: item.trim(), desc: "" } : { task: item.slice(0, at).trim(), desc: item.slice(at + 1).trim() };
   });
   return { widget_type: "todo", extra_data: { task_list_title: title, tasks } };
+}
+
+/**
+ * The widget an outgoing webhook's answer asks for (its `widget_content`, a JSON string or the
+ * object itself), as Zulip's check_widget_content allows: only a zform of choices, each with a
+ * short name, a long name and the reply a click sends. Throws the complaint a client would see.
+ */
+export function widgetContentOf(value: unknown): WidgetData {
+  let widget = value;
+  if (typeof value === "string") {
+    try {
+      widget = JSON.parse(value);
+    } catch {
+      throw new Error("Widgets: API programmer sent invalid JSON content");
+    }
+  }
+  const problem = widgetContentProblem(widget);
+  if (problem) throw new Error(`Widgets: ${problem}`);
+  return widget as WidgetData;
+}
+
+const isDict = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function widgetContentProblem(widget: unknown): string | null {
+  if (!isDict(widget)) return "widget_content is not a dict";
+  if (!("widget_type" in widget)) return "widget_type is not in widget_content";
+  if (!("extra_data" in widget)) return "extra_data is not in widget_content";
+  const data = widget.extra_data;
+  if (!isDict(data)) return "extra_data is not a dict";
+  if (widget.widget_type !== "zform") return `unknown widget type: ${String(widget.widget_type)}`;
+  if (!("type" in data)) return "zform is missing type field";
+  if (data.type !== "choices") return `unknown zform type: ${String(data.type)}`;
+  if (typeof data.heading !== "string") return 'extra_data["heading"] is not a string';
+  if (!Array.isArray(data.choices)) return 'extra_data["choices"] is not a list';
+  for (const [i, choice] of data.choices.entries()) {
+    if (!isDict(choice)) return `extra_data["choices"][${i}] is not a dict`;
+    for (const key of ["short_name", "long_name", "reply"]) {
+      if (typeof choice[key] !== "string") return `extra_data["choices"][${i}]["${key}"] is not a string`;
+    }
+  }
+  return null;
 }
 
 /** The kind of widget a message's first submessage started, if any. */
