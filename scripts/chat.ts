@@ -5,7 +5,7 @@
  */
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError, sendMailNow } from "@chat/platform";
-import { createOrg, createUser, findUsers, parseRole, resetApiKey, setBillingAdmin } from "./lib/accounts";
+import { createOrg, createUser, findUsers, parseRole, resetApiKey, setBillingAdmin, setCanCreateUsers } from "./lib/accounts";
 import { createChannel } from "./lib/channels";
 import { CliError } from "./lib/clients";
 import { loadCliConfig, type CliConfig } from "./lib/config";
@@ -182,6 +182,24 @@ user
       await setBillingAdmin(cfg(), o.org, found.user_id, value);
       output(o.json, { user_id: found.user_id, email: found.email, is_billing_admin: value }, [
         `${found.email} (user ${found.user_id}) ${value ? "is now" : "is no longer"} a billing administrator`,
+      ]);
+    }),
+  );
+
+user
+  .command("can-create-users")
+  .description("allow (or with --remove, disallow) an administrator to create accounts through POST /users")
+  .requiredOption("--org <id>", "organization id", intArg)
+  .requiredOption("--user <user>", "the user's email or user id")
+  .option("--remove", "take the permission away")
+  .option("--json", "print the result as JSON")
+  .action(
+    action(async (o: { org: number; user: string; remove?: boolean; json?: boolean }) => {
+      const [found] = await findUsers(cfg(), o.org, [o.user]);
+      const value = !o.remove;
+      await setCanCreateUsers(cfg(), o.org, found.user_id, value);
+      output(o.json, { user_id: found.user_id, email: found.email, can_create_users: value }, [
+        `${found.email} (user ${found.user_id}) ${value ? "may now" : "may no longer"} create users through the API`,
       ]);
     }),
   );

@@ -1,4 +1,4 @@
-import { InternalCreateRealm, InternalCreateUser, InternalGetUsers, InternalResetApiKey, InternalSetBillingAdmin, type UserSummary } from "@chat/contracts";
+import { InternalCreateRealm, InternalCreateUser, InternalGetUsers, InternalResetApiKey, InternalSetBillingAdmin, InternalSetCanCreateUsers, type UserSummary } from "@chat/contracts";
 import { ROLES } from "@chat/platform";
 import { callRoute, CliError } from "./clients";
 import type { CliConfig } from "./config";
@@ -64,6 +64,11 @@ export async function resetApiKey(cfg: CliConfig, realmId: number, email: string
 /** Grants or removes the billing role (Zulip sets it outside its API too). */
 export async function setBillingAdmin(cfg: CliConfig, realmId: number, userId: number, value: boolean): Promise<void> {
   await callRoute(accounts(cfg), InternalSetBillingAdmin, { realm_id: realmId, user_id: userId, is_billing_admin: value });
+}
+
+/** Allows or disallows a user to create accounts through POST /users (Zulip's can_create_users). */
+export async function setCanCreateUsers(cfg: CliConfig, realmId: number, userId: number, value: boolean): Promise<void> {
+  await callRoute(accounts(cfg), InternalSetCanCreateUsers, { realm_id: realmId, user_id: userId, can_create_users: value });
 }
 
 /** Looks users up by email or numeric id; every one must exist in the organization. */

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ROLES } from "@chat/platform";
-import { createOrg, createUser, type Credentials } from "./accounts";
+import { createOrg, createUser, setCanCreateUsers, type Credentials } from "./accounts";
 import { channelsSupported, createChannel } from "./channels";
 import type { CliConfig } from "./config";
 
@@ -74,6 +74,8 @@ export async function createDemo(cfg: CliConfig, log: (line: string) => void): P
     const c = await createUser(cfg, { realmId: main.realmId, email: `${person.local}@${domain}`, fullName: person.fullName, role: person.role });
     users[person.key] = asDemoUser(c, person.role, person.fullName);
   }
+  // So that every endpoint can be tried: POST /users needs the operator's permission besides the role.
+  for (const key of ["owner", "admin"]) await setCanCreateUsers(cfg, main.realmId, users[key].user_id, true);
   const botName = "Demo Bot";
   const bot = await createUser(cfg, {
     realmId: main.realmId,

@@ -149,6 +149,23 @@ describe("pnpm chat user billing-admin", () => {
   });
 });
 
+describe("pnpm chat user can-create-users", () => {
+  it("lets an administrator create accounts through POST /users, and takes it away again", async () => {
+    const org = await newOrg();
+    const owner = apiClient(stack.baseUrl, org.owner.email, org.owner.api_key);
+    const create = (n: number) => owner.post("/users", { email: `made${n}@${org.domain}`, password: "a-long-password", full_name: `Made ${n}` });
+    const refused = await create(1);
+    expect([refused.status, refused.body.msg]).toEqual([400, "User not authorized to create users"]);
+    const granted = await chatJson(["user", "can-create-users", "--org", String(org.realm_id), "--user", org.owner.email]);
+    expect(granted).toEqual({ user_id: org.owner.user_id, email: org.owner.email, can_create_users: true });
+    const made = await create(2);
+    expect(made.status).toBe(200);
+    expect(made.body).toMatchObject({ result: "success", user_id: expect.any(Number) });
+    await chatJson(["user", "can-create-users", "--org", String(org.realm_id), "--user", String(org.owner.user_id), "--remove"]);
+    expect((await create(3)).body.msg).toBe("User not authorized to create users");
+  });
+});
+
 describe("pnpm chat channel create", () => {
   it("creates public and invite-only channels through the gateway or as the owner internally", async () => {
     const org = await newOrg();

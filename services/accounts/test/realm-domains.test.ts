@@ -243,8 +243,11 @@ describe("PATCH /realm: emails_restricted_to_domains and disallow_disposable_ema
 });
 
 describe("POST /users", () => {
-  const create = (o: Org, email: string, fullName = "New Person") =>
-    t.call("POST", "/users", { as: o.admin.as, params: { email, password: "pw-123456", full_name: fullName } });
+  const create = async (o: Org, email: string, fullName = "New Person") => {
+    // The operator's can_create_users, which POST /users needs besides the administrator's role.
+    await t.ok(await t.call("POST", "/internal/users/can_create_users", { params: { realm_id: o.realmId, user_id: o.admin.user_id, can_create_users: true } }));
+    return t.call("POST", "/users", { as: o.admin.as, params: { email, password: "pw-123456", full_name: fullName } });
+  };
   const created = async () => (await t.outbox()).filter((e) => e.type === "accounts.user.created").map((e) => e.payload.user.email);
 
   it("in a restricted organization: its domains, subdomains where allowed, and no + in the address", async () => {

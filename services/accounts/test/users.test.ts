@@ -10,7 +10,12 @@ beforeAll(async () => {
   t = await startAccounts();
   org = await t.createOrg();
   other = await t.createOrg();
+  // POST /users is for administrators the operator allowed (can_create_users).
+  for (const who of [org.admin, org.owner, org.member, other.owner]) await grantCanCreateUsers(who.as.realmId, who.user_id);
 });
+
+const grantCanCreateUsers = async (realmId: number, userId: number, value = true) =>
+  t.ok(await t.call("POST", "/internal/users/can_create_users", { params: { realm_id: realmId, user_id: userId, can_create_users: value } }));
 afterAll(() => t?.close());
 
 describe("organizations", () => {
@@ -188,6 +193,25 @@ describe("users", () => {
     expect(client.users).not.toContain(other.owner.user_id);
     const login = await t.ok(await t.call("POST", "/fetch_api_key", { params: { username: "new.person@x.test", password: "pw-123456" } }));
     expect(login.user_id).toBe(body.user_id);
+  });
+
+  it("POST /users needs the operator's can_create_users as well as an administrator's role", async () => {
+    await t.markOutbox();
+    const post = (who: Org["owner"]) => t.call("POST", "/users", { as: who.as, params: { email: "perm@x.test", password: "pw-123456", full_name: "Perm" } });
+    // The org's moderator was never allowed; the member was allowed but is no administrator.
+    for (const who of [org.moderator, org.member]) expectError(await post(who), 400, "BAD_REQUEST", "User not authorized to create users");
+    await grantCanCreateUsers(org.owner.as.realmId, org.owner.user_id, false);
+    expectError(await post(org.owner), 400, "BAD_REQUEST", "User not authorized to create users");
+    expect(await t.outbox()).toEqual([]);
+    // Another organization's user id is no user here.
+    expectError(
+      await t.call("POST", "/internal/users/can_create_users", { params: { realm_id: org.realmId, user_id: other.owner.user_id, can_create_users: true } }),
+      400,
+      "BAD_REQUEST",
+      "No such user",
+    );
+    await grantCanCreateUsers(org.owner.as.realmId, org.owner.user_id);
+    await t.ok(await post(org.owner));
   });
 
   it("POST /users refuses non-administrators and bad input, storing nothing", async () => {

@@ -115,6 +115,20 @@ export const InternalSetBillingAdmin = route({
   response: empty,
 });
 
+/**
+ * Operator CLI: allow or disallow a user to create accounts through POST /users (Zulip's
+ * can_create_users, which only the server's operator sets). Another organization's user is
+ * "No such user".
+ */
+export const InternalSetCanCreateUsers = route({
+  method: "POST",
+  path: "/internal/users/can_create_users",
+  service: "accounts",
+  auth: "internal",
+  params: { realm_id: p.int().required(), user_id: p.int().required(), can_create_users: p.bool().required() },
+  response: empty,
+});
+
 /** Parameters POST /register passes to every service that contributes initial state. */
 export const registerStateParams = {
   /** Event types whose state is wanted; null means all. */

@@ -7,6 +7,7 @@ import { checkFullName, isValidEmail } from "../lib/validate";
 import { CREATE_USER_REFUSALS, type EmailRefusals } from "../lib/email-validation";
 import { checkEmailAllowedForRealm } from "../queries/realm-domains";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
+import { selectCanCreateUsers, setCanCreateUsers } from "../store/profile";
 import { getRealm, lockRealm } from "../store/realms";
 import { addToSystemGroupsInTx } from "./system-groups";
 import { checkUniqueFullNameInTx, deactivateInTx } from "./profile";
@@ -154,11 +155,14 @@ export async function doSubscribeJoinedUser(deps: AccountsDeps, realmId: number,
 }
 
 /**
- * POST /users: an administrator creates a member with a password. The address must be one the
+ * POST /users: an administrator the operator allowed to (Zulip's can_create_users, set with
+ * `chat user can-create-users`) creates a member with a password. The address must be one the
  * organization lets in (Zulip's create_user_backend checks it, invitation or not).
  */
 export async function doCreateUserByAdmin(deps: AccountsDeps, who: Identity, p: { email: string; password: string; fullName: string }) {
-  if (who.role > ROLE.administrator) throw badRequest("User not authorized to create users");
+  if (who.role > ROLE.administrator || !(await selectCanCreateUsers(deps.pool, who.realmId, who.userId))) {
+    throw badRequest("User not authorized to create users");
+  }
   return withTx(deps.pool, async (tx) => {
     const { user } = await createUserInTx(tx, deps, {
       realmId: who.realmId,
@@ -176,6 +180,16 @@ export async function doCreateUserByAdmin(deps: AccountsDeps, who: Identity, p: 
 
 /** Replaces every API key of a user with one new key; the old ones stop working at once. */
 export async function doResetApiKey(deps: AccountsDeps, realmId: number, email: string) {
+/**
+ * Operator CLI: allows (or no longer allows) a user to create accounts through POST /users, as
+ * Zulip's `change_user_role ... can_create_users`. Not visible to clients, so no event.
+ */
+export async function doSetCanCreateUsers(deps: AccountsDeps, realmId: number, userId: number, value: boolean): Promise<void> {
+  const user = await getUser(deps.pool, realmId, userId);
+  if (!user) throw badRequest("No such user");
+  await setCanCreateUsers(deps.pool, realmId, userId, value);
+}
+
   return withTx(deps.pool, async (tx) => {
     const user = await getUserByEmail(tx, realmId, email.trim());
     if (!user) throw badRequest("No such user");

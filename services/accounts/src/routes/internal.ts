@@ -12,6 +12,7 @@ import {
   InternalListUserGroups,
   InternalResetApiKey,
   InternalSetBillingAdmin,
+  InternalSetCanCreateUsers,
   InternalUserGroupCanMention,
   InternalUserGroupIsMember,
   InternalUserGroupMembers,
@@ -20,7 +21,7 @@ import { organizationUrl, registerRoute } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
 import { doSetBillingAdmin } from "../actions/profile";
 import { doCreateRealm } from "../actions/realms";
-import { doCreateUser, doResetApiKey } from "../actions/users";
+import { doCreateUser, doResetApiKey, doSetCanCreateUsers } from "../actions/users";
 import type { AccountsDeps } from "../deps";
 import { authenticateApiKey } from "../queries/auth";
 import { getInternalBotService } from "../queries/bot-services";
@@ -85,6 +86,11 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   });
 
   registerRoute(app, InternalGetRealm, async ({ params }) => ({ realm: await getInternalRealm(deps, params.realm_id) }));
+  registerRoute(app, InternalSetCanCreateUsers, async ({ params }) => {
+    await doSetCanCreateUsers(deps, params.realm_id, params.user_id, params.can_create_users);
+    return {};
+  });
+
 
   registerRoute(app, InternalGetBotService, async ({ params }) => getInternalBotService(deps, params.realm_id, params.bot_id));
 

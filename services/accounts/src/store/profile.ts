@@ -18,6 +18,15 @@ export async function setBillingAdmin(db: Queryable, realmId: number, userId: nu
   await db.query("UPDATE users SET is_billing_admin = $3 WHERE realm_id = $1 AND id = $2", [realmId, userId, value]);
 }
 
+export async function setCanCreateUsers(db: Queryable, realmId: number, userId: number, value: boolean): Promise<void> {
+  await db.query("UPDATE users SET can_create_users = $3 WHERE realm_id = $1 AND id = $2", [realmId, userId, value]);
+}
+
+export async function selectCanCreateUsers(db: Queryable, realmId: number, userId: number): Promise<boolean> {
+  const { rows } = await db.query("SELECT can_create_users FROM users WHERE realm_id = $1 AND id = $2", [realmId, userId]);
+  return rows[0]?.can_create_users === true;
+}
+
 export async function setApiEmail(db: Queryable, realmId: number, userId: number, email: string): Promise<void> {
   await db.query("UPDATE users SET email = $3 WHERE realm_id = $1 AND id = $2", [realmId, userId, email]);
 }
