@@ -1,9 +1,10 @@
 import type { Mail } from "@chat/platform";
+import { line, link, mailBody } from "./mail-body";
 
 /**
- * The mails accounts sends, as text (every client shows it; the links are what matters). Written
- * here; they carry the facts Zulip's mails carry (who invited whom to which organization, until
- * when the link works).
+ * The mails accounts sends, as text with the same words in HTML beside it (mailBody; the links
+ * are what matters). Written here; they carry the facts Zulip's mails carry (who invited whom to
+ * which organization, until when the link works).
  */
 
 function validity(expiresAt: Date | null, now: Date): string {
@@ -29,16 +30,16 @@ export function invitationMail(p: {
     fromName: `${p.referrerName} (via ${p.realmName})`,
     replyTo: p.referrerEmail,
     subject: `${p.referrerName} invited you to join ${p.realmName}`,
-    text: [
-      `${p.referrerName} (${p.referrerEmail}) invited you to join ${p.realmName}, a team chat at ${p.realmUrl}.`,
+    ...mailBody([
+      line`${p.referrerName} (${p.referrerEmail}) invited you to join ${p.realmName}, a team chat at ${link(p.realmUrl)}.`,
       "",
       "To create your account, open this link:",
-      p.link,
+      link(p.link),
       "",
       validity(p.expiresAt, p.now),
       "",
       "If you did not expect this invitation, you can ignore this mail.",
-    ].join("\n"),
+    ]),
   };
 }
 
@@ -47,12 +48,12 @@ export function deactivationMail(p: { to: string; realmName: string; realmUrl: s
     to: p.to,
     fromName: p.realmName,
     subject: `Your account in ${p.realmName} has been deactivated`,
-    text: [
-      `${p.adminName} deactivated your account in ${p.realmName} (${p.realmUrl}).`,
+    ...mailBody([
+      line`${p.adminName} deactivated your account in ${p.realmName} (${link(p.realmUrl)}).`,
       ...(p.comment ? ["", "Their message:", "", p.comment] : []),
       "",
       "You can no longer log in there. If you think this is a mistake, ask the organization's administrators.",
-    ].join("\n"),
+    ]),
   };
 }
 
@@ -86,16 +87,16 @@ export function newLoginMail(p: { to: string; realmName: string; realmUrl: strin
     to: p.to,
     fromName: p.realmName,
     subject: `New login to ${p.realmName}`,
-    text: [
-      `Your account ${p.to} in ${p.realmName} (${p.realmUrl}) was just logged in to.`,
+    ...mailBody([
+      line`Your account ${p.to} in ${p.realmName} (${link(p.realmUrl)}) was just logged in to.`,
       "",
       `When: ${formatWhen(p.when, p.timezone)}`,
       `Device: ${deviceOf(p.userAgent)}`,
       "",
       "If this was you, there is nothing to do. If not, change your password at once",
-      `(${p.realmUrl}/accounts/password/reset/) and tell the organization's administrators.`,
+      line`(${link(`${p.realmUrl}/accounts/password/reset/`)}) and tell the organization's administrators.`,
       "",
       "You can turn these notices off in your notification settings.",
-    ].join("\n"),
+    ]),
   };
 }

@@ -1,4 +1,5 @@
 import type { Mail } from "@chat/platform";
+import { line, link, mailBody } from "./mail-body";
 
 /**
  * The mail confirming an address given on a reusable invitation link's page (`/join/{key}/`).
@@ -9,15 +10,15 @@ export function multiuseSignupMail(p: { to: string; realmName: string; realmUrl:
     to: p.to,
     fromName: p.realmName,
     subject: `Confirm your address to join ${p.realmName}`,
-    text: [
-      `This address was given to join ${p.realmName}, a team chat at ${p.realmUrl}.`,
+    ...mailBody([
+      line`This address was given to join ${p.realmName}, a team chat at ${link(p.realmUrl)}.`,
       "",
       "To create your account, open this link:",
-      p.link,
+      link(p.link),
       "",
       `The link works for ${p.validForHours} hours.`,
       "",
       "If it was not you, you can ignore this mail: no account is made without the link.",
-    ].join("\n"),
+    ]),
   };
 }

@@ -1,4 +1,5 @@
 import type { Mail } from "@chat/platform";
+import { line, link, mailBody, type MailLine } from "./mail-body";
 
 /**
  * The password reset mails (written here; they carry what Zulip's carry: which account of which
@@ -13,16 +14,16 @@ export function passwordResetMail(p: { to: string; realmName: string; realmUrl: 
     to: p.to,
     fromName: FROM_NAME,
     subject: `Reset your password for ${p.realmName}`,
-    text: [
-      `Someone (possibly you) asked to reset the password of the account ${p.to} in ${p.realmName} (${p.realmUrl}).`,
+    ...mailBody([
+      line`Someone (possibly you) asked to reset the password of the account ${p.to} in ${p.realmName} (${link(p.realmUrl)}).`,
       "",
       "To choose a new password, open this link:",
-      p.link,
+      link(p.link),
       "",
       `The link works once, for ${p.validHours} hours.`,
       "",
       "If you did not ask for this, you can ignore this mail: your password stays as it is.",
-    ].join("\n"),
+    ]),
   };
 }
 
@@ -32,11 +33,11 @@ export function passwordResetMail(p: { to: string; realmName: string; realmUrl: 
  * does have an account, if any.
  */
 export function passwordResetNoAccountMail(p: { to: string; url: string; accountsElsewhere: Array<{ realmName: string; realmUrl: string }> }): Mail {
-  const elsewhere = p.accountsElsewhere.length
+  const elsewhere: MailLine[] = p.accountsElsewhere.length
     ? [
         "",
         "This address does have an account in:",
-        ...p.accountsElsewhere.map((a) => `- ${a.realmName} (${a.realmUrl})`),
+        ...p.accountsElsewhere.map((a) => line`- ${a.realmName} (${link(a.realmUrl)})`),
         "To reset one of those passwords, ask again from that organization's address.",
       ]
     : [];
@@ -44,11 +45,11 @@ export function passwordResetNoAccountMail(p: { to: string; url: string; account
     to: p.to,
     fromName: FROM_NAME,
     subject: "Password reset request",
-    text: [
-      `Someone (possibly you) asked to reset the password of an account with the address ${p.to} at ${p.url}, but there is no account with this address there.`,
+    ...mailBody([
+      line`Someone (possibly you) asked to reset the password of an account with the address ${p.to} at ${link(p.url)}, but there is no account with this address there.`,
       ...elsewhere,
       "",
       "If you did not ask for this, you can ignore this mail.",
-    ].join("\n"),
+    ]),
   };
 }
