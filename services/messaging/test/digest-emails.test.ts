@@ -1,4 +1,5 @@
 import { InternalGetDigestRecipients } from "@chat/contracts";
+import { organizationUrl } from "@chat/platform";
 import { serviceClient } from "@chat/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doSendDigestEmails } from "../src/actions/digest-emails";
@@ -100,6 +101,31 @@ describe("digest emails", () => {
     expect(await mailsTo(moderator)).toEqual([]);
     expect(await mailsTo(owner)).toEqual([]);
     expect(await mailsTo(org.bot)).toEqual([]);
+  });
+
+  it("the HTML part: the text's lists, escaped, the conversations and channels as links", async () => {
+    const org = await digestOrg();
+    const accounts = serviceClient(t.accountsApp, t.deps.config.INTERNAL_TOKEN);
+    await t.ok(await accounts("PATCH", "/realm", { as: org.owner.as, params: { name: `R&D <${org.slug}>` } }));
+    const realmUrl = organizationUrl(t.deps.config, org.slug);
+    const channelId = await t.createStream(org.admin, "r&d", [org.admin, org.member]);
+    const newId = await t.createStream(org.admin, "<new> & shiny", [org.admin]);
+    await t.send(org.admin, { type: "stream", to: "r&d", topic: "<b>launch</b> & plans", content: "A **bold** idea <script>" });
+    await doSendDigestEmails(t.deps);
+
+    const { rows } = await t.deps.pool.query("SELECT text_body, html_body FROM mail_outbox WHERE lower(to_address) = lower($1)", [org.member.email]);
+    expect(rows).toHaveLength(1);
+    const html: string = rows[0].html_body;
+    expect(html).toContain("Hello Mel Member,");
+    expect(html).toContain(`what happened in R&amp;D &lt;${org.slug}&gt; while you were away`);
+    const topicUrl = `${realmUrl}/#narrow/channel/${channelId}-r.26d/topic/.3Cb.3Elaunch.3C.2Fb.3E.20.26.20plans`;
+    expect(rows[0].text_body).toContain(topicUrl);
+    expect(html).toContain(`<a href="${topicUrl}">#r&amp;d &gt; &lt;b&gt;launch&lt;/b&gt; &amp; plans</a></b> (1 message, 1 person)`);
+    expect(html).toContain("<b>Adam Admin</b>:<br>A bold idea &lt;script&gt;");
+    expect(html).toMatch(new RegExp(`<li><a href="${realmUrl}/#narrow/channel/${newId}-[^"]+">#&lt;new&gt; &amp; shiny</a></li>`));
+    expect(html).toContain(`<a href="${realmUrl}/#settings/notifications">`);
+    expect(html).not.toContain("<script");
+    expect(html).not.toContain("<b>launch");
   });
 
   it("once a week: not again that day, nor on other days, again on next week's digest day", async () => {

@@ -391,7 +391,10 @@ export const InternalGetBotService = route({
 /**
  * What messaging's missed-message emails need of accounts when they are due: each user's last
  * activity (presence `last_active_time`, Unix seconds; null: never active), by which a user
- * counts as away, and whether the organization allows message content in notification emails.
+ * counts as away; whether the user's email address has active accounts in other active
+ * organizations of this server (`has_accounts_in_other_realms`: the organization's name then goes
+ * in the subject under the "automatic" realm_name_in_email_notifications_policy); and whether
+ * the organization allows message content in notification emails.
  */
 export const InternalGetEmailNotificationState = route({
   method: "GET",
@@ -401,7 +404,7 @@ export const InternalGetEmailNotificationState = route({
   params: { realm_id: p.int().required(), user_ids: p.json(z.array(z.number().int()).max(100)).required() },
   response: success({
     message_content_allowed_in_email_notifications: z.boolean(),
-    users: z.array(z.strictObject({ user_id: z.number().int(), last_active_time: z.number().int().nullable() })),
+    users: z.array(z.strictObject({ user_id: z.number().int(), last_active_time: z.number().int().nullable(), has_accounts_in_other_realms: z.boolean() })),
   }),
 });
 

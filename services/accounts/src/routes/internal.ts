@@ -29,6 +29,7 @@ import { getLinkifiers } from "../queries/linkifiers";
 import { accessRealm, getInternalRealm } from "../queries/realms";
 import { unixSeconds } from "../lib/presence";
 import { getUserPresence } from "../store/presence";
+import { selectUsersWithAccountsInOtherRealms } from "../store/users";
 import { selectDigestRecipients, selectRecentJoins } from "../store/digest-recipients";
 import { SETTING_DEFAULTS } from "../lib/user-settings";
 import { getInternalUserSettings } from "../queries/settings";
@@ -85,12 +86,12 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
     return {};
   });
 
-  registerRoute(app, InternalGetRealm, async ({ params }) => ({ realm: await getInternalRealm(deps, params.realm_id) }));
   registerRoute(app, InternalSetCanCreateUsers, async ({ params }) => {
     await doSetCanCreateUsers(deps, params.realm_id, params.user_id, params.can_create_users);
     return {};
   });
 
+  registerRoute(app, InternalGetRealm, async ({ params }) => ({ realm: await getInternalRealm(deps, params.realm_id) }));
 
   registerRoute(app, InternalGetBotService, async ({ params }) => getInternalBotService(deps, params.realm_id, params.bot_id));
 
@@ -117,10 +118,15 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   // Messaging's missed-message emails (at most 100 users a call: one query each is enough).
   registerRoute(app, InternalGetEmailNotificationState, async ({ params }) => {
     const realm = await accessRealm(deps, params.realm_id);
+    const inOtherRealms = await selectUsersWithAccountsInOtherRealms(deps.pool, realm.id, params.user_ids);
     const users = [];
     for (const userId of params.user_ids) {
       const presence = await getUserPresence(deps.pool, realm.id, userId);
-      users.push({ user_id: userId, last_active_time: presence?.lastActive ? unixSeconds(presence.lastActive) : null });
+      users.push({
+        user_id: userId,
+        last_active_time: presence?.lastActive ? unixSeconds(presence.lastActive) : null,
+        has_accounts_in_other_realms: inOtherRealms.has(userId),
+      });
     }
     return { message_content_allowed_in_email_notifications: realm.messageContentAllowedInEmailNotifications, users };
   });

@@ -190,3 +190,20 @@ export async function realmFullNames(db: Queryable, realmId: number, exceptUserI
   const { rows } = await db.query("SELECT full_name FROM users WHERE realm_id = $1 AND NOT is_system_bot AND id IS DISTINCT FROM $2", [realmId, exceptUserId]);
   return rows.map((r) => r.full_name as string);
 }
+
+/**
+ * Of these users, those whose email address has an active human account in another active
+ * organization too (Zulip's rule for naming the organization in notification mails' subjects).
+ */
+export async function selectUsersWithAccountsInOtherRealms(db: Queryable, realmId: number, userIds: number[]): Promise<Set<number>> {
+  if (userIds.length === 0) return new Set();
+  const { rows } = await db.query(
+    `SELECT u.id FROM users u
+      WHERE u.realm_id = $1 AND u.id = ANY($2::bigint[])
+        AND EXISTS (SELECT 1 FROM users o JOIN realms r ON r.id = o.realm_id
+                     WHERE lower(o.delivery_email) = lower(u.delivery_email) AND o.realm_id <> u.realm_id
+                       AND o.is_active AND NOT o.is_bot AND NOT r.deactivated)`,
+    [realmId, userIds],
+  );
+  return new Set(rows.map((r) => Number(r.id)));
+}

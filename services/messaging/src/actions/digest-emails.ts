@@ -86,7 +86,7 @@ async function doSendDigestEmail(deps: AppDeps, realm: DigestRealm, user: Digest
       newUsers,
     });
     if (!mail) return false;
-    await queueMail(tx, { to: user.deliveryEmail, subject: mail.subject, text: mail.text, fromName: info.name });
+    await queueMail(tx, { to: user.deliveryEmail, subject: mail.subject, text: mail.text, html: mail.html, fromName: info.name });
     await markDigestMailed(tx, realm.realmId, user.userId);
     return true;
   });

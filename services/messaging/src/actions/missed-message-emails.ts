@@ -3,6 +3,7 @@ import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
 import {
   emailSettingsOf,
+  includeRealmNameInSubject,
   missedMessageMail,
   passingTrigger,
   wasAway,
@@ -11,7 +12,16 @@ import {
   type Trigger,
 } from "../lib/missed-message-email";
 import { getUsersByIds } from "../queries/users";
-import { claimDueUser, deleteEmailRows, lockUserEmailRows, postponeUserEmailRows, tryLockUserBatch, type DueUser, type PendingEmailRow } from "../store/missed-message-emails";
+import {
+  claimDueUser,
+  deleteEmailRows,
+  deleteEmailRowsTried,
+  lockUserEmailRows,
+  postponeUserEmailRows,
+  tryLockUserBatch,
+  type DueUser,
+  type PendingEmailRow,
+} from "../store/missed-message-emails";
 import { selectDirectParticipants } from "../store/recipients";
 
 /**
@@ -24,6 +34,11 @@ import { selectDirectParticipants } from "../store/recipients";
 
 /** How long a batch whose mails could not be made (accounts unreachable, ...) waits before the next try. */
 const RETRY_SECONDS = 60;
+/**
+ * Tries of a message's row before it is given up: about an hour of retries, as long as a queued
+ * mail's (MailSender), so that a batch that cannot be mailed is not retried every minute forever.
+ */
+export const MISSED_MESSAGE_MAX_ATTEMPTS = 60;
 
 /**
  * Mails the next due user's batch. `skip` collects the users this pass has looked at (another
@@ -46,10 +61,27 @@ export async function doMailNextDueBatch(deps: AppDeps, skip: number[]): Promise
   } catch (err) {
     const failed = claimed as DueUser | null;
     if (!failed) throw err;
-    deps.log.warn({ err: (err as Error).message, userId: failed.userId }, "missed-message email: batch failed; will retry");
-    await postponeUserEmailRows(deps.pool, failed.realmId, failed.userId, new Date(deps.clock.now().getTime() + RETRY_SECONDS * 1000));
+    await doPostponeFailedBatch(deps, failed, (err as Error).message);
     return true;
   }
+}
+
+/**
+ * A batch that failed waits RETRY_SECONDS, each of its rows' tries counted; the rows tried
+ * MISSED_MESSAGE_MAX_ATTEMPTS times are given up (rows added since keep their own count).
+ */
+async function doPostponeFailedBatch(deps: AppDeps, failed: DueUser, reason: string): Promise<void> {
+  const { realmId, userId } = failed;
+  const retryAt = new Date(deps.clock.now().getTime() + RETRY_SECONDS * 1000);
+  await withTx(deps.pool, async (tx) => {
+    const attempts = await postponeUserEmailRows(tx, realmId, userId, retryAt);
+    if (attempts < MISSED_MESSAGE_MAX_ATTEMPTS) {
+      deps.log.warn({ err: reason, userId, realmId, attempts, retryInSeconds: RETRY_SECONDS }, "missed-message email: batch failed; will retry");
+      return;
+    }
+    const messages = await deleteEmailRowsTried(tx, realmId, userId, MISSED_MESSAGE_MAX_ATTEMPTS);
+    deps.log.error({ err: reason, userId, realmId, attempts, messages }, "missed-message email: batch given up");
+  });
 }
 
 /** The mails a user's batch makes: one per conversation with messages left to tell of. */
@@ -97,17 +129,15 @@ async function missedMessageMails(deps: AppDeps, tx: Queryable, due: DueUser, ro
   }
   const contentHiddenBy = !state.contentAllowed ? "organization" : !settings.messageContentInEmail ? "user" : null;
   return [...conversations.values()].map(({ conversation, messages }) => {
-    const { subject, text } = missedMessageMail({
+    const { subject, text, html } = missedMessageMail({
       realmName: realm.name,
       realmUrl,
-      // Zulip's "automatic" names the organization when the address has accounts in several; a
-      // replica cannot tell cheaply, so only "always" does here.
-      realmNameInSubject: settings.realmNameInEmailPolicy === 2,
+      realmNameInSubject: includeRealmNameInSubject(settings.realmNameInEmailPolicy, state.inOtherRealms.has(userId)),
       conversation,
       messages,
       contentHiddenBy,
       timezone: settings.timezone,
     });
-    return { to: user.deliveryEmail, subject, text, fromName: realm.name };
+    return { to: user.deliveryEmail, subject, text, html, fromName: realm.name };
   });
 }

@@ -175,16 +175,23 @@ export class AccountsClient {
     return users;
   }
 
-  /** Users' last activity (null: never) and whether the organization allows content in notification emails. */
-  async getEmailNotificationState(realmId: number, userIds: number[]): Promise<{ contentAllowed: boolean; lastActive: Map<number, Date | null> }> {
-    const res = await this.http.call<{ message_content_allowed_in_email_notifications: boolean; users: Array<{ user_id: number; last_active_time: number | null }> }>(
-      InternalGetEmailNotificationState.method,
-      InternalGetEmailNotificationState.path,
-      { params: { realm_id: realmId, user_ids: userIds } },
-    );
+  /**
+   * Users' last activity (null: never), those whose address has accounts in other organizations
+   * too, and whether the organization allows content in notification emails.
+   */
+  async getEmailNotificationState(
+    realmId: number,
+    userIds: number[],
+  ): Promise<{ contentAllowed: boolean; lastActive: Map<number, Date | null>; inOtherRealms: Set<number> }> {
+    const res = await this.http.call<{
+      message_content_allowed_in_email_notifications: boolean;
+      users: Array<{ user_id: number; last_active_time: number | null; has_accounts_in_other_realms?: boolean }>;
+    }>(InternalGetEmailNotificationState.method, InternalGetEmailNotificationState.path, { params: { realm_id: realmId, user_ids: userIds } });
     return {
       contentAllowed: res.message_content_allowed_in_email_notifications,
       lastActive: new Map(res.users.map((u) => [u.user_id, u.last_active_time === null ? null : new Date(u.last_active_time * 1000)])),
+      // Absent from a previous release's accounts: as if not.
+      inOtherRealms: new Set(res.users.filter((u) => u.has_accounts_in_other_realms === true).map((u) => u.user_id)),
     };
   }
 

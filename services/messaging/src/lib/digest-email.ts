@@ -1,9 +1,10 @@
+import { escapeHtml, FOOTER_STYLE, link, mailPage } from "./email-html";
 import { htmlToText, conversationUrl } from "./missed-message-email";
 import { topicNarrow } from "./markdown";
 
 /**
  * Zulip's weekly digest emails (zerver/lib/digest.py): who gets one, what window it covers, which
- * conversations it calls hot, and the plain-text mail. Pure: actions/digest-emails.ts reads and
+ * conversations it calls hot, and the mail (text and HTML). Pure: actions/digest-emails.ts reads and
  * writes.
  */
 
@@ -107,20 +108,20 @@ function teaserText(html: string, realmUrl: string): string[] {
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
 /** The digest mail, or null when there is nothing to tell. */
-export function digestMail(input: DigestInput): { subject: string; text: string } | null {
+export function digestMail(input: DigestInput): { subject: string; text: string; html: string } | null {
   if (input.conversations.length === 0 && input.newChannels.length === 0 && input.newUsers === 0) return null;
   const lines: string[] = [`Hello ${input.fullName},`, "", `Here is what happened in ${input.realmName} while you were away.`, ""];
   if (input.conversations.length > 0) {
     lines.push("Hot conversations", "");
     for (const c of input.conversations) {
-      lines.push(`#${c.streamName} > ${c.topic} (${plural(c.messages, "message", "messages")}, ${plural(c.senders, "person", "people")})`);
+      lines.push(`${topicName(c)} (${trafficOf(c)})`);
       for (const t of c.teasers) {
         lines.push(`  ${t.senderName}:`);
         for (const l of teaserText(t.renderedContent, input.realmUrl)) lines.push(`    ${l}`);
       }
       const more = c.messages - c.teasers.length;
       if (more > 0) lines.push(`  … and ${plural(more, "more message", "more messages")}`);
-      lines.push(`  ${conversationUrl(input.realmUrl, { kind: "stream", streamId: c.streamId, streamName: c.streamName, topic: c.topic })}`, "");
+      lines.push(`  ${topicUrl(input.realmUrl, c)}`, "");
     }
   }
   if (input.newChannels.length > 0) {
@@ -134,7 +135,46 @@ export function digestMail(input: DigestInput): { subject: string; text: string 
     lines.push(`${plural(input.newUsers, "new person", "new people")} joined ${input.realmName}.`, "");
   }
   lines.push("--", `Catch up in ${input.realmName}: ${input.realmUrl}`);
-  lines.push("You get this weekly digest because you were away. To stop it, turn off digest emails in your notification settings:");
+  lines.push(`${STOP_NOTE} notification settings:`);
   lines.push(`${input.realmUrl}/#settings/notifications`);
-  return { subject: `${input.realmName} weekly digest`, text: lines.join("\n") + "\n" };
+  return { subject: `${input.realmName} weekly digest`, text: lines.join("\n") + "\n", html: digestHtml(input) };
+}
+
+const STOP_NOTE = "You get this weekly digest because you were away. To stop it, turn off digest emails in your";
+const topicName = (c: DigestConversation) => `#${c.streamName} > ${c.topic}`;
+const topicUrl = (realmUrl: string, c: DigestConversation) =>
+  conversationUrl(realmUrl, { kind: "stream", streamId: c.streamId, streamName: c.streamName, topic: c.topic });
+const trafficOf = (c: DigestConversation) => `${plural(c.messages, "message", "messages")}, ${plural(c.senders, "person", "people")}`;
+
+/** The HTML part: the text's lists, the conversations and channels as links. */
+function digestHtml(input: DigestInput): string {
+  const e = escapeHtml;
+  const parts = [`<p>Hello ${e(input.fullName)},</p>`, `<p>Here is what happened in ${e(input.realmName)} while you were away.</p>`];
+  if (input.conversations.length > 0) {
+    parts.push('<h3 style="margin: 16px 0 8px;">Hot conversations</h3>');
+    for (const c of input.conversations) {
+      parts.push('<div style="margin: 0 0 16px;">', `<div><b>${link(topicUrl(input.realmUrl, c), topicName(c))}</b> (${e(trafficOf(c))})</div>`);
+      for (const t of c.teasers) {
+        const body = teaserText(t.renderedContent, input.realmUrl).map(e).join("<br>");
+        parts.push(`<div style="margin: 4px 0 0 16px;"><b>${e(t.senderName)}</b>:<br>${body}</div>`);
+      }
+      const more = c.messages - c.teasers.length;
+      if (more > 0) parts.push(`<div style="margin: 4px 0 0 16px; color: #666;">… and ${plural(more, "more message", "more messages")}</div>`);
+      parts.push("</div>");
+    }
+  }
+  if (input.newChannels.length > 0) {
+    parts.push('<h3 style="margin: 16px 0 8px;">New channels</h3>', "<ul>");
+    for (const s of input.newChannels.slice(0, MAX_NEW_CHANNELS)) parts.push(`<li>${link(channelUrl(input.realmUrl, s), `#${s.name}`)}</li>`);
+    const more = input.newChannels.length - MAX_NEW_CHANNELS;
+    if (more > 0) parts.push(`<li>… and ${plural(more, "more channel", "more channels")}</li>`);
+    parts.push("</ul>");
+  }
+  if (input.newUsers > 0) parts.push(`<p>${plural(input.newUsers, "new person", "new people")} joined ${e(input.realmName)}.</p>`);
+  parts.push(
+    '<hr style="border: 0; border-top: 1px solid #ddd;">',
+    `<p style="${FOOTER_STYLE}">${link(input.realmUrl, `Catch up in ${input.realmName}`)}<br>`,
+    `${e(STOP_NOTE)} ${link(`${input.realmUrl}/#settings/notifications`, "notification settings")}.</p>`,
+  );
+  return mailPage(parts.join("\n"));
 }

@@ -1,3 +1,4 @@
+import { escapeHtml, FOOTER_STYLE, link, mailPage, messageHtmlForMail } from "./email-html";
 import { FLAG_BITS } from "./flags";
 import { parseFragment, type Element } from "./html-tree";
 import { topicNarrow } from "./markdown";
@@ -184,15 +185,24 @@ function groupNames(names: string[]): string {
   return `${names[0]}, ${names[1]}, and ${names.length - 2} others`;
 }
 
+/** The conversation as the subject and the HTML part's header name it. */
+function conversationName(c: MailConversation): string {
+  if (c.kind === "stream") return `#${c.streamName} > ${c.topic}`;
+  return c.others.length === 1 ? `DMs with ${c.others[0].fullName}` : `Group DMs with ${groupNames(c.others.map((u) => u.fullName))}`;
+}
+
 export function mailSubject(input: Pick<MailInput, "conversation" | "realmName" | "realmNameInSubject" | "messages">): string {
-  const c = input.conversation;
-  const name =
-    c.kind === "stream"
-      ? `#${c.streamName} > ${c.topic}`
-      : c.others.length === 1
-        ? `DMs with ${c.others[0].fullName}`
-        : `Group DMs with ${groupNames(c.others.map((u) => u.fullName))}`;
+  const name = conversationName(input.conversation);
   return input.realmNameInSubject ? `[${input.realmName}] ${name}` : name;
+}
+
+/**
+ * Zulip's realm_name_in_email_notifications_policy: 2 always, 3 never, 1 (automatic) when the
+ * recipient's address has accounts in other organizations of this server, whose mails the
+ * organization's name tells apart.
+ */
+export function includeRealmNameInSubject(policy: number, hasAccountsInOtherRealms: boolean): boolean {
+  return policy === 2 || (policy === 1 && hasAccountsInOtherRealms);
 }
 
 const REASONS: Record<Trigger, string> = {
@@ -215,19 +225,25 @@ function formatTime(d: Date, timezone: string): string {
   }
 }
 
-/** The plain-text mail of one conversation's unread messages, oldest first. */
-export function missedMessageMail(input: MailInput): { subject: string; text: string } {
+/** The notice that stands in for the messages when their content is hidden. */
+function hiddenContentNotice(input: MailInput): [string, string] {
+  const count = input.messages.length;
+  const senders = [...new Set(input.messages.map((m) => m.senderName))];
+  return [
+    `You have ${count} new ${count === 1 ? "message" : "messages"} from ${groupNames(senders)}.`,
+    input.contentHiddenBy === "user"
+      ? "Message content is not included: you turned it off in your email notification settings."
+      : "Message content is not included: your organization does not allow it in email notifications.",
+  ];
+}
+
+/** The mail of one conversation's unread messages, oldest first: plain text and HTML alike. */
+export function missedMessageMail(input: MailInput): { subject: string; text: string; html: string } {
   const lines: string[] = [];
   const url = conversationUrl(input.realmUrl, input.conversation);
-  const count = input.messages.length;
   if (input.contentHiddenBy) {
-    const senders = [...new Set(input.messages.map((m) => m.senderName))];
-    lines.push(`You have ${count} new ${count === 1 ? "message" : "messages"} from ${groupNames(senders)}.`, "");
-    lines.push(
-      input.contentHiddenBy === "user"
-        ? "Message content is not included: you turned it off in your email notification settings."
-        : "Message content is not included: your organization does not allow it in email notifications.",
-    );
+    const [summary, why] = hiddenContentNotice(input);
+    lines.push(summary, "", why);
   } else {
     for (const m of input.messages) {
       lines.push(`${m.senderName} (${formatTime(m.sentAt, input.timezone)}):`, htmlToText(m.renderedContent, input.realmUrl), "");
@@ -236,7 +252,32 @@ export function missedMessageMail(input: MailInput): { subject: string; text: st
   const reason = REASONS[input.messages[0].trigger];
   lines.push("", "--", `View or reply in ${input.realmName}: ${url}`, `You are receiving this because ${reason}.`);
   lines.push(`Manage email notifications: ${input.realmUrl}/#settings/notifications`);
-  return { subject: mailSubject(input), text: lines.join("\n").replace(/\n{3,}/g, "\n\n").trim() + "\n" };
+  const text = lines.join("\n").replace(/\n{3,}/g, "\n\n").trim() + "\n";
+  return { subject: mailSubject(input), text, html: missedMessageHtml(input, url) };
+}
+
+/** The HTML part: the same as the text, each message as its rendered HTML. */
+function missedMessageHtml(input: MailInput, url: string): string {
+  const parts = [`<h3 style="margin: 0 0 12px;">${link(url, conversationName(input.conversation))}</h3>`];
+  if (input.contentHiddenBy) {
+    for (const line of hiddenContentNotice(input)) parts.push(`<p>${escapeHtml(line)}</p>`);
+  } else {
+    for (const m of input.messages) {
+      parts.push(
+        '<div style="margin: 0 0 16px;">',
+        `<div style="color: #666;"><b style="color: #222;">${escapeHtml(m.senderName)}</b> (${escapeHtml(formatTime(m.sentAt, input.timezone))})</div>`,
+        `<div>${messageHtmlForMail(m.renderedContent, input.realmUrl)}</div>`,
+        "</div>",
+      );
+    }
+  }
+  parts.push(
+    `<hr style="border: 0; border-top: 1px solid #ddd;">`,
+    `<p style="${FOOTER_STYLE}">${link(url, `View or reply in ${input.realmName}`)}<br>`,
+    `You are receiving this because ${escapeHtml(REASONS[input.messages[0].trigger])}.<br>`,
+    `${link(`${input.realmUrl}/#settings/notifications`, "Manage email notifications")}</p>`,
+  );
+  return mailPage(parts.join("\n"));
 }
 
 const BLOCK_TAGS = new Set(["p", "div", "pre", "blockquote", "ul", "ol", "li", "table", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "hr"]);

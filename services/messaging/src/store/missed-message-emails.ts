@@ -87,7 +87,23 @@ export async function deleteEmailRows(db: Queryable, ids: number[]): Promise<voi
   await db.query("DELETE FROM missed_message_emails WHERE id = ANY($1::bigint[])", [ids]);
 }
 
-/** A batch that could not be mailed now waits until `until`. */
-export async function postponeUserEmailRows(db: Queryable, realmId: number, userId: number, until: Date): Promise<void> {
-  await db.query("UPDATE missed_message_emails SET due_at = greatest(due_at, $3) WHERE realm_id = $1 AND user_id = $2", [realmId, userId, until]);
+/**
+ * A batch that could not be mailed now waits until `until`, a failed try counted on each of its
+ * rows; returns the most tries of any row (0: the rows are gone).
+ */
+export async function postponeUserEmailRows(db: Queryable, realmId: number, userId: number, until: Date): Promise<number> {
+  const { rows } = await db.query(
+    `WITH tried AS (
+       UPDATE missed_message_emails SET due_at = greatest(due_at, $3), attempts = attempts + 1 WHERE realm_id = $1 AND user_id = $2 RETURNING attempts
+     )
+     SELECT coalesce(max(attempts), 0)::int AS attempts FROM tried`,
+    [realmId, userId, until],
+  );
+  return rows[0].attempts;
+}
+
+/** Deletes the user's rows tried `attempts` times or more; returns how many. */
+export async function deleteEmailRowsTried(db: Queryable, realmId: number, userId: number, attempts: number): Promise<number> {
+  const { rowCount } = await db.query("DELETE FROM missed_message_emails WHERE realm_id = $1 AND user_id = $2 AND attempts >= $3", [realmId, userId, attempts]);
+  return rowCount ?? 0;
 }
