@@ -21,8 +21,14 @@ const PASSWORD = "first password";
 const hostOf = (org: { url?: string }) => new URL(org.url!).host;
 const api = (user?: DemoUser) => apiClient(stack.baseUrl, user?.email, user?.api_key);
 
-/** A browser's GET or form POST through the gateway, at the root, on `host` (default: the deployment's). */
-const browse = (path: string, form?: Record<string, string>, host?: string) => browsePage(stack.baseUrl, path, { form, host });
+let clients = 0;
+/**
+ * A browser's GET or form POST through the gateway, at the root, on `host` (default: the
+ * deployment's), each from a client address of its own behind the trusted proxy: one address
+ * gets 5 reset mails a day (Zulip's sends_email_by_ip).
+ */
+const browse = (path: string, form?: Record<string, string>, host?: string) =>
+  browsePage(stack.baseUrl, path, { form, host, headers: { "x-forwarded-for": `2001:db8::${(++clients).toString(16)}` } });
 const linkIn = mailLink;
 
 const mailsTo = (to: string) => catcher.mails.filter((m) => m.to.toLowerCase() === to.toLowerCase());
@@ -40,7 +46,7 @@ const ask = (email: string, host?: string) => browse("/accounts/password/reset/"
 beforeAll(async () => {
   catcher = await startMailCatcher();
   stack = await startStack({
-    env: { ...catcher.env, NOREPLY_EMAIL_ADDRESS: "noreply@chat.test", ORGANIZATION_SUBDOMAINS: "true", EXTERNAL_URL: "http://chat.test" },
+    env: { ...catcher.env, NOREPLY_EMAIL_ADDRESS: "noreply@chat.test", ORGANIZATION_SUBDOMAINS: "true", EXTERNAL_URL: "http://chat.test", TRUST_PROXY_HOPS: "1" },
   });
   demo = await runDemo(stack);
   // The first organization's member2 joins the second one by invitation, with a password.

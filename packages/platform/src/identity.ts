@@ -14,6 +14,8 @@ export const INTERNAL_HEADERS = {
   apiForm: "x-chat-api-form",
   /** The organization subdomain the request's host names (see `subdomainOfHost`); absent on the deployment's own host. */
   subdomain: "x-chat-subdomain",
+  /** The client's address as the gateway counts it (behind TRUST_PROXY_HOPS trusted proxies), for per-IP limits. */
+  clientIp: "x-chat-client-ip",
 } as const;
 
 export const ROLES = { owner: 100, administrator: 200, moderator: 300, member: 400, guest: 600 } as const;
@@ -69,6 +71,13 @@ export function readIdentity(headers: Record<string, string | string[] | undefin
 /** The organization subdomain the gateway found in the request's host, or null. */
 export function readSubdomain(headers: Record<string, string | string[] | undefined>): string | null {
   const v = headers[INTERNAL_HEADERS.subdomain];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s ? s : null;
+}
+
+/** The client's address the gateway passed on, or null (a request that did not come through it). */
+export function readClientIp(headers: Record<string, string | string[] | undefined>): string | null {
+  const v = headers[INTERNAL_HEADERS.clientIp];
   const s = Array.isArray(v) ? v[0] : v;
   return s ? s : null;
 }

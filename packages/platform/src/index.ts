@@ -13,6 +13,7 @@ export * from "./migrate";
 export * from "./outbox";
 export { observeDeliveryLag } from "./pipeline-metrics";
 export { outboxPublished, outboxRowsWritten } from "./outbox-signal";
+export * from "./pages";
 export * from "./params";
 export * from "./redis";
 export * from "./request-context";

@@ -6,11 +6,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import multipart from "@fastify/multipart";
 import { fastifyPath, fastifyRoutePath, type ParamSpecs, type ParsedParams, type RouteDef } from "@chat/contracts";
 import type { z } from "zod";
-import { ApiError, serviceUnavailable } from "./errors";
+import { ApiError, resourceNotFound, serviceUnavailable } from "./errors";
 import { parseFormBody, repairQuery } from "./form";
 import { flatUuid, INTERNAL_HEADERS, readIdentity, tokenMatches, type Identity } from "./identity";
 import type { Logger } from "./logger";
 import { createMetrics, type GaugeSpec } from "./metrics";
+import { errorPage, PAGE_HEADERS, pageUrlTest } from "./pages";
 import { parseParams } from "./params";
 import { withRequestId } from "./request-context";
 
@@ -34,6 +35,11 @@ export interface ServerOptions {
    * StreamRoute). Each connection's first bytes tell which protocol it speaks.
    */
   http2?: boolean;
+  /**
+   * A route table holding the service's web pages (routes with `page`; see pageUrlTest): an
+   * error at their paths is answered as an HTML page rather than Zulip's JSON.
+   */
+  pageRoutes?: readonly RouteDef[];
 }
 
 export interface HandlerContext<S extends ParamSpecs> {
@@ -225,6 +231,12 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   const raw: AppInternals["raw"] = { route: null, stream: null, sessions: new Set() };
   const app = Fastify({
     // fastify's own HTTP/1 server, with a service's raw route (if any) asked first.
+  const isPageUrl = pageUrlTest(opts.pageRoutes ?? []);
+  /** An error as its request's client reads it: an HTML page on a page's path, else Zulip's JSON. */
+  const sendError = (req: FastifyRequest, reply: FastifyReply, apiError: ApiError, headers: Record<string, string>) =>
+    isPageUrl(req.url)
+      ? reply.status(apiError.status).headers({ ...headers, ...PAGE_HEADERS }).send(errorPage(apiError))
+      : reply.status(apiError.status).headers(headers).send(apiError.body());
     serverFactory: (handler) => {
       const server = http.createServer((req, res) => {
         let taken = false;
@@ -265,7 +277,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     // sets the request id header); give it our envelope too.
     frameworkErrors: (err, req, reply) => {
       const apiError = toApiError(err);
-      (reply as FastifyReply).status(apiError.status).headers({ ...apiError.headers, [INTERNAL_HEADERS.requestId]: req.id }).send(apiError.body());
+      sendError(req as FastifyRequest, reply as FastifyReply, apiError, { ...apiError.headers, [INTERNAL_HEADERS.requestId]: req.id });
     },
   });
   app.decorate("serverOptions", opts);
@@ -326,11 +338,11 @@ export function createServer(opts: ServerOptions): FastifyInstance {
 
   app.setErrorHandler((err, req, reply) => {
     const { apiError, headers } = errorAnswer(err, req.log);
-    reply.status(apiError.status).headers(headers).send(apiError.body());
+    sendError(req, reply, apiError, headers);
   });
 
-  app.setNotFoundHandler((_req, reply) => {
-    reply.status(404).send({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
+  app.setNotFoundHandler((req, reply) => {
+    sendError(req, reply, resourceNotFound("Not Found"), {});
   });
 
   app.get("/health", async () => ({ status: "ok", service: opts.name }));

@@ -105,10 +105,12 @@ export interface Page {
 
 /**
  * A browser's GET of one of the server's web pages (the ones mails link to), or its POST of the
- * page's form, through the gateway at `baseUrl`, on another host name if given.
+ * page's form, through the gateway at `baseUrl`, on another host name if given, with more
+ * headers if given (a proxy's X-Forwarded-For).
  */
-export async function browse(baseUrl: string, path: string, opts: { form?: Record<string, string>; host?: string } = {}): Promise<Page> {
-  const res = await apiClient(baseUrl).request(opts.form ? "POST" : "GET", baseUrl + path, opts.form ?? {}, opts.host ? { headers: { host: opts.host } } : {});
+export async function browse(baseUrl: string, path: string, opts: { form?: Record<string, string>; host?: string; headers?: Record<string, string> } = {}): Promise<Page> {
+  const headers = { ...opts.headers, ...(opts.host ? { host: opts.host } : {}) };
+  const res = await apiClient(baseUrl).request(opts.form ? "POST" : "GET", baseUrl + path, opts.form ?? {}, { headers });
   return { status: res.status, type: res.headers["content-type"] ?? "", headers: res.headers, text: String(res.body) };
 }
 

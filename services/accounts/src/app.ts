@@ -1,3 +1,4 @@
+import { publicRoutes } from "@chat/contracts";
 import { createServer } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
 import type { AccountsDeps } from "./deps";
@@ -59,6 +60,8 @@ export function buildApp(deps: AccountsDeps, opts: { readiness?: Record<string, 
     logger: deps.log,
     internalToken: deps.config.INTERNAL_TOKEN,
     validateResponses: deps.config.VALIDATE_RESPONSES,
+    // Errors of the pages mails link to (a bad parameter, a key too long) are pages too.
+    pageRoutes: publicRoutes,
     readiness: { postgres: () => deps.pool.query("SELECT 1"), ...opts.readiness },
   });
   for (const plugin of ROUTE_PLUGINS) plugin(app, deps);

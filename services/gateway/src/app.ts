@@ -49,11 +49,14 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     log,
   });
 
+  const routes = deps.routes ?? publicRoutes;
   const app = createServer({
     name: "gateway",
     logger: log,
     internalToken: config.INTERNAL_TOKEN,
     validateResponses: config.VALIDATE_RESPONSES,
+    // The gateway's own refusals of a page (a wrong method, a rate limit) are pages too.
+    pageRoutes: routes,
     readiness: {
       redis: () => redis.ping(),
       accounts: () => fetchOk(`${config.ACCOUNTS_URL}/health`),
@@ -79,15 +82,16 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   };
   app.register(fastifyCompress, { global: false, ...compression });
   // The API description, generated from the same route table the gateway routes by.
-  const openapi = buildOpenApi(deps.routes ?? publicRoutes);
+  const openapi = buildOpenApi(routes);
   app.get("/api/v1/openapi.json", async () => openapi);
   app.register(staticRoutes, { compress: config.COMPRESS_RESPONSES ? compression : false });
   app.register(apiRoutes, {
-    router: new Router(deps.routes ?? publicRoutes),
+    router: new Router(routes),
     gate,
     proxy,
     internalToken: config.INTERNAL_TOKEN,
     hosts: config,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
     compress: config.COMPRESS_RESPONSES ? compression : false,
     upstreams: {
       accounts: config.ACCOUNTS_URL,

@@ -45,7 +45,11 @@ export const gatewayConfigShape = {
   COMPRESS_RESPONSES: envBool(true),
   /** Smallest JSON answer compressed, in bytes (poll answers and most calls are far below). */
   COMPRESS_MIN_BYTES: z.coerce.number().int().min(0).default(16 * 1024),
-  /** Proxies in front of the gateway whose X-Forwarded-For entries are trusted (0 = use the peer). */
+  /**
+   * Proxies in front of the gateway whose X-Forwarded-For entries are trusted (0 = use the peer).
+   * The client address found so is what every per-IP limit counts, accounts' mails a day per
+   * address included: behind a proxy, set it, or all clients count as that proxy.
+   */
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).default(0),
 };
 

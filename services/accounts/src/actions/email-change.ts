@@ -10,6 +10,7 @@ import { isValidEmail } from "../lib/validate";
 import { emailVisibilityOf } from "../queries/profile";
 import { getRealmEmailValidator } from "../queries/realm-domains";
 import {
+  deleteExpiredEmailChanges,
   emailChangeTimesSince,
   getUnusedEmailChangeByKeyHash,
   insertEmailChange,
@@ -72,6 +73,7 @@ export async function doStartEmailChangeInTx(tx: Queryable, deps: AccountsDeps, 
   if (problem) throw badRequest(problem);
   const now = deps.clock.now();
   await checkEmailChangeRateLimit(tx, user, now);
+  await forgetExpiredEmailChanges(tx, now);
 
   const key = randomToken();
   const expiresAt = new Date(now.getTime() + EMAIL_CHANGE_VALIDITY_HOURS * 3_600_000);
@@ -98,6 +100,15 @@ async function checkEmailChangeRateLimit(tx: Queryable, user: ProfileUser, now: 
   if (!waitMs) return;
   const seconds = waitMs / 1000;
   throw new ApiError("RATE_LIMIT_HIT", "API usage exceeded rate limit", { extra: { "retry-after": seconds }, headers: { "Retry-After": String(seconds) } });
+}
+
+/**
+ * Expired changes are of no use but to the rate limit, which counts a day of requests: past both,
+ * they go, a few at each request that makes or confirms one (as password resets and sign-ups go).
+ */
+async function forgetExpiredEmailChanges(tx: Queryable, now: Date): Promise<void> {
+  const longest = Math.max(...EMAIL_CHANGE_RATE_RULES.map((r) => r.seconds));
+  await deleteExpiredEmailChanges(tx, now, new Date(now.getTime() - longest * 1000), 100);
 }
 
 /** What the link's page is about: the change, and why it cannot be made now (or null). */
@@ -137,6 +148,7 @@ export async function doConfirmEmailChange(deps: AccountsDeps, key: string): Pro
   const now = deps.clock.now();
   try {
     return await withTx(deps.pool, async (tx) => {
+      await forgetExpiredEmailChanges(tx, now);
       const change = await lockUnusedEmailChangeByKeyHash(tx, hashApiKey(key), now);
       const found = await usableLink(tx, change, true);
       if (!change || !found) return null;

@@ -18,6 +18,7 @@ import {
 import type { RealmRow } from "../store/realms";
 import { getUserByEmail } from "../store/users";
 import { linkExpired } from "./invites";
+import { checkSendsEmailByIp } from "./mail-requests";
 import { doAcceptMultiuseInvite } from "./multiuse-invites";
 
 /**
@@ -50,13 +51,15 @@ export const deactivatedAccount = (email: string) =>
  * POST /join/{key}/, as Zulip's accounts_home for a multiuse invite: the address as a sign-up
  * through the link checks it (its form, then the organization's domain and disposable rules),
  * an existing account is pointed to logging in, then the address is mailed a confirmation link
- * (at most SIGNUP_MAILS_PER_ADDRESS_PER_DAY a day). Only the link's key's hash is kept. The
- * reusable link is the one getMultiuseLink found; it is checked again under lock.
+ * (at most SIGNUP_MAILS_PER_ADDRESS_PER_DAY a day, and within the client address's
+ * `sends_email_by_ip` limit: Zulip's rate-limit error past it). Only the link's key's hash is
+ * kept. The reusable link is the one getMultiuseLink found; it is checked again under lock.
  */
 export async function doRequestMultiuseSignup(
   deps: AccountsDeps,
   { link, realm }: { link: MultiuseLinkRow; realm: RealmRow },
   rawEmail: string,
+  ip: string,
 ): Promise<MultiuseSignupRequest> {
   const email = rawEmail.trim();
   // Django's EmailField's words.
@@ -76,6 +79,7 @@ export async function doRequestMultiuseSignup(
     // Past their validity and the daily count, confirmations go; a few at each request suffice.
     await deleteMultiuseSignupsBefore(tx, dayAgo, 100);
     if ((await countMultiuseSignupsSince(tx, email, dayAgo)) >= SIGNUP_MAILS_PER_ADDRESS_PER_DAY) return { kind: "limited", email };
+    await checkSendsEmailByIp(tx, ip, now);
     const confirmationKey = randomToken();
     await insertMultiuseSignup(tx, {
       realmId: realm.id,

@@ -3,6 +3,7 @@ import type { AccountsDeps } from "../deps";
 import { hashApiKey, hashPassword, longEnoughPassword, randomToken } from "../lib/credentials";
 import { passwordResetMail, passwordResetNoAccountMail } from "../lib/password-reset-mails";
 import { isValidEmail } from "../lib/validate";
+import { checkSendsEmailByIp } from "./mail-requests";
 import {
   countPasswordResetRequestsSince,
   deleteExpiredPasswordResetKeys,
@@ -73,9 +74,10 @@ async function queueResetLink(tx: Queryable, deps: AccountsDeps, user: UserRow, 
  * it is deactivated). Each active human account with that delivery address (case-insensitive) is
  * mailed a link. An address with none there is told so, unless it belongs to an account that
  * cannot reset (a bot, a deactivated user or organization), which gets nothing. The caller's page is the same in
- * every case, so it cannot tell whether an address has an account.
+ * every case, so it cannot tell whether an address has an account. Past the address's limit
+ * nothing happens; past the client address's (`ip`), Zulip's rate-limit error.
  */
-export async function doRequestPasswordReset(deps: AccountsDeps, email: string, hostRealm: RealmRow | null): Promise<void> {
+export async function doRequestPasswordReset(deps: AccountsDeps, email: string, hostRealm: RealmRow | null, ip: string): Promise<void> {
   const address = email.trim();
   if (!isValidEmail(address)) throw badRequest("Please enter a valid email address.");
   const now = deps.clock.now();
@@ -84,6 +86,7 @@ export async function doRequestPasswordReset(deps: AccountsDeps, email: string, 
     if (!(await checkResetRateLimit(tx, emailHash, now))) return;
     // A deactivated organization's host mails nobody, as it serves no account.
     if (hostRealm?.deactivated) return;
+    await checkSendsEmailByIp(tx, ip, now);
     await deletePasswordResetRequestsBefore(tx, new Date(now.getTime() - 24 * HOUR_MS));
     await deleteExpiredPasswordResetKeys(tx, now);
     const users = await getUsersByDeliveryEmailAnywhere(tx, address, null);

@@ -1,15 +1,13 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { INTERNAL_HEADERS, readSubdomain } from "@chat/platform";
+import { escapeHtml, htmlPage, INTERNAL_HEADERS, PAGE_HEADERS, readClientIp, readSubdomain } from "@chat/platform";
 import { PASSWORD_MIN_LENGTH } from "./credentials";
 
 /**
- * The web pages mails link to (sign-up from an invitation, password reset, email change): plain
- * HTML forms without scripts, styled inline, so they work in any browser and from a phone's mail.
+ * The web pages mails link to (sign-up from an invitation, password reset, email change): their
+ * forms and answers, in the platform's page shell (its errors are pages in the same shell).
  */
 
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-}
+export { escapeHtml };
 
 /** A tagged template whose `${}` values are escaped, unless they are `Html` made by it. */
 export class Html {
@@ -28,39 +26,21 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
   return new Html(out);
 }
 
-const STYLE = `body{font-family:system-ui,sans-serif;background:#f5f5f5;color:#222;margin:0}
-main{max-width:26rem;margin:3rem auto;background:#fff;padding:2rem;border-radius:8px;box-shadow:0 1px 4px #0002}
-h1{font-size:1.4rem;margin-top:0}label{display:block;margin:1rem 0 .3rem;font-weight:600}
-input{box-sizing:border-box;width:100%;padding:.5rem;font-size:1rem;border:1px solid #bbb;border-radius:4px}
-button{margin-top:1.5rem;padding:.6rem 1.2rem;font-size:1rem;border:0;border-radius:4px;background:#2d6cdf;color:#fff;cursor:pointer}
-.error{color:#b00020}.muted{color:#666;font-size:.9rem}`;
-
-/** A whole page: a title and its content. */
-export function page(title: string, body: Html): string {
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
-<body><main><h1>${escapeHtml(title)}</h1>
-${body.value}
-</main></body></html>
-`;
-}
-
-/** Answers a page: HTML, never cached (the path carries a secret), not framed by other sites. */
+/** Answers a page: a title and its content (see PAGE_HEADERS: never cached, since the path carries a secret). */
 export function sendPage(req: FastifyRequest, reply: FastifyReply, status: number, title: string, body: Html): void {
-  const text = page(title, body);
+  const text = htmlPage(title, body.value);
   reply.hijack();
   reply.raw.writeHead(status, {
-    "content-type": "text/html; charset=utf-8",
+    ...PAGE_HEADERS,
     "content-length": String(Buffer.byteLength(text)),
-    "cache-control": "no-store",
-    "referrer-policy": "no-referrer",
-    "x-frame-options": "DENY",
-    "x-content-type-options": "nosniff",
-    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
     [INTERNAL_HEADERS.requestId]: req.id,
   });
   reply.raw.end(text);
+}
+
+/** The visitor's address as the gateway saw it; the peer's when the request did not come through it. */
+export function visitorIp(req: FastifyRequest): string {
+  return readClientIp(req.headers) ?? req.ip;
 }
 
 /**

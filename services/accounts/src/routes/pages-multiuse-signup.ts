@@ -12,7 +12,7 @@ import { isLinkExpired } from "../actions/invites";
 import { doCompleteMultiuseSignup, doRequestMultiuseSignup, SIGNUP_CONFIRMATION_HOURS } from "../actions/multiuse-signup";
 import type { AccountsDeps } from "../deps";
 import { longEnoughPassword } from "../lib/credentials";
-import { accountForm, errorLine, html, sendPage, servesRealm, type Html } from "../lib/pages";
+import { accountForm, errorLine, html, sendPage, servesRealm, visitorIp, type Html } from "../lib/pages";
 import { getMultiuseLink, getMultiuseSignupByKey } from "../queries/multiuse-signup";
 import type { RealmRow } from "../store/realms";
 
@@ -53,7 +53,7 @@ export function multiuseSignupPageRoutes(app: FastifyInstance, deps: AccountsDep
       const { realm } = found;
       const email = params.email ?? "";
       const again = (status: number, error: string | Html) => sendPage(req, reply, status, `Join ${realm.name}`, emailForm(realm, { email, error }));
-      const outcome = await doRequestMultiuseSignup(deps, found, email);
+      const outcome = await doRequestMultiuseSignup(deps, found, email, visitorIp(req));
       const url = organizationUrl(deps.config, realm.stringId);
       switch (outcome.kind) {
         case "expired":

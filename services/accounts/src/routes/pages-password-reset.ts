@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { doRequestPasswordReset, doResetPassword, getPasswordResetByKey, PASSWORD_RESET_VALIDITY_HOURS, type PasswordResetTarget } from "../actions/password-reset";
 import type { AccountsDeps } from "../deps";
 import { PASSWORD_MIN_LENGTH } from "../lib/credentials";
-import { html, sendPage, type Html } from "../lib/pages";
+import { html, sendPage, visitorIp, type Html } from "../lib/pages";
 import { realmOfSubdomain } from "../queries/server";
 import type { RealmRow } from "../store/realms";
 
@@ -78,7 +78,7 @@ export function passwordResetPageRoutes(app: FastifyInstance, deps: AccountsDeps
     if (realm === undefined) return;
     const email = params.email?.trim() ?? "";
     try {
-      await doRequestPasswordReset(deps, email, realm);
+      await doRequestPasswordReset(deps, email, realm, visitorIp(req));
     } catch (err) {
       if (err instanceof ApiError && err.status === 400) return sendPage(req, reply, 400, REQUEST_TITLE, requestForm(realm, { email, error: err.message }));
       throw err;

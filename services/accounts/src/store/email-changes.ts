@@ -59,6 +59,19 @@ export async function lockUnusedEmailChangeByKeyHash(db: Queryable, keyHash: str
   return rows[0] ? toEmailChange(rows[0]) : null;
 }
 
+/**
+ * Deletes up to `limit` changes (used or not) expired by `now` and requested no later than
+ * `requestedBefore`, the start of the rate limit's window; how many went.
+ */
+export async function deleteExpiredEmailChanges(db: Queryable, now: Date, requestedBefore: Date, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM email_changes WHERE id IN (
+       SELECT id FROM email_changes WHERE expires_at <= $1 AND requested_at <= $2 ORDER BY expires_at LIMIT $3 FOR UPDATE SKIP LOCKED)`,
+    [now, requestedBefore, limit],
+  );
+  return rowCount ?? 0;
+}
+
 export async function markEmailChangeUsed(db: Queryable, id: number, now: Date): Promise<void> {
   await db.query("UPDATE email_changes SET used_at = $2 WHERE id = $1", [id, now]);
 }

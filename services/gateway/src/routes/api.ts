@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import { fastifyPath, type ServiceName } from "@chat/contracts";
-import { ApiError, identityHeaders, INTERNAL_HEADERS, subdomainOfHost, type OrganizationHosts } from "@chat/platform";
+import { ApiError, identityHeaders, INTERNAL_HEADERS, resourceNotFound, subdomainOfHost, type OrganizationHosts } from "@chat/platform";
+import { clientIp } from "../client-info";
 import type { Gate } from "../gate";
 import type { UpstreamProxy } from "../proxy";
 import { upstreamHeaders } from "../proxy";
@@ -15,6 +16,8 @@ export interface ApiRouteDeps {
   internalToken: string;
   /** The deployment's URL, and whether organizations have hosts of their own below it. */
   hosts: OrganizationHosts;
+  /** Proxies in front of the gateway whose X-Forwarded-For entries are trusted (see clientIp). */
+  trustProxyHops: number;
   /** How to compress large JSON answers for clients that accept it (the app registers @fastify/compress), or not at all. */
   compress: NonNullable<RouteOptions["compress"]>;
 }
@@ -60,9 +63,8 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
       }
     }
     const match = deps.router.match(method, req.url);
-    if (match.kind === "not_found") {
-      return reply.status(404).send({ result: "error", msg: "Not Found", code: "BAD_REQUEST" });
-    }
+    // Thrown, not sent: the error handler answers a page's path with an HTML page.
+    if (match.kind === "not_found") throw resourceNotFound("Not Found");
     // No route serves OPTIONS: Zulip answers it on any API path itself, before authentication,
     // with the methods the path serves (HEAD wherever GET).
     if (match.kind === "method_not_allowed" && req.method === "OPTIONS") {
@@ -70,7 +72,7 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
       return reply.status(204).header("Allow", allow.join(", ")).send();
     }
     if (match.kind === "method_not_allowed") {
-      return reply.status(405).header("Allow", match.allowed.join(", ")).send({ result: "error", msg: "Method Not Allowed", allowed_methods: match.allowed });
+      throw new ApiError(null, "Method Not Allowed", { status: 405, extra: { allowed_methods: match.allowed }, headers: { Allow: match.allowed.join(", ") } });
     }
     // One metrics series per contract route, not one for the whole wildcard.
     req.metricsRoute = fastifyPath(match.route);
@@ -85,6 +87,8 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
       ? identityHeaders(admission.identity, deps.internalToken)
       : { [INTERNAL_HEADERS.token]: deps.internalToken };
     if (subdomain !== null) internal[INTERNAL_HEADERS.subdomain] = subdomain;
+    // The services see the gateway as the peer; their per-IP limits count this address.
+    internal[INTERNAL_HEADERS.clientIp] = clientIp(req, deps.trustProxyHops);
     return deps.proxy.forward(req, reply, {
       baseUrl: deps.upstreams[match.route.service as Exclude<ServiceName, "gateway">],
       method,
