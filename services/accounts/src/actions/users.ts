@@ -178,8 +178,6 @@ export async function doCreateUserByAdmin(deps: AccountsDeps, who: Identity, p: 
   });
 }
 
-/** Replaces every API key of a user with one new key; the old ones stop working at once. */
-export async function doResetApiKey(deps: AccountsDeps, realmId: number, email: string) {
 /**
  * Operator CLI: allows (or no longer allows) a user to create accounts through POST /users, as
  * Zulip's `change_user_role ... can_create_users`. Not visible to clients, so no event.
@@ -190,6 +188,8 @@ export async function doSetCanCreateUsers(deps: AccountsDeps, realmId: number, u
   await setCanCreateUsers(deps.pool, realmId, userId, value);
 }
 
+/** Replaces every API key of a user with one new key; the old ones stop working at once. */
+export async function doResetApiKey(deps: AccountsDeps, realmId: number, email: string) {
   return withTx(deps.pool, async (tx) => {
     const user = await getUserByEmail(tx, realmId, email.trim());
     if (!user) throw badRequest("No such user");
