@@ -229,14 +229,14 @@ const DRAIN_PAST_LIMIT_BYTES = 64 * 1024 * 1024;
 
 export function createServer(opts: ServerOptions): FastifyInstance {
   const raw: AppInternals["raw"] = { route: null, stream: null, sessions: new Set() };
-  const app = Fastify({
-    // fastify's own HTTP/1 server, with a service's raw route (if any) asked first.
   const isPageUrl = pageUrlTest(opts.pageRoutes ?? []);
   /** An error as its request's client reads it: an HTML page on a page's path, else Zulip's JSON. */
   const sendError = (req: FastifyRequest, reply: FastifyReply, apiError: ApiError, headers: Record<string, string>) =>
     isPageUrl(req.url)
       ? reply.status(apiError.status).headers({ ...headers, ...PAGE_HEADERS }).send(errorPage(apiError))
       : reply.status(apiError.status).headers(headers).send(apiError.body());
+  const app = Fastify({
+    // fastify's own HTTP/1 server, with a service's raw route (if any) asked first.
     serverFactory: (handler) => {
       const server = http.createServer((req, res) => {
         let taken = false;
