@@ -134,7 +134,7 @@ describe("PATCH /bots/{bot_id} and the service", () => {
     await t.markOutbox();
     const renamed = await t.ok(await patchBot(org.member, hookId, { full_name: "Hook Bot Two" }));
     expect(renamed).toMatchObject({ full_name: "Hook Bot Two", service_payload_url: "https://other.example.com/", service_interface: 2 });
-    expect((await notices(t)).map((n) => n.event.type)).toEqual(["realm_user"]);
+    expect((await notices(t)).map((n) => `${n.event.type}/${n.event.op}`)).toEqual(["realm_user/update", "realm_bot/update"]);
     const generic = await t.ok(await patchBot(org.member, org.bot.user_id, { service_payload_url: json("https://x.example.com"), service_interface: 2 }));
     expect(generic).toMatchObject({ service_payload_url: null, service_interface: null, config_data: null });
     expect(await storedService(org.bot.user_id)).toEqual([]);

@@ -32,9 +32,13 @@ describe("POST /bots", () => {
     expect(got[0].event).toMatchObject({ type: "realm_user", op: "add", person: { user_id: botId, email, is_bot: true, bot_type: 1, bot_owner_id: org.member2.user_id } });
     expect(got[0].users).toEqual(everyone(org, [{ user_id: botId } as never]));
     // A bot of role member joins role:members and (no waiting period) role:fullmembers, as a human would.
-    expect(got.slice(1).map((n) => n.event)).toEqual([
+    expect(got.slice(1, 3).map((n) => n.event)).toEqual([
       { type: "user_group", op: "add_members", group_id: sys["role:members"], user_ids: [botId] },
       { type: "user_group", op: "add_members", group_id: sys["role:fullmembers"], user_ids: [botId] },
+    ]);
+    // Then the whole bot to those who administer it: the owner and the administrators.
+    expect(got.slice(3).map((n) => [n.event.op, n.event.bot.user_id, n.users])).toEqual([
+      ["add", botId, [org.owner.user_id, org.admin.user_id, org.member2.user_id].sort((a, b) => a - b)],
     ]);
     const auth = await t.ok(await t.call("POST", "/internal/authenticate", { params: { email, api_key: botKey } }));
     expect(auth).toMatchObject({ user_id: botId, is_bot: true });
@@ -86,7 +90,10 @@ describe("PATCH /bots/{bot_id}", () => {
     await t.markOutbox();
     const res = await t.ok(await t.call("PATCH", `/bots/${botId}`, { as: org.member2.as, params: { bot_owner_id: org.member.user_id } }));
     expect(res).toMatchObject({ full_name: "Deploy Bot", bot_owner: org.member.email, service_interface: null });
-    const [n] = await notices(t);
+    const got = await notices(t);
+    // Zulip's order: realm_bot (the old owner loses it, the new one gains it, administrators learn the owner), then realm_user.
+    expect(got.map((n) => `${n.event.type}/${n.event.op}`)).toEqual(["realm_bot/delete", "realm_bot/add", "realm_bot/update", "realm_user/update"]);
+    const n = got[3];
     expect(n.event).toEqual({ type: "realm_user", op: "update", person: { user_id: botId, bot_owner_id: org.member.user_id } });
     expect(n.users).toEqual(everyone(org, [{ user_id: botId } as never]));
     expect(n.payload.user).toMatchObject({ user_id: botId, bot_owner_id: org.member.user_id });
@@ -108,7 +115,10 @@ describe("PATCH /bots/{bot_id}", () => {
   it("renames (names stay unique) and changes the role (administrators only)", async () => {
     await t.markOutbox();
     await t.ok(await t.call("PATCH", `/bots/${botId}`, { as: org.member.as, params: { full_name: "Release Bot" } }));
-    expect((await notices(t)).map((n) => n.event.person)).toEqual([{ user_id: botId, full_name: "Release Bot" }]);
+    expect((await notices(t)).map((n) => n.event.person ?? n.event.bot)).toEqual([
+      { user_id: botId, full_name: "Release Bot" },
+      { user_id: botId, full_name: "Release Bot" },
+    ]);
     expectError(await t.call("PATCH", `/bots/${botId}`, { as: org.member.as, params: { full_name: "Mel Member" } }), 400, "BAD_REQUEST", "Name is already in use!");
     expectError(await t.call("PATCH", `/bots/${botId}`, { as: org.member.as, params: { role: 300 } }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
     expectError(await t.call("PATCH", `/bots/${botId}`, { as: org.admin.as, params: { role: 100 } }), 400, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
@@ -132,8 +142,9 @@ describe("bot keys and deactivation", () => {
     expectError(await t.call("DELETE", `/bots/${botId}`, { as: org.member2.as }), 400, "BAD_REQUEST", "Insufficient permission");
     await t.markOutbox();
     await t.ok(await t.call("DELETE", `/bots/${botId}`, { as: org.member.as }));
-    const [n] = await notices(t);
+    const [n, bot] = await notices(t);
     expect(n.event.person).toEqual({ user_id: botId, is_active: false });
+    expect(bot.event.bot).toEqual({ user_id: botId, is_active: false });
     expect((await listBots(org.member)).map((b: any) => b.user_id)).toEqual([org.bot.user_id]);
     await t.ok(await t.call("DELETE", `/bots/${botId}`, { as: org.admin.as }));
     expect(await notices(t)).toEqual([]);

@@ -54,8 +54,11 @@ describe("PATCH /users/{user_id}: role", () => {
       { type: "user_group", op: "remove_members", group_id: groups["role:members"], user_ids: [org.member2.user_id] },
       { type: "user_group", op: "add_members", group_id: groups["role:administrators"], user_ids: [org.member2.user_id] },
       { type: "user_group", op: "remove_members", group_id: groups["role:fullmembers"], user_ids: [org.member2.user_id] },
+      // Now an administrator: the others' bots, to them alone.
+      { type: "realm_bot", op: "add", bot: expect.objectContaining({ user_id: org.bot.user_id, owner_id: org.member.user_id }) },
     ]);
-    expect(got.every((n) => n.users.join() === everyone(org).join())).toBe(true);
+    expect(got.slice(0, 4).every((n) => n.users.join() === everyone(org).join())).toBe(true);
+    expect(got[4].users).toEqual([org.member2.user_id]);
     expect(got[0].payload.user).toMatchObject({ user_id: org.member2.user_id, role: 200 });
     expect(await getUser(org.member2.user_id)).toMatchObject({ role: 200, is_admin: true });
     const isAdmin = await t.ok(
@@ -75,12 +78,14 @@ describe("PATCH /users/{user_id}: role", () => {
     await t.ok(await patchUser(asOwner, org.member2.user_id, { role: 400 }));
     const got = await notices(t);
     // Back to member (the waiting period is 0): role:members, and role:fullmembers at once.
-    expect(got.map((n) => [n.event.op, n.event.group_id ?? n.event.person.role])).toEqual([
+    expect(got.map((n) => [n.event.op, n.event.group_id ?? n.event.person?.role])).toEqual([
       ["update", 400],
       ["remove_members", groups["role:owners"]],
       ["add_members", groups["role:members"]],
       ["add_members", groups["role:fullmembers"]],
+      ["delete", undefined],
     ]);
+    expect(got[4]).toMatchObject({ event: { type: "realm_bot", bot: { user_id: org.bot.user_id } }, users: [org.member2.user_id] });
   });
 });
 

@@ -1,7 +1,7 @@
 import {
   AlertWordsEvent,
   CustomProfileFieldsEvent,
-  RealmBotServicesUpdateEvent,
+  RealmBotClientEvent,
   RealmUpdateDictEvent,
   RealmUpdateEvent,
   RealmUserSettingsDefaultsUpdateEvent,
@@ -26,7 +26,7 @@ const CLIENT_EVENT_SCHEMAS: Record<string, z.ZodType> = {
   alert_words: AlertWordsEvent,
   custom_profile_fields: CustomProfileFieldsEvent,
   user_group: UserGroupMembersEvent,
-  realm_bot: RealmBotServicesUpdateEvent,
+  realm_bot: RealmBotClientEvent,
 };
 
 export interface Notice {

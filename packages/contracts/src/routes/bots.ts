@@ -34,6 +34,28 @@ export const BotService = z.strictObject({ base_url: z.string(), interface: z.nu
 export type BotService = z.infer<typeof BotService>;
 
 /**
+ * A bot as register's `realm_bots` and realm_bot / add give it (Zulip's Bot), to those who
+ * administer it; deactivated bots too (`is_active`). Unlike Zulip there is no `api_key`, as in
+ * GET /bots: keys are stored only as hashes, and events rest in queues in clear. Bots here never
+ * have default channels.
+ */
+export const RealmBot = z.strictObject({
+  email: z.string(),
+  user_id: z.number().int(),
+  full_name: z.string(),
+  bot_type: z.number().int(),
+  is_active: z.boolean(),
+  default_sending_stream: z.string().nullable(),
+  default_events_register_stream: z.string().nullable(),
+  default_all_public_streams: z.boolean(),
+  owner_id: z.number().int().nullable(),
+  avatar_url: z.string(),
+  /** An outgoing webhook bot's one service; empty for the other types. */
+  services: z.array(BotService),
+});
+export type RealmBot = z.infer<typeof RealmBot>;
+
+/**
  * Create a bot owned by the caller. Its email is `<short_name>-bot@<realm bot domain>`; the API
  * key is returned once, here. An outgoing webhook bot (type 3) gets its service: `payload_url`
  * (required for it), `interface_type` (default 1), `service_name` (default the short name).

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ClientEvent } from "../events/client";
 import { p } from "../params";
 import { empty, route, success } from "../route";
+import { RealmBot } from "./bots";
 
 /**
  * The event queue: POST /register, GET /events, DELETE /events (served by the events service).
@@ -76,6 +77,8 @@ export const RegisterResponse = success({
   max_topic_length: z.number().int(),
   event_queue_longpoll_timeout_seconds: z.number().int(),
   ...Object.fromEntries(REGISTER_STATE_KEYS.map((k) => [k, z.unknown().optional()])),
+  /** With realm_bot fetched: the bots the user administers (an administrator all the organization's). */
+  realm_bots: z.array(RealmBot).optional(),
 }).catchall(z.unknown()).superRefine((body, ctx) => {
   const known = new Set<string>([...REGISTER_STATE_KEYS, "queue_id", "last_event_id", "zulip_version",
     "zulip_feature_level", "zulip_merge_base", "max_message_length", "max_topic_length",

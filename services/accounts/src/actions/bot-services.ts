@@ -4,7 +4,7 @@ import { generateApiKey } from "../lib/credentials";
 import { serviceObject } from "../queries/bot-services";
 import { getBotService, insertBotService, updateBotService, type BotServiceRow } from "../store/bot-services";
 import type { ProfileUser } from "../store/profile";
-import { activeHumanAdminIds } from "../store/users";
+import { botAdministratorIds } from "./realm-bots";
 
 /** Zulip's check_valid_interface_type. */
 export function checkValidInterfaceType(value: number): void {
@@ -43,14 +43,4 @@ export async function updateBotServiceInTx(
     payload: { user_id: bot.id, service, client: { event, users: await botAdministratorIds(tx, bot) } },
   });
   return updated;
-}
-
-/**
- * Who receives realm_bot events about a bot: Zulip's bot_owner_user_ids, the owner and the
- * organization's human administrators (its "owner only" case is for bots with a private default
- * channel, which bots here never have).
- */
-async function botAdministratorIds(tx: Queryable, bot: ProfileUser): Promise<number[]> {
-  const ids = await activeHumanAdminIds(tx, bot.realmId);
-  return [...new Set(bot.botOwnerId === null ? ids : [...ids, bot.botOwnerId])];
 }

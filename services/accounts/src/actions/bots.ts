@@ -10,6 +10,7 @@ import { getRealm, lockRealm, type RealmRow } from "../store/realms";
 import { getUserByEmail } from "../store/users";
 import { addBotServiceInTx, checkValidInterfaceType, updateBotServiceInTx } from "./bot-services";
 import { changeFullNameInTx, changeRoleInTx, checkUniqueFullNameInTx, deactivateBotInTx, notifyRealmUserUpdate, requireAdmin } from "./profile";
+import { notifyBotCreatedInTx, notifyBotOwnerChangedInTx } from "./realm-bots";
 import { createUserInTx } from "./users";
 
 /** Bot types anyone may create here (embedded bots need server-side bot code we do not run). */
@@ -87,6 +88,7 @@ export async function doCreateBot(deps: AccountsDeps, who: Identity, p: CreateBo
     if (p.botType === OUTGOING_WEBHOOK_BOT) {
       await addBotServiceInTx(tx, user, { name: p.serviceName || shortName, baseUrl: p.payloadUrl!, interface: interfaceType });
     }
+    await notifyBotCreatedInTx(tx, user);
     return { bot: (await getProfileUser(tx, who.realmId, user.id))!, apiKey };
   });
 }
@@ -145,6 +147,7 @@ export async function doUpdateBot(
       if (!owner.isActive) throw badRequest("Failed to change owner, user is deactivated");
       if (owner.isBot) throw badRequest("Failed to change owner, bots can't own other bots");
       await setBotOwner(tx, who.realmId, bot.id, owner.id);
+      await notifyBotOwnerChangedInTx(tx, { ...bot, botOwnerId: owner.id }, bot.botOwnerId);
       await notifyRealmUserUpdate(tx, who.realmId, bot.id, { user_id: bot.id, bot_owner_id: owner.id });
     }
     const service =
@@ -165,7 +168,11 @@ export async function doDeactivateBot(deps: AccountsDeps, who: Identity, botId: 
   });
 }
 
-/** POST /bots/{bot_id}/api_key/regenerate: the old key stops working at once. */
+/**
+ * POST /bots/{bot_id}/api_key/regenerate: the old key stops working at once. Zulip also sends the
+ * new key in a realm_bot update; here `realm_bots` has no keys (they are kept only as hashes,
+ * and events wait in queues in clear), so nothing there changes and nothing is sent.
+ */
 export async function doRegenerateBotApiKey(deps: AccountsDeps, who: Identity, botId: number): Promise<string> {
   return withTx(deps.pool, async (tx) => {
     const bot = await accessBot(tx, who, botId);

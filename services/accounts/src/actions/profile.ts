@@ -23,6 +23,7 @@ import {
 import { revokeInvitesGeneratedByUserInTx } from "./invites-changed";
 import { moveSystemGroupsInTx } from "./system-groups";
 import { applyProfileDataInTx } from "./custom-profile-fields";
+import { notifyAdministeredBotsInTx, notifyBotUpdateInTx } from "./realm-bots";
 
 type Person = RealmUserUpdatePersonEvent["person"];
 
@@ -103,11 +104,13 @@ export async function changeFullNameInTx(tx: Queryable, user: ProfileUser, rawNa
   if (realm) await checkUniqueFullNameInTx(tx, realm, name, user.id);
   await setFullName(tx, user.realmId, user.id, name);
   await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, full_name: name });
+  await notifyBotUpdateInTx(tx, user, { full_name: name });
 }
 
 /**
  * Changes a role, in Zulip's order: `realm_user` update with `role`, then the move between the
- * system groups (user_group events: membership is client state too, deactivated users' included).
+ * system groups (user_group events: membership is client state too, deactivated users' included);
+ * last, the bots the user now administers or no longer does.
  */
 export async function changeRoleInTx(tx: Queryable, user: ProfileUser, role: number, now: Date): Promise<void> {
   if (role === user.role) return;
@@ -115,6 +118,7 @@ export async function changeRoleInTx(tx: Queryable, user: ProfileUser, role: num
   await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, role });
   const realm = await getRealm(tx, user.realmId);
   if (realm) await moveSystemGroupsInTx(tx, realm, user.id, user.role, role, now);
+  await notifyAdministeredBotsInTx(tx, user, user.role, role);
 }
 
 export interface UpdateUserInput {
@@ -184,6 +188,7 @@ export async function deactivateInTx(tx: Queryable, user: UserRow): Promise<void
       client: { event: { type: "realm_user", op: "update", person: { user_id: user.id, is_active: false } }, users: audience },
     },
   });
+  await notifyBotUpdateInTx(tx, updated, { is_active: false });
   await revokeInvitesGeneratedByUserInTx(tx, user);
 }
 
@@ -241,14 +246,19 @@ export async function doReactivateUser(deps: AccountsDeps, who: Identity, userId
     }
     await setUserActive(tx, user.realmId, user.id, true);
     await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, is_active: true });
+    await notifyBotUpdateInTx(tx, user, { is_active: true });
   });
 }
 
-/** The avatar fields of a `realm_user` update (full URLs: clients apply client_gravatar themselves). */
+/**
+ * The avatar fields of a `realm_user` update (full URLs: clients apply client_gravatar
+ * themselves); for a bot, first its realm_bot update, in Zulip's order.
+ */
 export async function notifyAvatar(tx: Queryable, realmId: number, userId: number): Promise<string> {
   const u = await getProfileUser(tx, realmId, userId);
   if (!u) throw badRequest("No such user");
   const url = avatarUrl(u, { clientGravatar: false })!;
+  await notifyBotUpdateInTx(tx, u, { avatar_url: url });
   await notifyRealmUserUpdate(tx, realmId, userId, {
     user_id: userId,
     avatar_url: url,

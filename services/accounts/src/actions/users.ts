@@ -11,6 +11,7 @@ import { selectCanCreateUsers, setCanCreateUsers } from "../store/profile";
 import { getRealm, lockRealm } from "../store/realms";
 import { addToSystemGroupsInTx } from "./system-groups";
 import { checkUniqueFullNameInTx, deactivateInTx } from "./profile";
+import { notifyBotCreatedInTx } from "./realm-bots";
 import {
   activeBotsOwnedBy,
   activeUserIds,
@@ -134,6 +135,7 @@ export async function doCreateUser(deps: AccountsDeps, input: CreateUserInput) {
   return withTx(deps.pool, async (tx) => {
     const created = await createUserInTx(tx, deps, input);
     await notifyJoinedWithoutInviteInTx(tx, created.user);
+    if (created.user.isBot && !created.user.isSystemBot) await notifyBotCreatedInTx(tx, created.user);
     return created;
   });
 }

@@ -16,6 +16,7 @@ import { EXTERNAL_ACCOUNT_SUBTYPES } from "../lib/profile-fields";
 import { settingsRegisterState } from "./settings";
 import { userListJson, userListsOf } from "./user-list";
 import { presenceRegisterState } from "./presence";
+import { realmBotsState } from "./bots";
 
 export interface RegisterStateParams {
   fetch_event_types: string[] | null | undefined;
@@ -62,6 +63,7 @@ export async function getRegisterState(deps: AccountsDeps, who: Identity, p: Reg
     registerStateExtras(ctx),
     wants("presence") ? presenceRegisterState(deps, who.realmId, p) : {},
     wants("muted_users") ? getMutedUsers(deps.pool, who.realmId, who.userId).then((muted_users) => ({ muted_users })) : {},
+    wants("realm_bot") ? realmBotsState(deps, me) : {},
   ]);
   return stateJson(Object.assign({}, ...parts) as Record<string, unknown>);
 }

@@ -23,6 +23,11 @@ export async function getBotService(db: Queryable, realmId: number, botId: numbe
   return rows[0] ? toRow(rows[0]) : null;
 }
 
+export async function listBotServices(db: Queryable, realmId: number, botIds: number[]): Promise<BotServiceRow[]> {
+  const { rows } = await db.query("SELECT * FROM bot_services WHERE realm_id = $1 AND bot_id = ANY($2::bigint[])", [realmId, botIds]);
+  return rows.map(toRow);
+}
+
 export async function insertBotService(db: Queryable, s: BotServiceRow): Promise<BotServiceRow> {
   const { rows } = await db.query(
     "INSERT INTO bot_services (bot_id, realm_id, name, base_url, interface, token) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",

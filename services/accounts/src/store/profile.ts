@@ -73,6 +73,15 @@ export async function listBotIds(db: Queryable, realmId: number, ownerId: number
   return rows.map((r) => Number(r.id));
 }
 
+/** The bots of `listBotIds`, deactivated ones too, as rows (by id). */
+export async function listBots(db: Queryable, realmId: number, ownerId: number | null): Promise<ProfileUser[]> {
+  const { rows } = await db.query(
+    "SELECT * FROM users WHERE realm_id = $1 AND is_bot AND NOT is_system_bot AND ($2::bigint IS NULL OR bot_owner_id = $2) ORDER BY id",
+    [realmId, ownerId],
+  );
+  return rows.map(toProfileUser);
+}
+
 /** A users row with the columns this issue added (avatar, billing role). */
 export type ProfileUser = UserRow & { avatarSource: "G" | "U"; avatarToken: string | null; isBillingAdmin: boolean };
 

@@ -213,14 +213,29 @@ export const accountAppliers: Record<string, Applier> = {
   },
 
   realm_bot(state, event, ctx) {
-    // Only state when register returned realm_bots (this server does not, so far).
-    if (!Array.isArray(state.realm_bots)) return true;
     if (!fetched(ctx, "realm_bot")) return false;
-    if (event.op === "add") upsert(state.realm_bots, "user_id", event.bot);
-    else if (event.op === "remove" || event.op === "delete") state.realm_bots = state.realm_bots.filter((b: any) => b.user_id !== event.bot.user_id);
-    else if (event.op === "update") Object.assign(state.realm_bots.find((b: any) => b.user_id === event.bot.user_id) ?? {}, event.bot);
-    else return false;
-    return true;
+    if (!Array.isArray(state.realm_bots)) return true;
+    const bots = state.realm_bots as any[];
+    const bot = bots.find((b) => b.user_id === event.bot.user_id);
+    switch (event.op) {
+      // A bot seen twice (in the state and the queue) stays one; by id, as register lists them.
+      case "add":
+        upsert(bots, "user_id", event.bot);
+        bots.sort((a, b) => a.user_id - b.user_id);
+        return true;
+      case "update":
+        if (bot) Object.assign(bot, event.bot);
+        return true;
+      case "delete":
+        state.realm_bots = bots.filter((b) => b.user_id !== event.bot.user_id);
+        return true;
+      // Deactivation before feature level 222 (no longer sent): the bot stays, inactive, as in Zulip's apply_event.
+      case "remove":
+        if (bot) bot.is_active = false;
+        return true;
+      default:
+        return false;
+    }
   },
 
   alert_words(state, event, ctx) {
