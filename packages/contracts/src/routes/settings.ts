@@ -198,6 +198,8 @@ export const realmSettingParams = {
   enable_guest_user_indicator: p.bool(),
   require_unique_names: p.bool(),
   presence_disabled: p.bool(),
+  /** Which authentication methods are on, by name (`{"Email": true}`); owners only, at least one on. */
+  authentication_methods: p.json(z.record(z.string(), z.boolean())),
 };
 
 /** What changed, as Zulip's update_realm answers: each changed setting's value, strings as "updated". */

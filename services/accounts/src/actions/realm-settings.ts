@@ -1,5 +1,6 @@
 import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
+import { checkAuthenticationMethods } from "../lib/authentication-methods";
 import { ROLE } from "../lib/format";
 import {
   ANNOUNCEMENT_CHANNEL_SETTINGS,
@@ -41,6 +42,9 @@ export async function doUpdateRealm(deps: AccountsDeps, who: Identity, given: Re
     delete settings[setting];
     if (change !== undefined) groupChanges.set(setting, typeof change === "number" ? { new: change } : change);
   }
+  const methods = settings.authentication_methods as Record<string, boolean> | undefined;
+  delete settings.authentication_methods;
+  if (methods !== undefined) checkAuthenticationMethods(methods, who.role === ROLE.owner);
   const values = checkRealmSettingValues(settings, who.role === ROLE.owner);
   if (groupChanges.size) {
     const rows = await getGroupsByIds(deps.pool, who.realmId, [...groupChanges.values()].map((c) => c.new));

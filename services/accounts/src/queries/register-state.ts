@@ -8,7 +8,7 @@ import { getRealm, type RealmRow } from "../store/realms";
 import { systemGroupIds } from "../store/user-groups";
 import { settingGroupName } from "../lib/realm-settings";
 import { getUser, type UserRow } from "../store/users";
-import { AUTHENTICATION_METHODS } from "./server";
+import { REALM_AUTHENTICATION_METHODS } from "../lib/authentication-methods";
 import { registerStateExtras } from "./register-state-extras";
 import { getMutedUsers } from "./muted-users";
 import { avatarUrl, realmIconUrl } from "../lib/avatar";
@@ -203,9 +203,7 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     realm_create_multiuse_invite_group: groups[realm.createMultiuseInviteGroup],
     realm_direct_message_initiator_group: groups["role:everyone"],
     realm_direct_message_permission_group: groups["role:everyone"],
-    realm_authentication_methods: Object.fromEntries(
-      Object.entries(AUTHENTICATION_METHODS).map(([k, v]) => [k, { enabled: v, available: v }]),
-    ),
+    realm_authentication_methods: REALM_AUTHENTICATION_METHODS,
     realm_available_video_chat_providers: { disabled: { name: "None", id: 0 }, jitsi_meet: { name: "Jitsi Meet", id: 1 } },
     realm_default_external_accounts: Object.fromEntries(
       Object.entries(EXTERNAL_ACCOUNT_SUBTYPES).map(([site, a]) => [site, { name: `${a.name} username`, text: a.name, hint: a.hint, url_pattern: a.url_pattern }]),
