@@ -136,6 +136,35 @@ describe("missed-message emails", () => {
     expect(mail.text).toContain("/#narrow/dm/");
   });
 
+  it("a user created after the organization turned channel emails on by default is mailed a channel's messages; earlier users keep theirs off", async () => {
+    // Zulip applies the defaults when the user is created: only later users get them.
+    const defaults = await as("admin").patch("/realm/user_settings_defaults", {
+      enable_stream_email_notifications: true,
+      email_notifications_batching_period_seconds: BATCH,
+    });
+    expect(defaults.status, JSON.stringify(defaults.body)).toBe(200);
+    const email = `late-${Date.now()}@example.com`;
+    const created = await as("owner").post("/users", { email, password: "a long password", full_name: "Lena Latecomer" });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const lateId = (created.body as { user_id: number }).user_id;
+    // Messaging learns the new user's settings from accounts' event, as in beforeAll.
+    await sleep(1500);
+    const channel = unique("announcements").replace(/\s+/g, "-");
+    const principals = JSON.stringify([lateId, user("member").user_id]);
+    const sub = await as("admin").post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: channel }]), principals });
+    expect(sub.status, JSON.stringify(sub.body)).toBe(200);
+
+    // Both are away; no mention: only the default (or its absence) decides.
+    const topic = unique("schedule");
+    const content = unique("the office is closed on Friday");
+    await send("admin", { type: "stream", to: channel, topic, content });
+    const mail = await catcher.waitFor(email, mentions(content), SETTLE_MS + 10_000);
+    expect(mail.subject).toBe(`#${channel} > ${topic}`);
+    expect(mail.text).toContain("email notifications for this channel");
+    await sleep(1000);
+    expect(mailsTo("member", mentions(content))).toEqual([]);
+  });
+
   it("no mail with the setting off, to a user active a moment ago, or for the sender's own message", async () => {
     const off = unique("setting is off");
     const active = unique("user is here");

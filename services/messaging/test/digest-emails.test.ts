@@ -4,6 +4,7 @@ import { serviceClient } from "@chat/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doSendDigestEmails } from "../src/actions/digest-emails";
 import { digestWeekday } from "../src/lib/digest-email";
+import { SPOILER_NOTE } from "../src/lib/email-html";
 import { startMessaging, type TestUser } from "./helpers";
 
 /**
@@ -31,6 +32,30 @@ async function digestOrg(weekday = digestWeekday(t.clock.now())) {
   await t.setRealmSetting(org.realmId, "digest_emails_enabled", true);
   await t.setRealmSetting(org.realmId, "digest_weekday", weekday);
   return org;
+}
+
+const accountsCall = () => serviceClient(t.accountsApp, t.deps.config.INTERNAL_TOKEN);
+
+/** Accounts' digest recipients for today, asked as messaging does (`limit` a page). */
+async function recipientsPage(params: Record<string, unknown>) {
+  const now = Math.floor(t.clock.now().getTime() / 1000);
+  return accountsCall()("GET", InternalGetDigestRecipients.path, {
+    params: { weekday: digestWeekday(t.clock.now()), inactive_since: now - 5 * 86400, joined_since: now - 7 * 86400, ...params },
+  });
+}
+
+/** Every page of accounts' answer, each checked against the contract; the users in order. */
+async function recipientPages(limit: number) {
+  const users: Array<{ realm_id: number; user_id: number; new_users: number }> = [];
+  for (let after = 0; ; ) {
+    const res = await recipientsPage({ after_user_id: after, limit });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const page = InternalGetDigestRecipients.response.parse((({ result, msg, ...rest }) => rest)(res.body as Record<string, unknown>)).users;
+    expect(page.length).toBeLessThanOrEqual(limit);
+    users.push(...page);
+    if (page.length < limit) return users;
+    after = page[page.length - 1].user_id;
+  }
 }
 
 async function setActive(user: TestUser, at: Date) {
@@ -61,14 +86,8 @@ describe("digest emails", () => {
     );
 
     // Accounts' answer, as its contract declares it (no undeclared key).
-    const now = Math.floor(t.clock.now().getTime() / 1000);
-    const answer = await serviceClient(t.accountsApp, t.deps.config.INTERNAL_TOKEN)("GET", InternalGetDigestRecipients.path, {
-      params: { weekday: digestWeekday(t.clock.now()), inactive_since: now - 5 * 86400, joined_since: now - 7 * 86400 },
-    });
-    expect(answer.status).toBe(200);
-    const parsed = InternalGetDigestRecipients.response.parse((({ result, msg, ...rest }) => rest)(answer.body)) as any;
-    const realm = parsed.realms.find((r: any) => r.realm_id === org.realmId);
-    expect(realm.users.map((u: any) => u.user_id).sort()).toEqual([admin, member, member2, guest].map((u) => u.user_id).sort());
+    const due = (await recipientPages(1000)).filter((u) => u.realm_id === org.realmId);
+    expect(due.map((u) => u.user_id).sort()).toEqual([admin, member, member2, guest].map((u) => u.user_id).sort());
 
     await doSendDigestEmails(t.deps);
 
@@ -128,6 +147,20 @@ describe("digest emails", () => {
     expect(html).not.toContain("<b>launch");
   });
 
+  it("a teaser with a spoiler keeps its header and leaves the hidden content out, in both parts", async () => {
+    const org = await digestOrg();
+    await t.createStream(org.admin, "films", [org.admin, org.member]);
+    await t.send(org.admin, { type: "stream", to: "films", topic: "mystery", content: "```spoiler Who did it\nThe butler did it.\n```" });
+    await doSendDigestEmails(t.deps);
+
+    const { rows } = await t.deps.pool.query("SELECT text_body, html_body FROM mail_outbox WHERE lower(to_address) = lower($1)", [org.member.email]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].text_body).toContain(`Who did it ${SPOILER_NOTE}`);
+    expect(rows[0].html_body).toContain(`Who did it ${SPOILER_NOTE}`);
+    expect(rows[0].text_body).not.toContain("butler");
+    expect(rows[0].html_body).not.toContain("butler");
+  });
+
   it("once a week: not again that day, nor on other days, again on next week's digest day", async () => {
     const start = t.clock.now();
     const org = await digestOrg();
@@ -157,6 +190,55 @@ describe("digest emails", () => {
     } finally {
       t.clock.set(start);
     }
+  });
+
+  it("accounts answers a page at a time: each user once, in order of id, at most `limit` a page; a bad page is refused", async () => {
+    const org = await digestOrg();
+    for (let i = 1; i <= 3; i++) await org.extra(i);
+    const whole = await recipientPages(1000);
+    const paged = await recipientPages(2);
+    expect(paged).toEqual(whole);
+    const ids = paged.map((u) => u.user_id);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+    // The organization's nine humans, none active: each counts the eight others as new.
+    const own = paged.filter((u) => u.realm_id === org.realmId);
+    expect(own).toHaveLength(9);
+    expect(own.map((u) => u.new_users)).toEqual(Array(9).fill(8));
+
+    const bad: Array<[unknown, string]> = [
+      ["many", "limit is not valid JSON"],
+      [0, "limit is too small"],
+      [1001, "limit is too large"],
+    ];
+    for (const [limit, msg] of bad) {
+      const res = await recipientsPage({ limit });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ result: "error", code: "BAD_REQUEST", msg });
+    }
+    const missing = await recipientsPage({});
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ result: "error", code: "REQUEST_VARIABLE_MISSING", msg: "Missing 'limit' argument" });
+  });
+
+  it("an organization of more users than a page: every away user gets exactly one digest, also with two processes walking at once", async () => {
+    const org = await digestOrg();
+    const extras = [];
+    for (let i = 1; i <= 3; i++) extras.push(await org.extra(i));
+    const humans = [org.owner, org.admin, org.moderator, org.member, org.member2, org.guest, ...extras];
+    await t.createStream(org.admin, "paged", humans);
+    await t.send(org.admin, { type: "stream", to: "paged", topic: "pages", content: "One digest each" });
+    await setActive(org.moderator, new Date(t.clock.now().getTime() - DAY));
+
+    await Promise.all([doSendDigestEmails(t.deps, 2), doSendDigestEmails(t.deps, 3)]);
+    await doSendDigestEmails(t.deps, 2);
+    for (const user of humans.filter((u) => u !== org.moderator)) {
+      const mails = await mailsTo(user);
+      expect(mails, user.email).toHaveLength(1);
+      expect(mails[0].text).toContain("#paged > pages (1 message, 1 person)");
+      expect(mails[0].text).toContain("8 new people joined");
+    }
+    expect(await mailsTo(org.moderator)).toEqual([]);
   });
 
   it("covers only the time since the user's last activity", async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doMailNextDueBatch, MISSED_MESSAGE_MAX_ATTEMPTS } from "../src/actions/missed-message-emails";
 import type { AppDeps } from "../src/deps";
 import { AccountsClient } from "../src/lib/accounts-client";
+import { SPOILER_NOTE } from "../src/lib/email-html";
 import { startMessaging, type TestUser } from "./helpers";
 
 /**
@@ -132,6 +133,27 @@ describe("missed-message emails: the HTML part", () => {
     expect(banned.text).not.toContain("hidden");
     expect(banned.html).not.toContain("hidden");
     expect(banned.html).toContain("your organization does not allow it in email notifications");
+  });
+});
+
+describe("missed-message emails: spoilers", () => {
+  it("keep their header and leave their hidden content out, in the text and the HTML part", async () => {
+    const org = await t.createOrg();
+    await t.createStream(org.admin, "films", [org.admin, org.member]);
+    const content = ["Saw it last night.", "```spoiler How it **ends**", "The butler did it.", "```", "```spoiler", "The gardener helped.", "```"].join("\n");
+    await t.send(org.admin, { type: "stream", to: "films", topic: "mystery", content: `@**${org.member.full_name}** ${content}` });
+    await mailDueBatches();
+
+    const mail = await mailTo(org.member, (m) => m.subject === "#films > mystery");
+    expect(mail.text).toContain("Saw it last night.");
+    expect(mail.text).toContain(`How it ends ${SPOILER_NOTE}`);
+    expect(mail.html).toContain(`How it <strong>ends</strong> <em>${SPOILER_NOTE}</em>`);
+    // The spoiler without a header: only the note.
+    expect(mail.html).toContain(`<p><em>${SPOILER_NOTE}</em></p>`);
+    for (const part of [mail.text, mail.html!]) {
+      expect(part).not.toContain("butler");
+      expect(part).not.toContain("gardener");
+    }
   });
 });
 

@@ -8,8 +8,16 @@ import { defineEvent } from "./index";
  */
 const UserPayload = { user: UserSummary, avatar: UserAvatarSummary.optional() };
 
-/** A user was created (any role, bots included). */
-export const AccountsUserCreated = defineEvent("accounts.user.created", z.object(UserPayload).passthrough());
+/**
+ * A user was created (any role, bots included). `settings`: the personal settings the user starts
+ * with that differ from Zulip's defaults (the organization's defaults for new users, which no
+ * `accounts.user_settings.updated` announces), for the services' settings replicas; absent in
+ * events of earlier releases.
+ */
+export const AccountsUserCreated = defineEvent(
+  "accounts.user.created",
+  z.object({ ...UserPayload, settings: z.record(z.string(), z.union([z.boolean(), z.number(), z.string()])).optional() }).passthrough(),
+);
 /** A user's fields changed; `user` is the whole new summary. */
 /**
  * The realm_user/add notice for the users who may not see a new user's delivery email (theirs

@@ -409,11 +409,13 @@ export const InternalGetEmailNotificationState = route({
 });
 
 /**
- * Who messaging's weekly digest emails go to today: the organizations with digests on whose
- * `digest_weekday` (0 = Monday) is `weekday`; in each, the active human users with
+ * Who messaging's weekly digest emails go to today, a page at a time: in the organizations with
+ * digests on whose `digest_weekday` (0 = Monday) is `weekday`, the active human users with
  * `enable_digest_emails` on and no activity (presence `last_active_time`, Unix seconds; null:
- * never) since `inactive_since`, and the active humans who joined since `joined_since` (the
- * digest tells how many people joined while the reader was away).
+ * never) since `inactive_since`, by id, the first `limit` after `after_user_id`; fewer than
+ * `limit` ends the walk. `new_users`: the active humans of the user's organization (not the user)
+ * who joined after the user's last activity and after `joined_since` (the digest tells how many
+ * people joined while the reader was away).
  */
 export const InternalGetDigestRecipients = route({
   method: "GET",
@@ -424,21 +426,19 @@ export const InternalGetDigestRecipients = route({
     weekday: p.int(z.number().int().min(0).max(6)).required(),
     inactive_since: p.int().required(),
     joined_since: p.int().required(),
+    after_user_id: p.int(z.number().int().min(0)).default(0),
+    limit: p.int(z.number().int().min(1).max(1000)).required(),
   },
   response: success({
-    realms: z.array(
+    users: z.array(
       z.strictObject({
         realm_id: z.number().int(),
-        users: z.array(
-          z.strictObject({
-            user_id: z.number().int(),
-            delivery_email: z.string(),
-            full_name: z.string(),
-            role: z.number().int(),
-            last_active_time: z.number().int().nullable(),
-          }),
-        ),
-        joined: z.array(z.strictObject({ user_id: z.number().int(), date_joined: z.number().int() })),
+        user_id: z.number().int(),
+        delivery_email: z.string(),
+        full_name: z.string(),
+        role: z.number().int(),
+        last_active_time: z.number().int().nullable(),
+        new_users: z.number().int(),
       }),
     ),
   }),

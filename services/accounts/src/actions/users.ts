@@ -26,6 +26,7 @@ import {
   type UserRow,
 } from "../store/users";
 import { emailVisibilityOf } from "../queries/profile";
+import { getUserSettingsRow } from "../store/settings";
 import { canSeeDeliveryEmail } from "../lib/user-settings";
 import { messagingOf } from "../lib/messaging-client";
 
@@ -111,6 +112,8 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
     payload: {
       user: userSummary(user),
       avatar: avatarSummary(user, policy),
+      // The defaults just applied: the services' settings replicas learn of no other way.
+      settings: await getUserSettingsRow(tx, user.realmId, user.id),
       // Humans carry their (empty) custom profile data, as register's realm_users do.
       ...(seeing.length ? { client: { event: { type: "realm_user", op: "add", person }, users: seeing } } : {}),
     },

@@ -30,8 +30,7 @@ import { accessRealm, getInternalRealm } from "../queries/realms";
 import { unixSeconds } from "../lib/presence";
 import { getUserPresence } from "../store/presence";
 import { selectUsersWithAccountsInOtherRealms } from "../store/users";
-import { selectDigestRecipients, selectRecentJoins } from "../store/digest-recipients";
-import { SETTING_DEFAULTS } from "../lib/user-settings";
+import { getDigestRecipientsPage } from "../queries/digest-recipients";
 import { getInternalUserSettings } from "../queries/settings";
 import { getInternalUserGroups, groupCanMention, groupIsMember, groupRecursiveMembers } from "../queries/user-groups";
 import { getInternalUsers } from "../queries/users";
@@ -131,18 +130,24 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
     return { message_content_allowed_in_email_notifications: realm.messageContentAllowedInEmailNotifications, users };
   });
 
-  // Messaging's weekly digest emails: who gets one today, by organization.
+  // Messaging's weekly digest emails: who gets one today, a page at a time.
   registerRoute(app, InternalGetDigestRecipients, async ({ params }) => {
-    const recipients = await selectDigestRecipients(deps.pool, params.weekday, new Date(params.inactive_since * 1000), SETTING_DEFAULTS.enable_digest_emails === true);
-    const realmIds = [...new Set(recipients.map((r) => r.realmId))];
-    const joins = await selectRecentJoins(deps.pool, realmIds, new Date(params.joined_since * 1000));
+    const users = await getDigestRecipientsPage(deps.pool, {
+      weekday: params.weekday,
+      inactiveSince: new Date(params.inactive_since * 1000),
+      joinedSince: new Date(params.joined_since * 1000),
+      afterUserId: params.after_user_id,
+      limit: params.limit,
+    });
     return {
-      realms: realmIds.map((realmId) => ({
-        realm_id: realmId,
-        users: recipients
-          .filter((r) => r.realmId === realmId)
-          .map((r) => ({ user_id: r.userId, delivery_email: r.deliveryEmail, full_name: r.fullName, role: r.role, last_active_time: r.lastActive ? unixSeconds(r.lastActive) : null })),
-        joined: joins.filter((j) => j.realmId === realmId).map((j) => ({ user_id: j.userId, date_joined: unixSeconds(j.dateJoined) })),
+      users: users.map((u) => ({
+        realm_id: u.realmId,
+        user_id: u.userId,
+        delivery_email: u.deliveryEmail,
+        full_name: u.fullName,
+        role: u.role,
+        last_active_time: u.lastActive ? unixSeconds(u.lastActive) : null,
+        new_users: u.newUsers,
       })),
     };
   });

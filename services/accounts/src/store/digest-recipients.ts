@@ -13,9 +13,12 @@ export interface DigestRecipientRow {
 /**
  * Active humans of the active organizations with digests on `weekday`, whose effective
  * `enable_digest_emails` is true (`digestDefault` when they never changed it) and who were not
- * active since `inactiveSince`.
+ * active since `inactiveSince`: the first `limit` by id after `afterUserId`.
  */
-export async function selectDigestRecipients(db: Queryable, weekday: number, inactiveSince: Date, digestDefault: boolean): Promise<DigestRecipientRow[]> {
+export async function selectDigestRecipients(
+  db: Queryable,
+  q: { weekday: number; inactiveSince: Date; digestDefault: boolean; afterUserId: number; limit: number },
+): Promise<DigestRecipientRow[]> {
   const { rows } = await db.query(
     `SELECT u.realm_id, u.id, u.delivery_email, u.full_name, u.role, p.last_active_time
        FROM realms r
@@ -23,11 +26,12 @@ export async function selectDigestRecipients(db: Queryable, weekday: number, ina
        LEFT JOIN user_settings s ON s.user_id = u.id
        LEFT JOIN user_presence p ON p.user_id = u.id
       WHERE r.digest_emails_enabled AND r.digest_weekday = $1 AND NOT r.deactivated
-        AND u.is_active AND NOT u.is_bot
+        AND u.is_active AND NOT u.is_bot AND u.id > $4
         AND coalesce((s.settings ->> 'enable_digest_emails')::boolean, $3)
         AND (p.last_active_time IS NULL OR p.last_active_time < $2)
-      ORDER BY u.realm_id, u.id`,
-    [weekday, inactiveSince, digestDefault],
+      ORDER BY u.id
+      LIMIT $5`,
+    [q.weekday, q.inactiveSince, q.digestDefault, q.afterUserId, q.limit],
   );
   return rows.map((r) => ({
     realmId: Number(r.realm_id),
@@ -39,13 +43,13 @@ export async function selectDigestRecipients(db: Queryable, weekday: number, ina
   }));
 }
 
-/** Active humans of the given organizations who joined since `since`. */
+/** Active humans of the given organizations who joined since `since`, earliest first. */
 export async function selectRecentJoins(db: Queryable, realmIds: number[], since: Date): Promise<Array<{ realmId: number; userId: number; dateJoined: Date }>> {
   if (realmIds.length === 0) return [];
   const { rows } = await db.query(
     `SELECT realm_id, id, date_joined FROM users
       WHERE realm_id = ANY($1::bigint[]) AND date_joined >= $2 AND is_active AND NOT is_bot
-      ORDER BY realm_id, id`,
+      ORDER BY realm_id, date_joined, id`,
     [realmIds, since],
   );
   return rows.map((r) => ({ realmId: Number(r.realm_id), userId: Number(r.id), dateJoined: r.date_joined }));

@@ -13,7 +13,13 @@ export async function doReplicateUserSetting(tx: Queryable, realmId: number, use
   if (name === "enable_drafts_synchronization" && value === false) await deleteUserDrafts(tx, realmId, userId);
 }
 
-/** Stores settings read through from accounts for users the replica did not fully know. */
+/**
+ * Stores settings learnt other than by a change event (read through from accounts for users the
+ * replica did not fully know, a new user's initial ones) where the replica lacks them.
+ */
 export async function doFillUserSettings(db: Queryable, realmId: number, users: Array<{ user_id: number; settings: Record<string, unknown> }>): Promise<void> {
-  for (const u of users) await fillUserSettings(db, realmId, u.user_id, pickReplicated(u.settings));
+  for (const u of users) {
+    const settings = pickReplicated(u.settings);
+    if (Object.keys(settings).length > 0) await fillUserSettings(db, realmId, u.user_id, settings);
+  }
 }

@@ -2,6 +2,7 @@ import { AccountsUserCreated, AccountsUserDeactivated, AccountsUserUpdated } fro
 import { InvalidMessageError, oncePerEvent, type AmqpClient } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { notifyActivityChange, notifyRoleChange } from "../actions/stream-access";
+import { doFillUserSettings } from "../actions/user-settings";
 import { doReplicateUsers } from "../actions/users";
 import { selectUsersByIds } from "../store/users";
 
@@ -30,6 +31,9 @@ export async function consumeAccountsEvents(amqp: AmqpClient, deps: AppDeps): Pr
       await oncePerEvent(deps.pool, ACCOUNTS_CONSUMER, envelope.id, async (tx) => {
         const [before] = await selectUsersByIds(tx, user.realm_id, [user.user_id]);
         await doReplicateUsers(tx, [{ ...user, avatar: parsed.data.avatar }]);
+        // A new user's settings start as the organization's defaults, announced only here.
+        const settings = envelope.type === "accounts.user.created" ? AccountsUserCreated.parse(envelope.payload).settings : undefined;
+        if (settings) await doFillUserSettings(tx, user.realm_id, [{ user_id: user.user_id, settings }]);
         // The replica had the user as they were: a new role can show or hide channels, and
         // subscriber lists count active users only.
         if (before && before.role !== user.role && user.is_active) await notifyRoleChange(tx, deps, user.realm_id, user.user_id, before.role, user.role);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { absoluteUrl, messageHtmlForMail } from "./email-html";
+import { absoluteUrl, messageHtmlForMail, SPOILER_NOTE } from "./email-html";
+import { htmlToText } from "./missed-message-email";
 
 const url = "https://acme.chat.example.com";
 
@@ -20,5 +21,20 @@ describe("messageHtmlForMail", () => {
       `<p>See <a href="${url}/user_uploads/1/ab/cat.png">cat.png</a></p>\n` +
         '<p>Nice <span aria-label="thumbs up" class="emoji emoji-1f44d" role="img" title="thumbs up">👍</span> &amp; done</p>',
     );
+  });
+
+  it("keeps a spoiler's header and leaves its content out, with a note in its place, in HTML and text alike", () => {
+    const spoiler = (header: string, content: string) =>
+      `<div class="spoiler-block"><div class="spoiler-header">\n${header}</div><div class="spoiler-content" aria-hidden="true">\n${content}</div></div>\n`;
+    const html =
+      "<p>Before</p>\n" +
+      spoiler("<p>The <em>ending</em></p>\n", "<p>Everyone <strong>wins</strong>.</p>\n") +
+      `<blockquote>\n${spoiler("", "<p>quoted secret</p>\n")}</blockquote>\n<p>After</p>`;
+    const mail = messageHtmlForMail(html, url);
+    expect(mail).toContain(`<p>The <em>ending</em> <em>${SPOILER_NOTE}</em></p>`);
+    expect(mail).toContain(`<blockquote>\n<div class="spoiler-block">\n<p><em>${SPOILER_NOTE}</em></p>\n</div>`);
+    expect(mail).not.toMatch(/wins|quoted secret|spoiler-content/);
+    expect(mail).toContain("<p>After</p>");
+    expect(htmlToText(html, url)).toBe(`Before\n\nThe ending ${SPOILER_NOTE}\n\n> ${SPOILER_NOTE}\n\nAfter`);
   });
 });

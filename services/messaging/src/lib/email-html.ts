@@ -39,9 +39,49 @@ function fitForMail(el: Element, realmUrl: string): void {
   el.children = kept;
 }
 
+/** What stands in a mail for a spoiler's hidden content (the reader opens it in the app). */
+export const SPOILER_NOTE = "(Spoiler hidden: open the conversation to see it)";
+
+const hasClass = (el: Element, name: string) => classesOf(el).includes(name);
+
+/**
+ * Keeps each spoiler's header and leaves its content out, as Zulip's notification mails do: a
+ * mail cannot hide it until the reader asks, and mail previews would show it at once. The note
+ * goes at the end of the header's last paragraph (a paragraph of its own when there is none).
+ */
+function hideSpoilers(el: Element): void {
+  for (const child of el.children) {
+    if (!hasClass(child, "spoiler-block")) {
+      hideSpoilers(child);
+      continue;
+    }
+    const header = child.children.find((c) => hasClass(c, "spoiler-header"));
+    const kept = header ? header.children : [];
+    const note: Element = { tag: "em", attrs: [], text: SPOILER_NOTE, children: [], tail: "" };
+    const last = kept.at(-1);
+    if (last?.tag === "p") {
+      const end = last.children.at(-1);
+      if (end) end.tail = end.tail.trimEnd() + " ";
+      else last.text = last.text.trimEnd() + " ";
+      last.children.push(note);
+    } else {
+      kept.push({ tag: "p", attrs: [], text: "", children: [note], tail: "\n" });
+    }
+    child.text = header?.text ?? "";
+    child.children = kept;
+  }
+}
+
+/** A message's rendered HTML as mails read it: parsed, its spoilers' content left out. */
+export function parseForMail(renderedContent: string): Element {
+  const root = parseFragment(renderedContent);
+  hideSpoilers(root);
+  return root;
+}
+
 /** A message's stored rendered HTML as a mail shows it. */
 export function messageHtmlForMail(renderedContent: string, realmUrl: string): string {
-  const root = parseFragment(renderedContent);
+  const root = parseForMail(renderedContent);
   fitForMail(root, realmUrl);
   return escapeText(root.text) + root.children.map(serialize).join("");
 }

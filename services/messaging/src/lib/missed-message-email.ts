@@ -1,6 +1,6 @@
-import { escapeHtml, FOOTER_STYLE, link, mailPage, messageHtmlForMail } from "./email-html";
+import { escapeHtml, FOOTER_STYLE, link, mailPage, messageHtmlForMail, parseForMail } from "./email-html";
 import { FLAG_BITS } from "./flags";
-import { parseFragment, type Element } from "./html-tree";
+import type { Element } from "./html-tree";
 import { topicNarrow } from "./markdown";
 import { VISIBILITY } from "./visibility-policy";
 
@@ -282,7 +282,10 @@ function missedMessageHtml(input: MailInput, url: string): string {
 
 const BLOCK_TAGS = new Set(["p", "div", "pre", "blockquote", "ul", "ol", "li", "table", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "hr"]);
 
-/** A rendered message as plain text: blocks on their own lines, links with their address. */
+/**
+ * A rendered message as plain text: blocks on their own lines, links with their address,
+ * spoilers without their content (as in the HTML part).
+ */
 export function htmlToText(html: string, realmUrl: string): string {
   const out: string[] = [];
   const walk = (el: Element, inPre: boolean) => {
@@ -306,7 +309,7 @@ export function htmlToText(html: string, realmUrl: string): string {
     if (block) out.push("\n");
     out.push(inPre ? el.tail : el.tail.replace(/\s+/g, " "));
   };
-  walk(parseFragment(html), false);
+  walk(parseForMail(html), false);
   return out
     .join("")
     .split("\n")
