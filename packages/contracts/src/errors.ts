@@ -34,6 +34,10 @@ export const ErrorCodes = {
   CANNOT_DEACTIVATE_GROUP_IN_USE: 400,
   CANNOT_ADMINISTER_CHANNEL: 400,
   REQUEST_TIMEOUT: 400,
+  /** An integration URL's payload that its integration cannot read. */
+  ANOMALOUS_WEBHOOK_PAYLOAD: 400,
+  /** An integration's event it does not handle: answered 200, `result` "success", so the sender does not retry. */
+  UNSUPPORTED_WEBHOOK_EVENT_TYPE: 200,
   /** An upload that is not an image of an accepted format (custom emoji). */
   BAD_IMAGE: 400,
   /** Internal to Zulip's middleware; clients see UNAUTHORIZED. Kept for completeness. */

@@ -61,7 +61,7 @@ function operation(def: RouteDef): JsonSchema {
     const schema = paramSchema(spec);
     const aliases = spec.aliases.length ? ` Also accepted as ${spec.aliases.map((a) => `\`${a}\``).join(", ")}.` : "";
     if (spec.inPath) parameters.push({ name, in: "path", required: true, schema });
-    else if (def.method === "GET") {
+    else if (def.method === "GET" || def.incomingWebhook) {
       parameters.push({ name, in: "query", required: spec.isRequired && spec.defaultValue === undefined, schema, ...(aliases ? { description: aliases.trim() } : {}) });
     } else {
       form[name] = aliases ? { ...schema, description: aliases.trim() } : schema;
@@ -81,9 +81,11 @@ function operation(def: RouteDef): JsonSchema {
       "429": { description: "Rate limit hit", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
       "503": { description: "A service is temporarily unavailable", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
     },
-    security: def.auth === "user" ? [{ basicAuth: [] }] : [],
+    security: def.incomingWebhook ? [{ basicAuth: [] }, { apiKey: [] }] : def.auth === "user" ? [{ basicAuth: [] }] : [],
   };
-  if (def.method !== "GET" && !def.upload) {
+  if (def.incomingWebhook) {
+    op.requestBody = { required: true, content: { "application/json": { schema: { description: "The third-party tool's own payload" } } } };
+  } else if (def.method !== "GET" && !def.upload) {
     op.requestBody = {
       required: required.length > 0,
       content: { "application/x-www-form-urlencoded": { schema: { type: "object", properties: form, required } } },
@@ -113,7 +115,10 @@ export function buildOpenApi(routes: readonly RouteDef[] = publicRoutes.filter((
     },
     servers: [{ url: "/api/v1" }],
     components: {
-      securitySchemes: { basicAuth: { type: "http", scheme: "basic", description: "email (or bot email) and API key" } },
+      securitySchemes: {
+        basicAuth: { type: "http", scheme: "basic", description: "email (or bot email) and API key" },
+        apiKey: { type: "apiKey", in: "query", name: "api_key", description: "a bot's API key (integration URLs only)" },
+      },
       schemas: { Error: ERROR },
     },
     paths,

@@ -31,6 +31,12 @@ export interface RouteDef<P extends ParamSpecs = ParamSpecs, R extends z.ZodType
    */
   allowIncomingWebhooks?: boolean;
   /**
+   * An integration URL (`/external/{name}`) that third-party tools post their own payloads to:
+   * the key may come as an `api_key` parameter instead of HTTP Basic, the service gets the raw
+   * body, and unused parameters are not reported (Zulip's webhook views).
+   */
+  incomingWebhook?: boolean;
+  /**
    * A web page for people (a form a mail links to), answered in HTML rather than Zulip's JSON:
    * not part of the API description.
    */

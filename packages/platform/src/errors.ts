@@ -23,7 +23,9 @@ export class ApiError extends Error {
   }
 
   body(): Record<string, unknown> {
-    const body: Record<string, unknown> = { result: "error", msg: this.message };
+    // Zulip answers a few "errors" with a 2xx status (an unsupported webhook event): those succeed.
+    const result = this.status >= 200 && this.status < 300 ? "success" : "error";
+    const body: Record<string, unknown> = { result, msg: this.message };
     if (this.code) body.code = this.code;
     return { ...body, ...this.extra };
   }

@@ -30,4 +30,10 @@ describe("request logs", () => {
     expect(redactUrl("/accounts/password/reset/")).toBe("/accounts/password/reset/");
     expect(redactUrl("/api/v1/messages?anchor=newest")).toBe("/api/v1/messages?anchor=newest");
   });
+
+  it("redacts an integration URL's api_key, wherever it is in the query", () => {
+    expect(redactUrl("/api/v1/external/json?api_key=K3y&stream=alerts")).toBe("/api/v1/external/json?api_key=[secret]&stream=alerts");
+    expect(redactUrl("/api/v1/external/json?stream=a&api_key=K3y")).toBe("/api/v1/external/json?stream=a&api_key=[secret]");
+    expect(redactUrl("/api/v1/external/json?my_api_key=x")).toBe("/api/v1/external/json?my_api_key=x");
+  });
 });

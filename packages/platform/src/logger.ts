@@ -12,10 +12,14 @@ const SECRET_PATHS = [
   /^((?:\/api\/v1)?\/user_avatars\/exports\/[^/]+\/)[^/?#]+/,
 ];
 
-/** A request URL as the logs show it: the secret of a link path replaced. */
+/** An integration URL's key (`/external/json?api_key=...`), a credential in the query string. */
+const SECRET_QUERY = /([?&]api_key=)[^&#]*/g;
+
+/** A request URL as the logs show it: the secret of a link path replaced, and any `api_key`. */
 export function redactUrl(url: string): string {
-  for (const re of SECRET_PATHS) if (re.test(url)) return url.replace(re, "$1[secret]");
-  return url;
+  const query = url.includes("api_key=") ? url.replace(SECRET_QUERY, "$1[secret]") : url;
+  for (const re of SECRET_PATHS) if (re.test(query)) return query.replace(re, "$1[secret]");
+  return query;
 }
 
 interface LoggedRequest {

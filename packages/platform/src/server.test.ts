@@ -228,6 +228,49 @@ describe("registerRoute: Zulip parameters over HTTP", () => {
   });
 });
 
+describe("registerRoute: integration URLs (incomingWebhook)", () => {
+  const Hook = route({
+    method: "POST",
+    path: "/external/test",
+    service: "accounts",
+    auth: "user",
+    incomingWebhook: true,
+    params: { topic: p.str() },
+    response: success({ raw: z.string().nullable(), topic: z.string().nullable() }),
+  });
+  const app = createServer({ name: "test", logger: createMemoryLogger("test", "info").log, internalToken: TOKEN, validateResponses: true, bodyLimit: 1024 });
+  registerRoute(app, Hook, ({ params, req }) => {
+    if (params.topic === "unsupported") throw new ApiError("UNSUPPORTED_WEBHOOK_EVENT_TYPE", "The 'x' event isn't currently supported by the Test webhook; ignoring");
+    return { raw: req.rawBody?.toString("utf8") ?? null, topic: params.topic ?? null };
+  });
+  registerRoute(app, Echo, ({ params, req }) => ({ ...params, topic: req.rawBody === undefined ? params.topic : "kept" }));
+  afterAll(() => app.close());
+  const hook = (url: string, type: string, payload: string) => app.inject({ method: "POST", url, headers: { ...auth(), "content-type": type }, payload });
+
+  it("hands the handler the body as it came, whatever its type says, and reports no unused parameters", async () => {
+    for (const type of ["application/json", "text/plain", "application/x-www-form-urlencoded"]) {
+      const res = await hook("/api/v1/external/test?topic=ci&stray=1", type, '{"a": [1, 2]}');
+      expect(res.statusCode, type).toBe(200);
+      expect(res.json(), type).toEqual({ result: "success", msg: "", raw: '{"a": [1, 2]}', topic: "ci" });
+    }
+    // Other routes still drain such bodies unread.
+    const echo = await hook("/api/v1/echo?count=1", "application/json", '{"a": 1}');
+    expect(echo.json()).toEqual({ result: "success", msg: "", count: 1, flags: [] });
+  });
+
+  it("refuses a body past the limit with 413", async () => {
+    const res = await hook("/api/v1/external/test", "application/json", JSON.stringify({ a: "x".repeat(2000) }));
+    expect(res.statusCode).toBe(413);
+    expect(res.json().code).toBe("REQUEST_TOO_LARGE");
+  });
+
+  it("answers an error of a 2xx status as a success, with its code", async () => {
+    const res = await hook("/api/v1/external/test?topic=unsupported", "application/json", "{}");
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ result: "success", msg: "The 'x' event isn't currently supported by the Test webhook; ignoring", code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE" });
+  });
+});
+
 describe("error handler", () => {
   const { app, lines } = build({ bodyLimit: 1024 });
   afterAll(() => app.close());

@@ -71,6 +71,8 @@ declare module "fastify" {
     formFields?: Record<string, unknown>;
     /** Overrides the metrics route label (the gateway names the contract route behind its wildcard). */
     metricsRoute?: string;
+    /** The body as it came, on an integration URL (a contract route with `incomingWebhook`); multipart bodies excepted. */
+    rawBody?: Buffer;
   }
 }
 
@@ -285,25 +287,31 @@ export function createServer(opts: ServerOptions): FastifyInstance {
 
   // Urlencoded bodies decoded as Django decodes them for Zulip: the charset, bad escapes (see form.ts).
   app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "buffer", bodyLimit }, (req, body, done) => {
+    // Zulip's webhook views read a JSON body whatever its type says (`curl -d` calls it a form).
+    if (keepsRawBody(req)) req.rawBody = body as Buffer;
     done(null, parseFormBody(body as Buffer, req.headers["content-type"]));
   });
   app.register(multipart, { limits: { fileSize: opts.maxUploadBytes ?? 100 * 1024 * 1024, files: 1, fieldSize: 1024 * 1024 } });
   // Only form bodies carry parameters (as in Zulip); JSON, text and anything else is drained
   // and ignored instead of answering 400 or 415.
   app.removeContentTypeParser(["application/json", "text/plain"]);
-  app.addContentTypeParser("*", (_req, payload, done) => {
+  app.addContentTypeParser("*", (req, payload, done) => {
     // A raw-stream parser gets no limit from fastify: count, and refuse past the limit. The rest
     // is still read (and dropped), as fastify does past its own limit: a socket closed with the
     // client's bytes unread is reset, and the client would lose the 413 with it.
     let size = 0;
     let finished = false;
+    // An integration URL's body is its payload: kept, within the limit.
+    const kept: Buffer[] | null = keepsRawBody(req) ? [] : null;
     const finish = (err: Error | null) => {
       if (finished) return;
       finished = true;
+      if (kept && !err) req.rawBody = Buffer.concat(kept);
       done(err, undefined);
     };
     payload.on("data", (chunk: Buffer) => {
       size += chunk.length;
+      if (kept && size <= bodyLimit) kept.push(chunk);
       if (size > bodyLimit) finish(new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 }));
       // A client that goes on sending far past it is cut off rather than read without end.
       if (size > bodyLimit + DRAIN_PAST_LIMIT_BYTES) payload.destroy();
@@ -525,6 +533,11 @@ export function toApiError(err: unknown): ApiError {
   return new ApiError(null, "Internal server error", { status: 500 });
 }
 
+/** Whether the request's route is an integration URL, whose service reads the body itself (see registerRoute). */
+function keepsRawBody(req: FastifyRequest): boolean {
+  return (req.routeOptions?.config as { incomingWebhook?: boolean } | undefined)?.incomingWebhook === true;
+}
+
 const MALFORMED_MULTIPART = /^(Multipart: |Malformed part header|Part terminated early|Unexpected end of (form|multipart))/;
 
 function isFormRequest(req: FastifyRequest): boolean {
@@ -569,6 +582,7 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
   app.route({
     method: def.method,
     url: fastifyRoutePath(def),
+    config: { incomingWebhook: def.incomingWebhook === true },
     handler: async (req, reply) => {
       // The plain path as the metrics label (the registered one may carry a pattern).
       req.metricsRoute = metricsRoute;
@@ -587,7 +601,7 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
       // bodies, so it could only see the query string's, and one in the body is taken here.
       const bodyClient = Array.isArray(body.client) ? body.client[body.client.length - 1] : body.client;
       if (identity && typeof bodyClient === "string" && bodyClient.trim()) identity = { ...identity, client: bodyClient.trim() };
-      const { values, ignored } = parseParams(def.params, {
+      const { values, ignored: unused } = parseParams(def.params, {
         body,
         query: repairQuery(req.url, (req.query as Record<string, unknown>) ?? {}),
         path: (req.params as Record<string, string>) ?? {},
@@ -596,6 +610,8 @@ export function registerRoute<S extends ParamSpecs, R extends z.ZodType>(
         handler({ params: values, identity: identity as Identity, identityOrNull: identity, req, reply }),
       );
       if (reply.sent) return reply;
+      // Zulip's webhook views report no unused parameters: a third party's URL may carry anything.
+      const ignored = def.incomingWebhook ? [] : unused;
       if (data instanceof JsonText) {
         if (opts.validateResponses) {
           const { result: _result, msg: _msg, ...fields } = JSON.parse(data.text) as Record<string, unknown>;

@@ -88,6 +88,14 @@ describe("internal authenticate", () => {
     expectError(await auth(other.member.email, org.member.api_key), 401, "UNAUTHORIZED", "Invalid API key");
   });
 
+  it("without an email, finds the key's user from the key alone (an integration URL's api_key)", async () => {
+    const keyOnly = (api_key: string) => t.call("POST", "/internal/authenticate", { params: { api_key } });
+    expect(await t.ok(await keyOnly(` ${org.bot.api_key} `))).toMatchObject({ user_id: org.bot.user_id, realm_id: org.realmId, is_bot: true, email: org.bot.email });
+    expect((await t.ok(await keyOnly(other.member.api_key))).user_id).toBe(other.member.user_id);
+    expectError(await keyOnly("z".repeat(32)), 401, "UNAUTHORIZED", "Invalid API key");
+    expectError(await keyOnly("short"), 401, "UNAUTHORIZED", "Malformed API key");
+  });
+
   it("a key reset revokes the old key at once and emits api_key.reset", async () => {
     const u = await t.ok(await t.call("POST", "/internal/users", { params: { realm_id: org.realmId, email: "reset@x.test", full_name: "Re Set" } }));
     await t.markOutbox();

@@ -5,11 +5,14 @@ import type { Authenticator } from "./auth/authenticate";
 import { readBody } from "./body";
 import { clientIp, clientName } from "./client-info";
 import type { GatewayConfig } from "./config";
+import { isFormPost } from "./method-override";
 import { rateLimitHeaders, type RateLimiter, type RateLimitResult, type RateLimitRule } from "./rate-limit";
 
 /** Routes that check a password: limited per username against brute force. */
 const PASSWORD_ROUTES = new Set(["/fetch_api_key"]);
 const MAX_CREDENTIAL_BODY = 64 * 1024;
+/** An integration URL's form (a Slack payload): the services' form limit. */
+const MAX_WEBHOOK_FORM_BODY = 5 * 1024 * 1024;
 /** Zulip's bot_type of incoming-webhook bots, whose keys only send messages. */
 const INCOMING_WEBHOOK_BOT = 2;
 
@@ -54,7 +57,8 @@ export class Gate {
    */
   async admit(req: FastifyRequest, route: RouteDef, subdomain: string | null = null): Promise<Admission> {
     if (route.auth === "user") {
-      const who = await this.authenticate(req);
+      const key = route.incomingWebhook ? await webhookKey(req) : null;
+      const who = await this.authenticate(req, key?.apiKey ?? null);
       // Right credentials, wrong host: not a guess either.
       if (subdomain !== null && who.realmStringId?.toLowerCase() !== subdomain) {
         throw unauthorized("Account is not associated with this subdomain");
@@ -66,7 +70,7 @@ export class Gate {
       const identity: Identity = { ...who, role: who.role as Role, client: clientName(req) };
       const rule = route.service === "events" && route.path === "/events" ? this.rules.events : this.rules.api;
       const results = await this.check([[rule, `${who.realmId}:${who.userId}`]], false);
-      return { identity, responseHeaders: rateLimitHeaders(results, this.deps.clock.now()) };
+      return { identity, body: key?.body, responseHeaders: rateLimitHeaders(results, this.deps.clock.now()) };
     }
     const checks: Array<[RateLimitRule, string]> = [[this.rules.ip, clientIp(req, this.deps.config.TRUST_PROXY_HOPS)]];
     if (!PASSWORD_ROUTES.has(route.path)) {
@@ -90,10 +94,11 @@ export class Gate {
   }
 
   /**
-   * HTTP Basic, limited per client address once too many attempts failed: while over the limit,
-   * the address gets 429 without its credentials being checked (right ones included).
+   * HTTP Basic (or an integration URL's `apiKey`), limited per client address once too many
+   * attempts failed: while over the limit, the address gets 429 without its credentials being
+   * checked (right ones included).
    */
-  private async authenticate(req: FastifyRequest) {
+  private async authenticate(req: FastifyRequest, apiKey: string | null) {
     const ip = clientIp(req, this.deps.config.TRUST_PROXY_HOPS);
     const rule = this.rules.authFailures;
     if (this.deps.config.RATE_LIMITING_ENABLED) {
@@ -101,10 +106,12 @@ export class Gate {
       if (state && !state.allowed) throw rateLimited(state, rateLimitHeaders([state], this.deps.clock.now()));
     }
     try {
+      if (apiKey !== null) return await this.deps.authenticator.authenticateKey(apiKey, req.id);
       return await this.deps.authenticator.authenticate(req.headers.authorization, req.id);
     } catch (err) {
       // Only wrong credentials count; a request without any is not a guess.
-      if (err instanceof ApiError && err.status === 401 && req.headers.authorization && this.deps.config.RATE_LIMITING_ENABLED) {
+      const guessed = apiKey !== null || req.headers.authorization !== undefined;
+      if (err instanceof ApiError && err.status === 401 && guessed && this.deps.config.RATE_LIMITING_ENABLED) {
         await this.deps.limiter.hit(rule, ip).catch(() => null);
       }
       throw err;
@@ -141,18 +148,32 @@ function rateLimited(result: RateLimitResult, headers: Record<string, string>): 
 
 /** The `username` form field (urlencoded or multipart) or query parameter, normalized. */
 function usernameOf(req: FastifyRequest, body: Buffer): string | null {
-  const type = String(req.headers["content-type"] ?? "").toLowerCase();
-  let value: string | null = null;
-  if (type.startsWith("application/x-www-form-urlencoded")) {
-    value = new URLSearchParams(body.toString("utf8")).get("username");
-  } else if (type.startsWith("multipart/form-data")) {
-    const m = /content-disposition:[^\r\n]*\bname="username"[^\r\n]*\r\n(?:[^\r\n]+\r\n)*\r\n([^\r\n]*)\r\n/i.exec(body.toString("utf8"));
-    value = m ? m[1] : null;
-  }
+  let value = formField(req, body, "username");
   if (value === null) {
     const q = (req.query as Record<string, unknown> | undefined)?.username;
     value = typeof q === "string" ? q : null;
   }
   const normalized = value?.trim().toLowerCase();
   return normalized ? normalized : null;
+}
+
+/**
+ * An integration URL's `api_key`, looked up as Zulip looks up parameters: a form body first (it
+ * is then read here, and passed on as read), then the query string. Null: HTTP Basic as usual.
+ */
+async function webhookKey(req: FastifyRequest): Promise<{ apiKey: string | null; body?: Buffer }> {
+  const body = isFormPost(req) ? await readBody(req, MAX_WEBHOOK_FORM_BODY) : undefined;
+  const fromBody = body ? formField(req, body, "api_key") : null;
+  const q = (req.query as Record<string, unknown> | undefined)?.api_key;
+  const fromQuery = Array.isArray(q) ? q[q.length - 1] : q;
+  return { apiKey: fromBody ?? (typeof fromQuery === "string" ? fromQuery : null), body };
+}
+
+/** A field of a urlencoded or multipart form body, or null. */
+function formField(req: FastifyRequest, body: Buffer, name: string): string | null {
+  const type = String(req.headers["content-type"] ?? "").toLowerCase();
+  if (type.startsWith("application/x-www-form-urlencoded")) return new URLSearchParams(body.toString("utf8")).get(name);
+  if (!type.startsWith("multipart/form-data")) return null;
+  const m = new RegExp(`content-disposition:[^\\r\\n]*\\bname="${name}"[^\\r\\n]*\\r\\n(?:[^\\r\\n]+\\r\\n)*\\r\\n([^\\r\\n]*)\\r\\n`, "i").exec(body.toString("utf8"));
+  return m ? m[1] : null;
 }

@@ -44,8 +44,9 @@ export async function startFakeAccounts(token: string, users: FakeUser[]): Promi
       state.authCalls++;
       state.lastAuthHeaders = { ...req.headers };
       const form = new URLSearchParams(body);
-      const email = (form.get("email") ?? "").toLowerCase();
-      const user = state.users.find((u) => u.email.toLowerCase() === email && u.api_key === form.get("api_key"));
+      const email = form.get("email")?.toLowerCase();
+      // Without an email (an integration URL's key) the key alone names its user.
+      const user = state.users.find((u) => (email === undefined || u.email.toLowerCase() === email) && u.api_key === form.get("api_key"));
       if (!user) return sendJson(res, 401, unauthorizedBody("Invalid API key"));
       if (state.deactivatedRealms.has(user.realm_id)) return sendJson(res, 401, unauthorizedBody("This organization has been deactivated"));
       if (!user.active) return sendJson(res, 401, unauthorizedBody("Account is deactivated"));
@@ -92,6 +93,7 @@ export const TEST_ROUTES: RouteDef[] = [
   r("GET", "/scheduled", "scheduler", "user"),
   r("GET", "/user_uploads/{realm_id_str}/{filename}", "messaging", "user", { realm_id_str: p.str().path(), filename: p.str().path() }),
   r("GET", "/open", "accounts", "none"),
+  r("POST", "/external/test", "messaging", "user", {}, { incomingWebhook: true, allowIncomingWebhooks: true }),
   r("POST", "/fetch_api_key", "accounts", "none", { username: p.str().required(), password: p.str().required() }),
   r("POST", "/internal/secret", "accounts", "internal"),
 ];

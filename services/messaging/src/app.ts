@@ -6,6 +6,7 @@ import { AccountsClient } from "./lib/accounts-client";
 import { draftRoutes } from "./routes/drafts";
 import { flagRoutes } from "./routes/flags";
 import { groupSettingUseRoutes } from "./routes/group-setting-uses";
+import { integrationRoutes } from "./routes/integrations";
 import { messageQueryRoutes } from "./routes/message-queries";
 import { messageRoutes } from "./routes/messages";
 import { reactionRoutes } from "./routes/reactions";
@@ -30,6 +31,7 @@ export const ROUTE_PLUGINS: RoutePlugin[] = [
   reactionRoutes,
   registerStateRoutes,
   groupSettingUseRoutes,
+  integrationRoutes,
 ];
 
 export interface BuildOptions {

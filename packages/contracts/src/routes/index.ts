@@ -32,6 +32,7 @@ import * as savedSnippets from "./saved-snippets";
 import * as mobilePush from "./mobile-push";
 import * as realmDomains from "./realm-domains";
 import * as realmExports from "./realm-exports";
+import * as integrations from "./integrations";
 import * as pages from "./pages";
 import * as passwordResetPages from "./pages-password-reset";
 import * as emailChangePages from "./pages-email-change";
@@ -70,6 +71,7 @@ export * from "./saved-snippets";
 export * from "./mobile-push";
 export * from "./realm-domains";
 export * from "./realm-exports";
+export * from "./integrations";
 export * from "./pages";
 export * from "./pages-password-reset";
 export * from "./pages-email-change";
@@ -82,7 +84,7 @@ const isRoute = (v: unknown): v is RouteDef =>
  * Every route of every service. The gateway routes the public ones (auth "user" or "none") from
  * this table; tests validate responses against it. Add each resource module here.
  */
-export const allRoutes: RouteDef[] = [internal, server, users, invites, push, linkifiers, userStatus, userGroups, events, scheduledMessages, attachments, drafts, flags, messageQueries, messages, streams, subscriptions, userTopics, settings, alertWords, mutedUsers, profile, bots, customProfileFields, typing, reactions, realmEmoji, presence, playgrounds, savedSnippets, mobilePush, realmDomains, realmExports, pages, passwordResetPages, emailChangePages, multiuseSignupPages].flatMap((m) => Object.values(m).filter(isRoute));
+export const allRoutes: RouteDef[] = [internal, server, users, invites, push, linkifiers, userStatus, userGroups, events, scheduledMessages, attachments, drafts, flags, messageQueries, messages, streams, subscriptions, userTopics, settings, alertWords, mutedUsers, profile, bots, customProfileFields, typing, reactions, realmEmoji, presence, playgrounds, savedSnippets, mobilePush, realmDomains, realmExports, integrations, pages, passwordResetPages, emailChangePages, multiuseSignupPages].flatMap((m) => Object.values(m).filter(isRoute));
 
 /** What the gateway exposes: everything but the service-to-service routes. */
 export const publicRoutes = allRoutes.filter((r) => r.auth !== "internal" && !r.path.startsWith("/internal/"));

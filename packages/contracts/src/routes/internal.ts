@@ -10,13 +10,16 @@ import { empty, route, success, type ServiceName } from "../route";
  * internal token through the platform's InternalClient, parameters Zulip-encoded.
  */
 
-/** The gateway's credential check. Errors carry the exact Zulip `msg` for the 401. */
+/**
+ * The gateway's credential check. Errors carry the exact Zulip `msg` for the 401. Without
+ * `email` the key alone names its user (an integration URL's `api_key`).
+ */
 export const InternalAuthenticate = route({
   method: "POST",
   path: "/internal/authenticate",
   service: "accounts",
   auth: "internal",
-  params: { email: p.str().required(), api_key: p.str().required() },
+  params: { email: p.str(), api_key: p.str().required() },
   response: success({
     user_id: z.number().int(),
     realm_id: z.number().int(),

@@ -1,3 +1,4 @@
+import { INCOMING_WEBHOOK_INTEGRATIONS } from "@chat/contracts";
 import type { StateContext } from "./register-state";
 import { getLinkifiers } from "./linkifiers";
 import { getPlaygrounds } from "./playgrounds";
@@ -23,11 +24,11 @@ export async function registerStateExtras(ctx: StateContext): Promise<Record<str
   if (ctx.wants("realm_filters")) state.realm_filters = [];
   if (ctx.wants("realm_playgrounds")) state.realm_playgrounds = playgrounds;
   if (ctx.wants("realm_domains")) state.realm_domains = domains;
-  // What this server has none of, said as Zulip says it: no embedded or incoming-webhook bot
-  // kinds to offer, no Zoom account linked, no GIPHY key, no onboarding hints of Zulip's web app
-  // left to show (feature level 233's replacement of hotspots).
+  if (ctx.wants("realm_incoming_webhook_bots")) state.realm_incoming_webhook_bots = INCOMING_WEBHOOK_INTEGRATIONS;
+  // What this server has none of, said as Zulip says it: no embedded bot kinds to offer, no Zoom
+  // account linked, no GIPHY key, no onboarding hints of Zulip's web app left to show (feature
+  // level 233's replacement of hotspots).
   if (ctx.wants("realm_embedded_bots")) state.realm_embedded_bots = [];
-  if (ctx.wants("realm_incoming_webhook_bots")) state.realm_incoming_webhook_bots = [];
   if (ctx.wants("video_calls")) state.has_zoom_token = false;
   if (ctx.wants("giphy")) state.giphy_api_key = "";
   if (ctx.wants("onboarding_steps")) state.onboarding_steps = [];

@@ -38,6 +38,12 @@ export async function pruneApiKeys(db: Queryable, realmId: number, userId: numbe
   return rowCount ?? 0;
 }
 
+/** The user whose key has this hash (a key is 190 random bits, so at most one), or null. */
+export async function selectKeyOwner(db: Queryable, keyHash: string): Promise<{ realmId: number; userId: number } | null> {
+  const { rows } = await db.query("SELECT realm_id, user_id FROM api_keys WHERE key_hash = $1 LIMIT 1", [keyHash]);
+  return rows[0] ? { realmId: Number(rows[0].realm_id), userId: Number(rows[0].user_id) } : null;
+}
+
 /** Key hashes of the given users, for the constant-time comparison done by the caller. */
 export async function keyHashesOf(db: Queryable, userIds: number[]): Promise<ApiKeyCandidate[]> {
   const { rows } = await db.query("SELECT user_id, key_hash FROM api_keys WHERE user_id = ANY($1::bigint[])", [userIds]);

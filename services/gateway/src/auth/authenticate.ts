@@ -1,6 +1,7 @@
+import type { ErrorCode } from "@chat/contracts";
 import { ApiError, InternalClient, unauthorized, type Logger } from "@chat/platform";
 import { AuthCache, type CachedIdentity } from "./cache";
-import { INVALID_API_KEY, parseBasicAuth } from "./basic";
+import { API_KEY_FORMAT, INVALID_API_KEY, MALFORMED_API_KEY, parseBasicAuth } from "./basic";
 
 interface AuthenticateResponse {
   user_id: number;
@@ -12,8 +13,17 @@ interface AuthenticateResponse {
   email: string;
 }
 
+/** Zulip's codes for the ways an integration URL's key can be wrong (accounts' messages). */
+const KEY_FAILURE_CODES: Record<string, ErrorCode> = {
+  [INVALID_API_KEY]: "INVALID_API_KEY",
+  [MALFORMED_API_KEY]: "INVALID_API_KEY",
+  "Account is deactivated": "USER_DEACTIVATED",
+  "This organization has been deactivated": "REALM_DEACTIVATED",
+};
+
 /**
- * HTTP Basic authentication against accounts' `POST /internal/authenticate`, with a short cache.
+ * HTTP Basic authentication (or an integration URL's key) against accounts'
+ * `POST /internal/authenticate`, with a short cache.
  * Every failure is a 401 UNAUTHORIZED carrying accounts' reason, except an unreachable accounts
  * service (503): a client must not be told its key is wrong when it is not.
  */
@@ -26,17 +36,33 @@ export class Authenticator {
 
   async authenticate(header: string | undefined, requestId: string): Promise<CachedIdentity> {
     const { email, apiKey } = parseBasicAuth(header);
-    const hash = AuthCache.hash(email, apiKey);
+    return this.check(AuthCache.hash(email, apiKey), { email, api_key: apiKey }, requestId);
+  }
+
+  /**
+   * An integration URL's `api_key`, without an email: the key names its user. Failures keep
+   * Zulip's own codes (INVALID_API_KEY, USER_DEACTIVATED, ...): only its Basic-auth views turn
+   * them into UNAUTHORIZED, and webhook views are not such views.
+   */
+  async authenticateKey(rawKey: string, requestId: string): Promise<CachedIdentity> {
+    const apiKey = rawKey.trim();
+    try {
+      if (!API_KEY_FORMAT.test(apiKey)) throw unauthorized(MALFORMED_API_KEY);
+      return await this.check(AuthCache.keyHash(apiKey), { api_key: apiKey }, requestId);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 401) throw err;
+      throw new ApiError(KEY_FAILURE_CODES[err.message] ?? "UNAUTHORIZED", err.message, { status: 401, headers: err.headers });
+    }
+  }
+
+  private async check(hash: string, params: { email?: string; api_key: string }, requestId: string): Promise<CachedIdentity> {
     const cached = await this.cache.get(hash).catch((err) => this.cacheFailed(err));
     if (cached) return cached;
     const generation = await this.cache.generation().catch((err) => this.cacheFailed(err));
 
     let data: AuthenticateResponse;
     try {
-      data = await this.accounts.call<AuthenticateResponse>("POST", "/internal/authenticate", {
-        params: { email, api_key: apiKey },
-        requestId,
-      });
+      data = await this.accounts.call<AuthenticateResponse>("POST", "/internal/authenticate", { params, requestId });
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) throw unauthorized(err.message);
       if (err instanceof ApiError && err.status < 500) throw unauthorized(INVALID_API_KEY);

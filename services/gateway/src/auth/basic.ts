@@ -12,7 +12,7 @@ export const MALFORMED_API_KEY = "Malformed API key";
 export const INVALID_API_KEY = "Invalid API key";
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const API_KEY_FORMAT = /^[A-Za-z0-9]{32}$/;
+export const API_KEY_FORMAT = /^[A-Za-z0-9]{32}$/;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**

@@ -127,6 +127,14 @@ export class AuthCache {
     return createHash("sha256").update(email).update("\u0000").update(apiKey).digest("hex");
   }
 
+  /**
+   * A key checked without an email (an integration URL's `api_key`). Never equal to a `hash`:
+   * that one's input ends with a well-formed key, this one's with a NUL.
+   */
+  static keyHash(apiKey: string): string {
+    return createHash("sha256").update(apiKey).update("\u0000").digest("hex");
+  }
+
   get enabled(): boolean {
     return this.ttlSeconds > 0;
   }

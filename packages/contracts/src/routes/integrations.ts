@@ -1,0 +1,85 @@
+import { z } from "zod";
+import { p, type ParamSpecs } from "../params";
+import { empty, route } from "../route";
+
+/**
+ * Incoming webhook integrations (Zulip's `/api/v1/external/{name}`): URLs a third-party tool
+ * posts its own payload to, with a bot's key in the query string
+ * (`/external/json?api_key=KEY&stream=alerts&topic=ci`) or HTTP Basic; the bot then posts a
+ * formatted message in the channel, or a direct message to its owner when no channel is named.
+ */
+
+/** One integration as register's `realm_incoming_webhook_bots` describes it to clients. */
+export const IncomingWebhookIntegration = z.strictObject({
+  name: z.string(),
+  display_name: z.string(),
+  /** The event types `only_events` / `exclude_events` filter by; null where it has none. */
+  all_event_types: z.array(z.string()).nullable(),
+  /** Settings a client offers when it builds the integration's URL (they become query parameters). */
+  config_options: z.array(z.strictObject({ key: z.string(), label: z.string(), validator: z.string() })),
+});
+export type IncomingWebhookIntegration = z.infer<typeof IncomingWebhookIntegration>;
+
+/** The integrations this server offers, by name. */
+export const INCOMING_WEBHOOK_INTEGRATIONS: readonly IncomingWebhookIntegration[] = [
+  {
+    name: "alertmanager",
+    display_name: "Prometheus Alertmanager",
+    all_event_types: ["firing", "resolved"],
+    config_options: [
+      { key: "name", label: "Label or annotation whose value is the topic (default: instance)", validator: "check_string" },
+      { key: "desc", label: "Label or annotation that describes each alert (default: alertname)", validator: "check_string" },
+    ],
+  },
+  { name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [] },
+  { name: "slack_incoming", display_name: "Slack-compatible webhook", all_event_types: null, config_options: [] },
+];
+
+/** What every integration URL takes besides its payload (Zulip's check_send_webhook_message). */
+const webhookParams = {
+  /** The bot's API key; read by the gateway (HTTP Basic works as well). */
+  api_key: p.str(),
+  /** A channel name or id; without one, the bot's owner gets a direct message. */
+  stream: p.str(),
+  /** Replaces the integration's own topic. */
+  topic: p.str(),
+  /** Event types (shell-style patterns) to post, for integrations that have types. */
+  only_events: p.json(z.array(z.string())),
+  /** Event types (shell-style patterns) not to post. */
+  exclude_events: p.json(z.array(z.string())),
+};
+
+function webhookRoute<P extends ParamSpecs>(name: string, params: P, summary: string) {
+  return route({
+    method: "POST",
+    path: `/external/${name}`,
+    service: "messaging",
+    auth: "user",
+    allowIncomingWebhooks: true,
+    incomingWebhook: true,
+    params: { ...webhookParams, ...params },
+    response: empty,
+    summary,
+  });
+}
+
+/** Any JSON body, posted as a pretty-printed code block (topic "JSON"). */
+export const JsonWebhook = webhookRoute("json", {}, "Post any JSON payload as a code block");
+
+/**
+ * Slack's incoming webhook format: a JSON body, or a form whose `payload` field holds it (as
+ * Slack's clients send it). Topic: the payload's `channel`, else "(no topic)".
+ */
+export const SlackIncomingWebhook = webhookRoute("slack_incoming", { payload: p.str() }, "Post a Slack incoming-webhook message");
+
+/** Prometheus Alertmanager's webhook: one message per topic and status (firing, resolved). */
+export const AlertmanagerWebhook = webhookRoute(
+  "alertmanager",
+  {
+    /** The label (or annotation) whose value is an alert's topic. */
+    name: p.str().default("instance"),
+    /** The label (or annotation) that describes an alert in its line. */
+    desc: p.str().default("alertname"),
+  },
+  "Post Prometheus Alertmanager alerts",
+);

@@ -1,0 +1,13 @@
+import { describe, expect, it } from "vitest";
+import { INCOMING_WEBHOOK_INTEGRATIONS, publicRoutes } from "@chat/contracts";
+import { INTEGRATIONS } from "./index";
+
+describe("the integrations", () => {
+  it("are served at /external/{name} for every one register describes, and only those", () => {
+    const described = INCOMING_WEBHOOK_INTEGRATIONS.map((i) => i.name).sort();
+    expect(Object.keys(INTEGRATIONS).sort()).toEqual(described);
+    const urls = publicRoutes.filter((r) => r.incomingWebhook).map((r) => r.path).sort();
+    expect(urls).toEqual(described.map((name) => `/external/${name}`));
+    for (const r of publicRoutes.filter((r) => r.incomingWebhook)) expect(r).toMatchObject({ method: "POST", service: "messaging", auth: "user", allowIncomingWebhooks: true });
+  });
+});
