@@ -103,6 +103,7 @@ export async function createDemo(cfg: CliConfig, log: (line: string) => void): P
   log(`creating organization "${name2}"`);
   const second = await newOrg(cfg, name2, `demo-${stamp}-2`, domain2);
   const member2 = await createUser(cfg, { realmId: second.realmId, email: `member@${domain2}`, fullName: "Mara Member", role: ROLES.member });
+  await setCanCreateUsers(cfg, second.realmId, second.owner.user_id, true);
   const users2 = { owner: second.owner, member: asDemoUser(member2, ROLES.member, "Mara Member") };
   const channels2: Record<string, DemoChannel> = {};
   if (withChannels) {
