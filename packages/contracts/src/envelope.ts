@@ -34,6 +34,8 @@ export const ClientNotice = z.object({
   sender_queue: z.object({ queue_id: z.string(), local_id: z.string() }).optional(),
   /** Only queues registered with this client capability set to true get the event. */
   capability: z.string().optional(),
+  /** Only queues registered without this client capability (or with it false) get the event. */
+  without_capability: z.string().optional(),
 });
 export type ClientNotice = z.infer<typeof ClientNotice>;
 

@@ -29,6 +29,7 @@ export * from "./events/saved-snippets";
 export * from "./events/realm-domains";
 export * from "./events/realm-exports";
 export * from "./events/bots";
+export * from "./events/user-access";
 export * from "./models";
 export * from "./openapi";
 export * from "./params";

@@ -13,3 +13,5 @@ export const EMOJI_DATA_PATH = "/static/emoji/emoji_api.json";
 export const DEFAULT_LOGO_PATH = "/static/images/logo/org-logo.svg?version=0";
 /** The Notification Bot's avatar (a fixed image, as Zulip's system bots have), relative as uploaded avatars are. */
 export const SYSTEM_BOT_AVATAR_PATH = "/static/images/static_avatars/notification-bot.png";
+/** The avatar of Zulip's "Unknown user" stand-in for a user a guest may not access (relative, as the bot's). */
+export const INACCESSIBLE_USER_AVATAR_PATH = "/static/images/unknown-user-avatar.png";

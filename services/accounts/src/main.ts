@@ -10,6 +10,7 @@ import { consumeChannelDeletions } from "./consumers/channels";
 import { consumeInviteAccepted } from "./consumers/invites";
 import { consumeUserJoined } from "./consumers/new-users";
 import { consumeRealmEmoji } from "./consumers/realm-emoji";
+import { consumeUserAccessChanges } from "./consumers/user-access";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../migrations", import.meta.url));
 
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
   await consumeRealmEmoji(amqp, deps);
   await consumeUserJoined(amqp, deps);
   await consumeChannelDeletions(amqp, deps);
+  await consumeUserAccessChanges(amqp, deps);
   // Expired invitations cannot be used; this removes them (hourly, idempotent across replicas).
   const cleanup = setInterval(() => void doCleanupExpiredInvites(deps).catch((err) => log.warn({ err }, "invite clean-up failed")), 3_600_000);
   cleanup.unref();

@@ -257,8 +257,8 @@ describe("values", () => {
 
   it("unknown parameters are listed as ignored, the known ones applied", async () => {
     const o = await t.createOrg();
-    const res = await changed(o.admin, { name: "Known", can_access_all_users_group: "1" });
-    expect(res).toEqual({ result: "success", msg: "", name: "updated", ignored_parameters_unsupported: ["can_access_all_users_group"] });
+    const res = await changed(o.admin, { name: "Known", can_create_groups: "1" });
+    expect(res).toEqual({ result: "success", msg: "", name: "updated", ignored_parameters_unsupported: ["can_create_groups"] });
   });
 });
 

@@ -21,6 +21,11 @@ export function botAvatarPng(size = 128): Buffer {
     const face = inCircle(x, y, 49, 62, 8) || inCircle(x, y, 79, 62, 8) || inRect(x, y, 46, 80, 82, 86, 3);
     return head && !face ? white : blue;
   };
+  return encodePng(size, pixel);
+}
+
+/** A square RGB PNG of `size` pixels, each pixel's color given at its center. */
+export function encodePng(size: number, pixel: (x: number, y: number) => number[]): Buffer {
   // One filter byte (0: none) before each row of RGB pixels.
   const raw = Buffer.alloc((size * 3 + 1) * size);
   for (let y = 0; y < size; y++) {

@@ -221,6 +221,12 @@ export const RealmSettings = z.object({
    * new_stream_announcements_stream); null or absent: none.
    */
   new_stream_announcements_stream_id: z.number().int().nullable().optional(),
+  /**
+   * The system group (by name) whose members access every user: role:everyone, or role:members
+   * (guests access only the users they share a channel or a conversation with). Absent from
+   * accounts that do not keep the setting yet: role:everyone.
+   */
+  can_access_all_users_group: z.string().optional(),
 });
 export type RealmSettings = z.infer<typeof RealmSettings>;
 

@@ -172,6 +172,8 @@ export const realmSettingParams = {
   create_multiuse_invite_group: p.json(GroupSettingChange).alias("create_multiuse_invite_group_id"),
   can_create_public_channel_group: p.json(GroupSettingChange).alias("can_create_public_channel_group_id"),
   can_create_private_channel_group: p.json(GroupSettingChange).alias("can_create_private_channel_group_id"),
+  /** Who accesses every user (feature level 225): role:everyone, or role:members (guests see only the users they share a channel or a conversation with). */
+  can_access_all_users_group: p.json(GroupSettingChange).alias("can_access_all_users_group_id"),
   /** 2 administrators, 4 moderators, 6 nobody, 7 owners. */
   create_web_public_stream_policy: intIn(2, 4, 6, 7),
   invite_to_stream_policy: commonPolicy(),

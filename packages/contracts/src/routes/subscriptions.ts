@@ -178,3 +178,17 @@ export const UpdateSubscriptionProperty = route({
   params: { stream_id: p.int().path(), property: p.str().required(), value: p.str().required() },
   response: empty,
 });
+
+/**
+ * For accounts' limited user access (the organization's can_access_all_users_group): the users
+ * who share an active channel subscription or a direct message conversation with `user_id`,
+ * whom a guest in such an organization can access (bots aside, which accounts adds).
+ */
+export const InternalConversationPartners = route({
+  method: "GET",
+  path: "/internal/subscriptions/conversation_partners",
+  service: "messaging",
+  auth: "internal",
+  params: { realm_id: p.int().required(), user_id: p.int().required() },
+  response: success({ user_ids: z.array(z.number().int()) }),
+});

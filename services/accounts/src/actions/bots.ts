@@ -132,14 +132,14 @@ export async function doUpdateBot(
     if (p.fullName !== undefined) {
       const name = checkFullName(p.fullName);
       if (name !== bot.fullName) await checkBotNameAvailable(tx, who.realmId, name, bot.id);
-      await changeFullNameInTx(tx, bot, name);
+      await changeFullNameInTx(tx, deps, bot, name);
     }
     if (p.role !== undefined && p.role !== bot.role) {
       if ((p.role === ROLE.owner || bot.role === ROLE.owner) && who.role !== ROLE.owner) {
         throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization owner");
       }
       if (who.role > ROLE.administrator) throw new ApiError("UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator");
-      await changeRoleInTx(tx, bot, p.role, deps.clock.now());
+      await changeRoleInTx(tx, deps, bot, p.role, deps.clock.now());
     }
     if (p.botOwnerId !== undefined && p.botOwnerId !== bot.botOwnerId) {
       const owner = await getProfileUser(tx, who.realmId, p.botOwnerId);
@@ -148,7 +148,7 @@ export async function doUpdateBot(
       if (owner.isBot) throw badRequest("Failed to change owner, bots can't own other bots");
       await setBotOwner(tx, who.realmId, bot.id, owner.id);
       await notifyBotOwnerChangedInTx(tx, { ...bot, botOwnerId: owner.id }, bot.botOwnerId);
-      await notifyRealmUserUpdate(tx, who.realmId, bot.id, { user_id: bot.id, bot_owner_id: owner.id });
+      await notifyRealmUserUpdate(tx, deps, who.realmId, bot.id, { user_id: bot.id, bot_owner_id: owner.id });
     }
     const service =
       p.servicePayloadUrl !== undefined || p.serviceInterface !== undefined
@@ -164,7 +164,7 @@ export async function doUpdateBot(
 export async function doDeactivateBot(deps: AccountsDeps, who: Identity, botId: number): Promise<void> {
   await withTx(deps.pool, async (tx) => {
     const bot = await accessBot(tx, who, botId);
-    if (bot.isActive) await deactivateBotInTx(tx, bot);
+    if (bot.isActive) await deactivateBotInTx(tx, deps, bot);
   });
 }
 

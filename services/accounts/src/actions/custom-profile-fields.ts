@@ -142,7 +142,7 @@ export async function doUpdateCustomProfileField(deps: AccountsDeps, who: Identi
       }
       if (p.required !== undefined) next.required = p.required;
       await updateField(tx, next);
-      if (field.fieldType === T.SELECT.id && p.fieldData !== undefined) await dropRemovedChoicesInTx(tx, field, next.fieldData);
+      if (field.fieldType === T.SELECT.id && p.fieldData !== undefined) await dropRemovedChoicesInTx(tx, deps, field, next.fieldData);
       await notifyFields(tx, who.realmId);
     });
   } catch (err) {
@@ -156,12 +156,12 @@ export async function doUpdateCustomProfileField(deps: AccountsDeps, who: Identi
  * (`remove_custom_profile_field_value_if_required`); each removal is announced like a user's
  * own, so clients and later registers agree.
  */
-async function dropRemovedChoicesInTx(tx: Queryable, field: ProfileFieldRow, newFieldData: string): Promise<void> {
+async function dropRemovedChoicesInTx(tx: Queryable, deps: AccountsDeps, field: ProfileFieldRow, newFieldData: string): Promise<void> {
   const kept = new Set(Object.keys(JSON.parse(newFieldData || "{}") as Record<string, unknown>));
   for (const v of await listFieldValues(tx, field.realmId, field.id)) {
     if (kept.has(v.value)) continue;
     await deleteValue(tx, field.realmId, v.userId, field.id);
-    await notifyRealmUserUpdate(tx, field.realmId, v.userId, { user_id: v.userId, custom_profile_field: { id: field.id, value: null } });
+    await notifyRealmUserUpdate(tx, deps, field.realmId, v.userId, { user_id: v.userId, custom_profile_field: { id: field.id, value: null } });
   }
 }
 
@@ -196,6 +196,7 @@ export async function doReorderCustomProfileFields(deps: AccountsDeps, who: Iden
  */
 export async function applyProfileDataInTx(
   tx: Queryable,
+  deps: AccountsDeps,
   user: ProfileUser,
   data: Array<{ id: number; value: string | number[] | null }>,
 ): Promise<void> {
@@ -214,13 +215,13 @@ export async function applyProfileDataInTx(
     if (value === null) {
       if (!current) continue;
       await deleteValue(tx, user.realmId, user.id, field.id);
-      await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, custom_profile_field: { id: field.id, value: null } });
+      await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, custom_profile_field: { id: field.id, value: null } });
       continue;
     }
     if (current?.value === value) continue;
     const rendered = isRenderable(field.fieldType) ? renderProfileValue(value) : null;
     await upsertValue(tx, user.realmId, { userId: user.id, fieldId: field.id, value, renderedValue: rendered });
-    await notifyRealmUserUpdate(tx, user.realmId, user.id, {
+    await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, {
       user_id: user.id,
       custom_profile_field: { id: field.id, value, ...(rendered !== null ? { rendered_value: rendered } : {}) },
     });
@@ -236,13 +237,13 @@ async function accessOwnProfile(tx: Queryable, who: Identity): Promise<ProfileUs
 
 /** PATCH /users/me/profile_data. */
 export async function doUpdateOwnProfileData(deps: AccountsDeps, who: Identity, data: Array<{ id: number; value: string | number[] | null }>) {
-  await withTx(deps.pool, async (tx) => applyProfileDataInTx(tx, await accessOwnProfile(tx, who), data));
+  await withTx(deps.pool, async (tx) => applyProfileDataInTx(tx, deps, await accessOwnProfile(tx, who), data));
 }
 
 /** DELETE /users/me/profile_data: removes the values of the given fields. */
 export async function doRemoveOwnProfileData(deps: AccountsDeps, who: Identity, fieldIds: number[]) {
   await withTx(deps.pool, async (tx) => {
     const user = await accessOwnProfile(tx, who);
-    await applyProfileDataInTx(tx, user, fieldIds.map((id) => ({ id, value: null })));
+    await applyProfileDataInTx(tx, deps, user, fieldIds.map((id) => ({ id, value: null })));
   });
 }

@@ -158,7 +158,7 @@ export async function doConfirmEmailChange(deps: AccountsDeps, key: string): Pro
       const problem = await emailChangeProblem(tx, realm, user, change.newEmail);
       if (problem) return { change, realm, problem };
       await markEmailChangeUsed(tx, change.id, now);
-      await changeDeliveryEmailInTx(tx, user, change.newEmail);
+      await changeDeliveryEmailInTx(tx, deps, user, change.newEmail);
       const realmUrl = organizationUrl(deps.config, realm.stringId);
       await queueMail(tx, emailChangedMail({ to: change.oldEmail, newEmail: change.newEmail, realmName: realm.name, realmUrl }));
       return { change, realm, problem: null };
@@ -178,12 +178,12 @@ export async function doConfirmEmailChange(deps: AccountsDeps, key: string): Pro
  * API email (`new_email`). Each event carries the user's new summary, on which the gateway
  * drops its cached credential checks (the old address must stop authenticating).
  */
-async function changeDeliveryEmailInTx(tx: Queryable, user: ProfileUser, email: string): Promise<void> {
+async function changeDeliveryEmailInTx(tx: Queryable, deps: AccountsDeps, user: ProfileUser, email: string): Promise<void> {
   const visibility = await emailVisibilityOf(tx, user.realmId, user.id);
   const isPublic = isEmailPublic(visibility);
   await setDeliveryEmail(tx, user.realmId, user.id, email, isPublic);
   const viewers = (await listRealmUsers(tx, user.realmId)).filter((v) => v.isActive && canSeeDeliveryEmail(v, user.id, visibility)).map((v) => v.id);
-  await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, delivery_email: email }, viewers);
-  if (user.avatarSource === "G") await notifyAvatar(tx, user.realmId, user.id);
-  if (isPublic) await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, new_email: email });
+  await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, delivery_email: email }, viewers);
+  if (user.avatarSource === "G") await notifyAvatar(tx, deps, user.realmId, user.id);
+  if (isPublic) await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, new_email: email });
 }

@@ -24,6 +24,7 @@ import { revokeInvitesGeneratedByUserInTx } from "./invites-changed";
 import { moveSystemGroupsInTx } from "./system-groups";
 import { applyProfileDataInTx } from "./custom-profile-fields";
 import { notifyAdministeredBotsInTx, notifyBotUpdateInTx } from "./realm-bots";
+import { audienceWithAccess } from "../queries/user-access";
 
 type Person = RealmUserUpdatePersonEvent["person"];
 
@@ -37,13 +38,14 @@ export async function replicaPayload(tx: Queryable, user: UserRow): Promise<{ us
 
 /**
  * Emits one `realm_user` / update: the client event (`person` form) to every user who can access
- * the changed user (everyone active in the organization: we do not restrict user access), inside
- * `accounts.user.updated` with the user's new summary for the services' replicas.
+ * the changed user (everyone active in the organization, or `users`, but for the guests an
+ * organization that limits them keeps from the user), inside `accounts.user.updated` with the
+ * user's new summary for the services' replicas.
  */
-export async function notifyRealmUserUpdate(tx: Queryable, realmId: number, userId: number, person: Person, users?: number[]): Promise<void> {
+export async function notifyRealmUserUpdate(tx: Queryable, deps: AccountsDeps, realmId: number, userId: number, person: Person, users?: number[]): Promise<void> {
   const user = await getProfileUser(tx, realmId, userId);
   if (!user) return;
-  const audience = users ?? (await activeUserIds(tx, realmId));
+  const audience = await audienceWithAccess(tx, deps, realmId, user, users ?? (await activeUserIds(tx, realmId)));
   await emitEvent(tx, {
     type: "accounts.user.updated",
     realmId,
@@ -97,13 +99,13 @@ export async function checkUniqueFullNameInTx(tx: Queryable, realm: Pick<RealmRo
   }
 }
 
-export async function changeFullNameInTx(tx: Queryable, user: ProfileUser, rawName: string): Promise<void> {
+export async function changeFullNameInTx(tx: Queryable, deps: AccountsDeps, user: ProfileUser, rawName: string): Promise<void> {
   const name = checkFullName(rawName);
   if (name === user.fullName) return;
   const realm = await getRealm(tx, user.realmId);
   if (realm) await checkUniqueFullNameInTx(tx, realm, name, user.id);
   await setFullName(tx, user.realmId, user.id, name);
-  await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, full_name: name });
+  await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, full_name: name });
   await notifyBotUpdateInTx(tx, user, { full_name: name });
 }
 
@@ -112,10 +114,10 @@ export async function changeFullNameInTx(tx: Queryable, user: ProfileUser, rawNa
  * system groups (user_group events: membership is client state too, deactivated users' included);
  * last, the bots the user now administers or no longer does.
  */
-export async function changeRoleInTx(tx: Queryable, user: ProfileUser, role: number, now: Date): Promise<void> {
+export async function changeRoleInTx(tx: Queryable, deps: AccountsDeps, user: ProfileUser, role: number, now: Date): Promise<void> {
   if (role === user.role) return;
   await setRole(tx, user.realmId, user.id, role);
-  await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, role });
+  await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, role });
   const realm = await getRealm(tx, user.realmId);
   if (realm) await moveSystemGroupsInTx(tx, realm, user.id, user.role, role, now);
   await notifyAdministeredBotsInTx(tx, user, user.role, role);
@@ -147,11 +149,11 @@ export async function doUpdateUserByAdmin(deps: AccountsDeps, who: Identity, use
         throw badRequest("The owner permission cannot be removed from the only organization owner.");
       }
     }
-    if (p.fullName !== undefined) await changeFullNameInTx(tx, user, p.fullName);
-    if (p.role !== undefined) await changeRoleInTx(tx, user, p.role, deps.clock.now());
+    if (p.fullName !== undefined) await changeFullNameInTx(tx, deps, user, p.fullName);
+    if (p.role !== undefined) await changeRoleInTx(tx, deps, user, p.role, deps.clock.now());
     if (p.profileData !== undefined) {
       if (user.isBot) throw badRequest("Bots cannot have custom profile fields");
-      await applyProfileDataInTx(tx, user, p.profileData);
+      await applyProfileDataInTx(tx, deps, user, p.profileData);
     }
   });
 }
@@ -166,7 +168,7 @@ export async function doSetBillingAdmin(deps: AccountsDeps, realmId: number, use
     if (!user || user.isBot) throw badRequest("No such user");
     if (user.isBillingAdmin === value) return;
     await setBillingAdmin(tx, realmId, user.id, value);
-    await notifyRealmUserUpdate(tx, realmId, user.id, { user_id: user.id, is_billing_admin: value });
+    await notifyRealmUserUpdate(tx, deps, realmId, user.id, { user_id: user.id, is_billing_admin: value });
   });
 }
 
@@ -176,10 +178,11 @@ export async function doSetBillingAdmin(deps: AccountsDeps, realmId: number, use
  * deactivated account must not receive notifications on its devices; their pending invitations
  * are revoked. Callers handle bots.
  */
-export async function deactivateInTx(tx: Queryable, user: UserRow): Promise<void> {
+export async function deactivateInTx(tx: Queryable, deps: AccountsDeps, user: UserRow): Promise<void> {
   const updated = await setUserActive(tx, user.realmId, user.id, false);
   await deleteAllTokens(tx, user.realmId, user.id);
-  const audience = await activeUserIds(tx, user.realmId);
+  // Only those who can access the user hear of it (feature level 303).
+  const audience = await audienceWithAccess(tx, deps, user.realmId, user, await activeUserIds(tx, user.realmId));
   await emitEvent(tx, {
     type: "accounts.user.deactivated",
     realmId: user.realmId,
@@ -208,10 +211,10 @@ export async function doDeactivateUserByAdmin(deps: AccountsDeps, who: Identity,
     if (user.role === ROLE.owner && (await countActiveOwners(tx, who.realmId)) <= 1) {
       throw badRequest("Cannot deactivate the only organization owner");
     }
-    await deactivateInTx(tx, user);
+    await deactivateInTx(tx, deps, user);
     for (const bot of await activeBotsOwnedBy(tx, who.realmId, user.id)) {
       const b = await getProfileUser(tx, who.realmId, bot.id);
-      if (b) await deactivateInTx(tx, b);
+      if (b) await deactivateInTx(tx, deps, b);
     }
     if (notificationComment !== undefined) {
       const [realm, admin] = await Promise.all([getRealm(tx, who.realmId), getProfileUser(tx, who.realmId, who.userId)]);
@@ -230,8 +233,8 @@ export async function doDeactivateUserByAdmin(deps: AccountsDeps, who: Identity,
 }
 
 /** Deactivates a bot (by its owner or an administrator). */
-export async function deactivateBotInTx(tx: Queryable, bot: ProfileUser): Promise<void> {
-  await deactivateInTx(tx, bot);
+export async function deactivateBotInTx(tx: Queryable, deps: AccountsDeps, bot: ProfileUser): Promise<void> {
+  await deactivateInTx(tx, deps, bot);
 }
 
 /** POST /users/{user_id}/reactivate (administrators; bots included, as Zulip allows). */
@@ -245,7 +248,7 @@ export async function doReactivateUser(deps: AccountsDeps, who: Identity, userId
       if (!owner?.isActive) throw badRequest("Cannot reactivate a bot whose owner is deactivated.");
     }
     await setUserActive(tx, user.realmId, user.id, true);
-    await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, is_active: true });
+    await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, is_active: true });
     await notifyBotUpdateInTx(tx, user, { is_active: true });
   });
 }
@@ -254,12 +257,12 @@ export async function doReactivateUser(deps: AccountsDeps, who: Identity, userId
  * The avatar fields of a `realm_user` update (full URLs: clients apply client_gravatar
  * themselves); for a bot, first its realm_bot update, in Zulip's order.
  */
-export async function notifyAvatar(tx: Queryable, realmId: number, userId: number): Promise<string> {
+export async function notifyAvatar(tx: Queryable, deps: AccountsDeps, realmId: number, userId: number): Promise<string> {
   const u = await getProfileUser(tx, realmId, userId);
   if (!u) throw badRequest("No such user");
   const url = avatarUrl(u, { clientGravatar: false })!;
   await notifyBotUpdateInTx(tx, u, { avatar_url: url });
-  await notifyRealmUserUpdate(tx, realmId, userId, {
+  await notifyRealmUserUpdate(tx, deps, realmId, userId, {
     user_id: userId,
     avatar_url: url,
     avatar_source: u.avatarSource,
@@ -290,7 +293,7 @@ export async function doUploadOwnAvatar(deps: AccountsDeps, who: Identity, files
     const token = randomToken(18).replace(/[^A-Za-z0-9]/g, "x");
     await upsertAvatarImage(tx, user.realmId, user.id, token, type, file.data);
     await setAvatar(tx, user.realmId, user.id, "U", token);
-    return notifyAvatar(tx, user.realmId, user.id);
+    return notifyAvatar(tx, deps, user.realmId, user.id);
   });
 }
 
@@ -301,6 +304,6 @@ export async function doDeleteOwnAvatar(deps: AccountsDeps, who: Identity): Prom
     const user = await accessSelf(tx, who);
     await deleteAvatarImage(tx, user.realmId, user.id);
     await setAvatar(tx, user.realmId, user.id, "G", null);
-    return notifyAvatar(tx, user.realmId, user.id);
+    return notifyAvatar(tx, deps, user.realmId, user.id);
   });
 }

@@ -64,7 +64,7 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
     if (user.isBot && visibility !== undefined && visibility !== EMAIL_VISIBILITY.everyone) {
       throw badRequest("A bot's email address is always visible to everyone");
     }
-    if (p.fullName !== undefined && (await mayChangeOwnName(tx, user))) await changeFullNameInTx(tx, user, p.fullName);
+    if (p.fullName !== undefined && (await mayChangeOwnName(tx, user))) await changeFullNameInTx(tx, deps, user, p.fullName);
     if (password) {
       await setPasswordHash(tx, user.realmId, user.id, password.hash);
       if (password.loginKey) await resealApiKey(tx, user.realmId, password.loginKey.id, password.loginKey.sealed);
@@ -79,12 +79,12 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
       await notifySettingChanged(tx, user, name, value);
       if (name === "presence_enabled") await doForcePresenceUpdateInTx(tx, user.realmId, user.id, value as boolean, deps.clock.now());
       if (name === "timezone") {
-        await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, email: user.email, timezone: value as string });
+        await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, email: user.email, timezone: value as string });
       }
       if (name === "email_address_visibility") {
         // Stored first: the events it causes tell replicas whether the email is now public.
         await saveUserSettingsRow(tx, user.realmId, user.id, row);
-        await changeEmailVisibilityInTx(tx, user, current[name] as number, value as number);
+        await changeEmailVisibilityInTx(tx, deps, user, current[name] as number, value as number);
       }
       current[name] = value;
     }
@@ -165,21 +165,21 @@ export async function notifySettingChanged(tx: Queryable, user: Pick<UserRow, "i
  * A new email visibility: users who gain or lose sight of the delivery email get it (or null);
  * crossing "everyone" also switches the API email between the real and a dummy address.
  */
-async function changeEmailVisibilityInTx(tx: Queryable, user: ProfileUser, before: number, after: number): Promise<void> {
+async function changeEmailVisibilityInTx(tx: Queryable, deps: AccountsDeps, user: ProfileUser, before: number, after: number): Promise<void> {
   if (!user.isActive) return;
   const viewers = (await listRealmUsers(tx, user.realmId)).filter((u) => u.isActive);
   const gained = viewers.filter((v) => !canSeeDeliveryEmail(v, user.id, before) && canSeeDeliveryEmail(v, user.id, after)).map((v) => v.id);
   const lost = viewers.filter((v) => canSeeDeliveryEmail(v, user.id, before) && !canSeeDeliveryEmail(v, user.id, after)).map((v) => v.id);
-  if (gained.length) await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, delivery_email: user.deliveryEmail }, gained);
-  if (lost.length) await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, delivery_email: null }, lost);
+  if (gained.length) await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, delivery_email: user.deliveryEmail }, gained);
+  if (lost.length) await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, delivery_email: null }, lost);
   if ((before === EMAIL_VISIBILITY.everyone) === (after === EMAIL_VISIBILITY.everyone) || user.isBot) return;
   const realm = await getRealm(tx, user.realmId);
   const email = after === EMAIL_VISIBILITY.everyone ? user.deliveryEmail : dummyEmail(user.id, realm!.stringId);
   await setApiEmail(tx, user.realmId, user.id, email);
-  await notifyRealmUserUpdate(tx, user.realmId, user.id, { user_id: user.id, new_email: email });
+  await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, new_email: email });
   // Whether clients may compute the Gravatar from the API email changed with it (Zulip's
   // notify_avatar_url_change): the avatar fields again, so they show the URL or compute it.
-  await notifyAvatar(tx, user.realmId, user.id);
+  await notifyAvatar(tx, deps, user.realmId, user.id);
 }
 
 /**

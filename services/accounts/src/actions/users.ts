@@ -2,7 +2,7 @@ import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable 
 import type { AccountsDeps } from "../deps";
 import { applyRealmDefaultsToNewUser } from "./settings";
 import { generateApiKey, hashApiKey, hashPassword, longEnoughPassword } from "../lib/credentials";
-import { avatarSummary, ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
+import { avatarSummary, inaccessibleUserObject, ROLE, userObject, userSummary, VALID_ROLES } from "../lib/format";
 import { checkFullName, isValidEmail } from "../lib/validate";
 import { CREATE_USER_REFUSALS, type EmailRefusals } from "../lib/email-validation";
 import { checkEmailAllowedForRealm } from "../queries/realm-domains";
@@ -29,6 +29,7 @@ import { emailVisibilityOf } from "../queries/profile";
 import { getUserSettingsRow } from "../store/settings";
 import { canSeeDeliveryEmail } from "../lib/user-settings";
 import { messagingOf } from "../lib/messaging-client";
+import { limitsGuests } from "../queries/user-access";
 
 export interface CreateUserInput {
   realmId: number;
@@ -101,7 +102,10 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
   await insertApiKey(tx, user.realmId, user.id, hashApiKey(apiKey));
   // Everyone active learns of the user; the delivery email only those its visibility allows
   // (the organization's default for new users may hide it), the rest get null, as in Zulip.
-  const viewers = input.isSystemBot ? [] : (await listRealmUsers(tx, user.realmId)).filter((u) => u.isActive);
+  const everyone = input.isSystemBot ? [] : (await listRealmUsers(tx, user.realmId)).filter((u) => u.isActive);
+  // A new human shares nothing with anyone yet: guests an organization limits do not access them.
+  const hidden = !user.isBot && limitsGuests(realm) ? everyone.filter((u) => u.role === ROLE.guest && u.id !== user.id).map((u) => u.id) : [];
+  const viewers = everyone.filter((u) => !hidden.includes(u.id));
   const policy = await emailVisibilityOf(tx, user.realmId, user.id);
   const person = { ...userObject(user, { clientGravatar: false }), ...(user.isBot ? {} : { profile_data: {} }) };
   const seeing = viewers.filter((v) => canSeeDeliveryEmail(v, user.id, policy)).map((v) => v.id);
@@ -125,6 +129,18 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
       payload: {
         user_id: user.id,
         client: { event: { type: "realm_user", op: "add", person: { ...person, delivery_email: null } }, users: notSeeing },
+      },
+    });
+  }
+  if (hidden.length) {
+    // Zulip's "Unknown user" stand-in, but not to clients that can do without it (user_list_incomplete).
+    const standIn = { ...inaccessibleUserObject(user.id, realm.stringId), profile_data: {} };
+    await emitEvent(tx, {
+      type: "accounts.user.announced",
+      realmId: user.realmId,
+      payload: {
+        user_id: user.id,
+        client: { event: { type: "realm_user", op: "add", person: standIn }, users: hidden, without_capability: "user_list_incomplete" },
       },
     });
   }
@@ -224,7 +240,7 @@ export async function doDeactivateOwnUser(deps: AccountsDeps, who: Identity): Pr
         extra: { is_last_owner: true, entity: "organization owner" },
       });
     }
-    await deactivateInTx(tx, user);
-    for (const bot of await activeBotsOwnedBy(tx, who.realmId, user.id)) await deactivateInTx(tx, bot);
+    await deactivateInTx(tx, deps, user);
+    for (const bot of await activeBotsOwnedBy(tx, who.realmId, user.id)) await deactivateInTx(tx, deps, bot);
   });
 }

@@ -1,4 +1,4 @@
-import type { ClientGravatarOption, UserAvatarSummary, UserObject, UserSummary } from "@chat/contracts";
+import { INACCESSIBLE_USER_AVATAR_PATH, INACCESSIBLE_USER_NAME, inaccessibleUserEmail, type ClientGravatarOption, type UserAvatarSummary, type UserObject, type UserSummary } from "@chat/contracts";
 import type { UserRow } from "../store/users";
 import { avatarUrl, isEmailPublic } from "./avatar";
 
@@ -30,6 +30,31 @@ export function userObject(u: UserRow, opts: ClientGravatarOption): UserObject {
   };
   if (u.isBot) out.bot_owner_id = u.botOwnerId;
   return out;
+}
+
+/**
+ * Zulip's "Unknown user" stand-in for a user a guest may not access: the usual user object, every
+ * value a placeholder but the id (a member who joined at the epoch, the dummy address).
+ */
+export function inaccessibleUserObject(userId: number, realmStringId: string): UserObject {
+  return {
+    user_id: userId,
+    email: inaccessibleUserEmail(userId, realmStringId),
+    delivery_email: null,
+    full_name: INACCESSIBLE_USER_NAME,
+    date_joined: new Date(0).toISOString(),
+    is_active: true,
+    is_owner: false,
+    is_admin: false,
+    is_guest: false,
+    is_billing_admin: false,
+    is_bot: false,
+    bot_type: null,
+    role: ROLE.member,
+    timezone: "",
+    avatar_url: INACCESSIBLE_USER_AVATAR_PATH,
+    avatar_version: 1,
+  };
 }
 
 /** What other services replicate about a user. */

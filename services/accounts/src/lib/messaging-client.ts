@@ -1,4 +1,11 @@
-import { InternalGetRealmEmoji, InternalStreamGroupSettingUses, InternalSubscribeNewUser, MessagingRegisterState, type RealmEmojiDict } from "@chat/contracts";
+import {
+  InternalConversationPartners,
+  InternalGetRealmEmoji,
+  InternalStreamGroupSettingUses,
+  InternalSubscribeNewUser,
+  MessagingRegisterState,
+  type RealmEmojiDict,
+} from "@chat/contracts";
 import { InternalClient, type Identity } from "@chat/platform";
 
 export interface StreamRef {
@@ -10,8 +17,8 @@ export interface StreamRef {
 /**
  * The few messaging calls accounts makes: the channels an inviting user can access (asked as
  * that user, who is making the request), subscribing a user who accepted an invitation, the
- * notification bot's direct message, the newest message a user received, and the channels whose
- * settings name a user group.
+ * notification bot's direct message, the newest message a user received, the channels whose
+ * settings name a user group, and whom a user shares a channel or a conversation with.
  */
 export class MessagingClient {
   private readonly http: InternalClient;
@@ -48,6 +55,17 @@ export class MessagingClient {
       { params: { realm_id: realmId, group_ids: groupIds } },
     );
     return r.channels;
+  }
+
+  /**
+   * The users who share an active channel subscription or a direct message conversation with
+   * the user: whom a guest accesses where the organization limits guests.
+   */
+  async conversationPartners(realmId: number, userId: number): Promise<Set<number>> {
+    const r = await this.http.call<{ user_ids: number[] }>(InternalConversationPartners.method, InternalConversationPartners.path, {
+      params: { realm_id: realmId, user_id: userId },
+    });
+    return new Set(r.user_ids);
   }
 
   /** The organization's whole custom emoji dictionary (the replica's read-through). */

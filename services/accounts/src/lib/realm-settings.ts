@@ -44,7 +44,8 @@ export const ANNOUNCEMENT_CHANNEL_SETTINGS = new Set([
  * column as a value standing for one of them. Zulip 9.0's channel creation groups (feature
  * levels 264, 266) replaced the two creation policies one to one: the policy is stored, both
  * forms are served, and a change through either is announced in both. The group for reusable
- * invitation links (feature level 209) is stored as the group's name.
+ * invitation links (feature level 209) and the one whose members access every user (feature
+ * level 225) are stored as the group's name.
  */
 export interface RealmGroupSetting {
   /** The realms column. */
@@ -67,6 +68,10 @@ export const REALM_GROUP_SETTINGS: Record<string, RealmGroupSetting> = {
   },
   can_create_public_channel_group: { column: "create_public_stream_policy", groups: CREATION_POLICY_GROUPS },
   can_create_private_channel_group: { column: "create_private_stream_policy", groups: CREATION_POLICY_GROUPS },
+  can_access_all_users_group: {
+    column: "can_access_all_users_group",
+    groups: ["role:everyone", "role:members"].map((name) => [name, name] as const),
+  },
 };
 
 /** The group setting stored in a column, if any. */

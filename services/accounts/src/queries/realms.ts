@@ -31,6 +31,7 @@ export function realmSettings(r: RealmRow, defaultInviteLimit: number): RealmSet
     move_messages_between_streams_limit_seconds: r.moveMessagesBetweenStreamsLimitSeconds,
     allow_edit_history: r.allowEditHistory,
     new_stream_announcements_stream_id: r.newStreamAnnouncementsStreamId,
+    can_access_all_users_group: r.canAccessAllUsersGroup,
   };
 }
 

@@ -2,7 +2,7 @@ import { PASSWORD_MIN_LENGTH } from "../lib/credentials";
 import { DEFAULT_LOGO_PATH, EMOJI_DATA_PATH, MAX_STREAM_DESCRIPTION_LENGTH, MAX_STREAM_NAME_LENGTH } from "@chat/contracts";
 import { badRequest, JsonText, organizationUrl, SUCCESS_PREFIX, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
-import { ROLE } from "../lib/format";
+import { inaccessibleUserObject, ROLE } from "../lib/format";
 import { POLICY, policyAllows } from "../lib/policy";
 import { getRealm, type RealmRow } from "../store/realms";
 import { systemGroupIds } from "../store/user-groups";
@@ -14,7 +14,8 @@ import { getMutedUsers } from "./muted-users";
 import { avatarUrl, realmIconUrl } from "../lib/avatar";
 import { EXTERNAL_ACCOUNT_SUBTYPES } from "../lib/profile-fields";
 import { settingsRegisterState } from "./settings";
-import { userListJson, userListsOf } from "./user-list";
+import { userListJson, userListsOf, type LimitedView } from "./user-list";
+import { accessibleUserIds } from "./user-access";
 import { presenceRegisterState } from "./presence";
 import { realmBotsState } from "./bots";
 
@@ -199,7 +200,7 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
     realm_want_advertise_in_communities_directory: realm.wantAdvertiseInCommunitiesDirectory,
     realm_require_unique_names: realm.requireUniqueNames,
     realm_default_code_block_language: realm.defaultCodeBlockLanguage,
-    realm_can_access_all_users_group: groups["role:everyone"],
+    realm_can_access_all_users_group: groups[realm.canAccessAllUsersGroup],
     realm_create_multiuse_invite_group: groups[realm.createMultiuseInviteGroup],
     realm_direct_message_initiator_group: groups["role:everyone"],
     realm_direct_message_permission_group: groups["role:everyone"],
@@ -247,12 +248,22 @@ async function realmState(ctx: StateContext): Promise<Record<string, unknown>> {
 async function realmUserState(ctx: StateContext): Promise<Record<string, unknown>> {
   const { deps, me, realm, clientGravatar } = ctx;
   // Each user's delivery email as this viewer may see it, and custom profile field values.
-  const list = await userListsOf(deps).get(deps.pool, realm.id, { clientGravatar, profileData: true });
+  const [list, accessible] = await Promise.all([
+    userListsOf(deps).get(deps.pool, realm.id, { clientGravatar, profileData: true }),
+    accessibleUserIds(deps, realm, me),
+  ]);
+  // A guest the organization limits: stand-ins for the others, or nothing for a client that can do without them.
+  const limited: LimitedView | undefined = accessible
+    ? {
+        accessible,
+        standIn: ctx.capabilities.user_list_incomplete === true ? null : (id) => JSON.stringify({ ...inaccessibleUserObject(id, realm.stringId), profile_data: {} }),
+      }
+    : undefined;
   const now = deps.clock.now();
   const can = (policy: number) => policyAllows(policy, me, realm, now);
   return {
-    realm_users: new RawJson(userListJson(list, me, true)),
-    realm_non_active_users: new RawJson(userListJson(list, me, false)),
+    realm_users: new RawJson(userListJson(list, me, true, limited)),
+    realm_non_active_users: new RawJson(userListJson(list, me, false, limited)),
     cross_realm_bots: new RawJson(list.botsJson),
     user_id: me.id,
     email: me.email,

@@ -11,6 +11,7 @@ import { profileDataOf } from "./custom-profile-fields";
 interface ListedUser {
   id: number;
   active: boolean;
+  bot: boolean;
   /** Their email_address_visibility. */
   visibility: number;
   withEmail: string;
@@ -110,6 +111,7 @@ async function readUserList(db: Queryable, realmId: number, variant: UserListVar
       return {
         id: u.id,
         active: u.isActive,
+        bot: u.isBot,
         visibility: shown,
         withEmail: JSON.stringify({ ...obj, ...profile }),
         withoutEmail: JSON.stringify({ ...obj, delivery_email: null, ...profile }),
@@ -120,10 +122,27 @@ async function readUserList(db: Queryable, realmId: number, variant: UserListVar
   };
 }
 
-/** The list's users (active or not) as one viewer sees them, as a JSON array. */
-export function userListJson(list: UserList, viewer: { id: number; role: number }, active: boolean | null): string {
+/**
+ * What a guest whose organization limits them sees of the list: the humans they access (and
+ * every bot); each other user as the JSON of Zulip's "Unknown user" stand-in, or not at all
+ * when `standIn` is null (a client with the user_list_incomplete capability).
+ */
+export interface LimitedView {
+  accessible: Set<number>;
+  standIn: ((userId: number) => string) | null;
+}
+
+/**
+ * The list's users (active or not) as one viewer sees them, as a JSON array. A stand-in counts as
+ * active whatever the user's status, as Zulip's does.
+ */
+export function userListJson(list: UserList, viewer: { id: number; role: number }, active: boolean | null, limited?: LimitedView): string {
   const parts: string[] = [];
   for (const u of list.users) {
+    if (limited && !u.bot && !limited.accessible.has(u.id)) {
+      if (limited.standIn && active !== false) parts.push(limited.standIn(u.id));
+      continue;
+    }
     if (active !== null && u.active !== active) continue;
     parts.push(canSeeDeliveryEmail(viewer, u.id, u.visibility) ? u.withEmail : u.withoutEmail);
   }

@@ -1,14 +1,15 @@
 import { badRequest, JsonText, SUCCESS_PREFIX, type Identity } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { isEmailPublic } from "../lib/avatar";
-import { avatarSummary, userObject, userSummary } from "../lib/format";
+import { avatarSummary, inaccessibleUserObject, ROLE, userObject, userSummary } from "../lib/format";
 import { emailVisibilityOf, ownProfileData, userViewFor } from "./profile";
 import { settingOfRealmUsers, settingOfUsers } from "../store/settings";
 import { getUser, getUserByDeliveryEmail, getUserByEmail, getUsersByEmails, getUsersByFullNames, getUsersByIds, listRealmUsers, type UserRow } from "../store/users";
 import { getRealm } from "../store/realms";
 import { messagingOf } from "../lib/messaging-client";
 import { canSeeDeliveryEmail, dummyEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
-import { userListJson, userListsOf } from "./user-list";
+import { userListJson, userListsOf, type LimitedView } from "./user-list";
+import { accessibleUserIds, canAccessUser } from "./user-access";
 
 /** A user of the caller's realm (system bots included), or Zulip's "No such user". */
 export async function accessUserById(deps: AccountsDeps, realmId: number, userId: number): Promise<UserRow> {
@@ -73,17 +74,39 @@ async function newestMessageId(deps: AccountsDeps, who: Identity): Promise<numbe
   }
 }
 
-/** GET /users: every user of the organization, active or not (system bots aside), as JSON. */
+/**
+ * GET /users: every user of the organization, active or not (system bots aside), as JSON; for a
+ * guest the organization limits, the users they do not access as "Unknown user" stand-ins.
+ */
 export async function getRealmMembers(deps: AccountsDeps, who: Identity, clientGravatar: boolean, withProfile: boolean): Promise<JsonText> {
-  const list = await userListsOf(deps).get(deps.pool, who.realmId, { clientGravatar, profileData: withProfile });
-  return new JsonText(`${SUCCESS_PREFIX},"members":${userListJson(list, { id: who.userId, role: who.role }, null)}}`);
+  const viewer = { id: who.userId, role: who.role };
+  const [list, limited] = await Promise.all([userListsOf(deps).get(deps.pool, who.realmId, { clientGravatar, profileData: withProfile }), limitedView(deps, who, withProfile)]);
+  return new JsonText(`${SUCCESS_PREFIX},"members":${userListJson(list, viewer, null, limited)}}`);
+}
+
+/** A guest's view of the user list where the organization limits guests (Zulip gives stand-ins to GET /users). */
+async function limitedView(deps: AccountsDeps, who: Identity, withProfile: boolean): Promise<LimitedView | undefined> {
+  if (who.role !== ROLE.guest) return undefined;
+  const realm = await getRealm(deps.pool, who.realmId);
+  const accessible = realm && (await accessibleUserIds(deps, realm, { id: who.userId, role: who.role }));
+  if (!realm || !accessible) return undefined;
+  const profile = withProfile ? { profile_data: {} } : {};
+  return { accessible, standIn: (id) => JSON.stringify({ ...inaccessibleUserObject(id, realm.stringId), ...profile }) };
 }
 
 export async function getMember(deps: AccountsDeps, who: Identity, userId: number, clientGravatar: boolean, withProfile: boolean) {
   return present(deps, who, await accessUserById(deps, who.realmId, userId), clientGravatar, withProfile);
 }
 
+/**
+ * One user as the caller sees them. A guest the organization limits gets Zulip's "Insufficient
+ * permission" for a user they do not access (access_user_common's check_can_access_user).
+ */
 async function present(deps: AccountsDeps, who: Identity, u: UserRow, clientGravatar: boolean, withProfile: boolean) {
+  if (who.role === ROLE.guest) {
+    const realm = await getRealm(deps.pool, who.realmId);
+    if (realm && !(await canAccessUser(deps, realm, { id: who.userId, role: who.role }, u))) throw badRequest("Insufficient permission");
+  }
   const [view, visibility] = await Promise.all([
     userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile }),
     emailVisibilityOf(deps.pool, who.realmId, u.id),

@@ -63,6 +63,8 @@ export interface RealmRow {
   jitsiServerUrl: string | null;
   /** The system group (by name) whose members may create reusable invitation links. */
   createMultiuseInviteGroup: string;
+  /** The system group (by name) whose members access every user: role:everyone or role:members. */
+  canAccessAllUsersGroup: string;
 }
 
 function toRealm(r: any): RealmRow {
@@ -125,6 +127,7 @@ function toRealm(r: any): RealmRow {
     notificationBotId: r.notification_bot_id,
     jitsiServerUrl: r.jitsi_server_url,
     createMultiuseInviteGroup: r.create_multiuse_invite_group,
+    canAccessAllUsersGroup: r.can_access_all_users_group,
   };
 }
 

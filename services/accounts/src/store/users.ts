@@ -148,6 +148,12 @@ export async function activeUserIds(db: Queryable, realmId: number): Promise<num
   return rows.map((r) => r.id);
 }
 
+/** Ids of the organization's active guests (whose access to users the organization may limit). */
+export async function activeGuestIds(db: Queryable, realmId: number): Promise<number[]> {
+  const { rows } = await db.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND role = 600 ORDER BY id", [realmId]);
+  return rows.map((r) => Number(r.id));
+}
+
 /** Ids of the organization's active human owners and administrators. */
 export async function activeHumanAdminIds(db: Queryable, realmId: number): Promise<number[]> {
   const { rows } = await db.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND NOT is_bot AND role <= 200 ORDER BY id", [realmId]);

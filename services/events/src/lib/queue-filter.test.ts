@@ -131,6 +131,13 @@ describe("user group deactivation", () => {
     expect(eventsForQueue(capable, renamed, undefined)).toEqual([renamed.event]);
     expect(eventsForQueue(queue(), renamed, undefined)).toEqual([]);
   });
+
+  it("a notice for clients without a capability skips the queues registered with it", () => {
+    const standIn: ClientNotice = { event: { type: "realm_user", op: "add", person: { user_id: 9 } }, users: [5], without_capability: "user_list_incomplete" };
+    expect(eventsForQueue(queue(), standIn, undefined)).toEqual([standIn.event]);
+    expect(eventsForQueue(queue({ capabilities: { user_list_incomplete: false } }), standIn, undefined)).toEqual([standIn.event]);
+    expect(eventsForQueue(queue({ capabilities: { user_list_incomplete: true } }), standIn, undefined)).toEqual([]);
+  });
 });
 
 describe("acceptsEvent", () => {

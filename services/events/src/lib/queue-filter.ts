@@ -110,6 +110,7 @@ function deleteMessageForQueue(queue: QueueDescriptor, event: Event): Event[] {
  */
 export function eventsForQueue(queue: QueueDescriptor, notice: ClientNotice, flags: string[] | undefined): Event[] {
   if (notice.capability !== undefined && queue.capabilities[notice.capability] !== true) return [];
+  if (notice.without_capability !== undefined && queue.capabilities[notice.without_capability] === true) return [];
   let event: Event = { ...(notice.event as Event) };
   if (flags !== undefined) event.flags = flags;
   else if (event.type === "message") event.flags = [];

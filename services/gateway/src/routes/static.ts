@@ -1,12 +1,14 @@
 import type { FastifyInstance, RouteOptions } from "fastify";
-import { DEFAULT_LOGO_PATH, EMOJI_DATA_PATH, emojiCodeToNames, SYSTEM_BOT_AVATAR_PATH } from "@chat/contracts";
+import { DEFAULT_LOGO_PATH, EMOJI_DATA_PATH, emojiCodeToNames, INACCESSIBLE_USER_AVATAR_PATH, SYSTEM_BOT_AVATAR_PATH } from "@chat/contracts";
 import { botAvatarPng } from "../bot-avatar";
+import { unknownUserAvatarPng } from "../unknown-user-avatar";
 
 /**
  * The server's own files that register points clients at, public as in Zulip: the emoji names
  * by code (`server_emoji_data_url`), which clients fetch to offer emoji by name, and the
- * organization logo shown until one is uploaded (`realm_logo_url`), and the Notification Bot's
- * avatar (its `avatar_url` in `cross_realm_bots` and on its messages).
+ * organization logo shown until one is uploaded (`realm_logo_url`), the Notification Bot's
+ * avatar (its `avatar_url` in `cross_realm_bots` and on its messages), and the "Unknown user"
+ * stand-in's (what a guest sees of a user they may not access).
  */
 export async function staticRoutes(app: FastifyInstance, opts: { compress: NonNullable<RouteOptions["compress"]> }): Promise<void> {
   let emojiData: string | undefined;
@@ -22,6 +24,11 @@ export async function staticRoutes(app: FastifyInstance, opts: { compress: NonNu
   app.get(SYSTEM_BOT_AVATAR_PATH, async (_req, reply) => {
     botAvatar ??= botAvatarPng();
     return reply.type("image/png").header("cache-control", "public, max-age=86400").send(botAvatar);
+  });
+  let unknownAvatar: Buffer | undefined;
+  app.get(INACCESSIBLE_USER_AVATAR_PATH, async (_req, reply) => {
+    unknownAvatar ??= unknownUserAvatarPng();
+    return reply.type("image/png").header("cache-control", "public, max-age=86400").send(unknownAvatar);
   });
 }
 

@@ -1,4 +1,4 @@
-import { MessagingMessageSent } from "@chat/contracts";
+import { INACCESSIBLE_USER_AVATAR_PATH, INACCESSIBLE_USER_NAME, inaccessibleUserEmail, MessagingMessageSenderHidden, MessagingMessageSent } from "@chat/contracts";
 import { ApiError, badRequest, emitEvent, missingParam, newEnvelope, outboxPublished, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { InternalRealm } from "@chat/contracts";
 import type { AppDeps } from "../deps";
@@ -16,6 +16,7 @@ import { markReadForMuters } from "../queries/muted-users";
 import { canSeeStream, findStream, viewerOf, type AccessedStream } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
 import { getUserSettings } from "../queries/user-settings";
+import { guestsNotAccessingSender } from "../queries/user-access";
 import type { UserSettingsView } from "../lib/user-settings";
 import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibility-policy";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
@@ -39,6 +40,7 @@ import { insertDeliveries } from "../store/outgoing-webhooks";
 import { wakeOutgoingWebhooks } from "../lib/outgoing-webhook-signal";
 import type { UserRow } from "../store/users";
 import { setVisibilityPolicy } from "./user-topics";
+import { accessBeforeInTx, notifyAccessChangedInTx } from "./user-access";
 
 export interface SendRequest {
   type: string;
@@ -102,6 +104,8 @@ interface Prepared {
   topicLinks: TopicLink[];
   /** Outgoing webhook bots the message triggers (delivered by jobs/outgoing-webhooks.ts). */
   serviceBots: ServiceBotTrigger[];
+  /** Recipients (guests an organization limits) who do not access the sender: their event hides the sender. */
+  hiddenFrom: Set<number>;
 }
 
 export interface ServiceBotTrigger {
@@ -181,7 +185,8 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
   await markReadForMuters(deps.pool, who.realmId, sender.id, entries, context?.mutedBy ?? direct?.mutedBy);
   const links = plan.accessed ? topicLinks(plan.topic, dir.linkifiers) : [];
   const serviceBots = serviceBotTriggers(sender, plan, rendered, dir);
-  return { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now, topicLinks: links, serviceBots };
+  const hiddenFrom = plan.accessed ? await guestsNotAccessingSender(deps.pool, realm, sender, plan.recipientIds) : new Set<number>();
+  return { plan, context, direct, content, rendered, sender, realm, groupMentioned, entries, now, topicLinks: links, serviceBots, hiddenFrom };
 }
 
 /**
@@ -236,7 +241,7 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
   // A widget (`/poll`, `/todo`, a bot's zform) is the message's first submessage, written in
   // the transaction, and so are the deliveries to the bots it triggers.
   const widget = req.widget ?? widgetOf(content);
-  const needsTx = idempotencyKey !== undefined || widget !== null || serviceBots.length > 0;
+  const needsTx = idempotencyKey !== undefined || widget !== null || serviceBots.length > 0 || prepared.hiddenFrom.size > 0;
   const notices = emailNotices(prepared);
   const oneStatement = !needsTx ? oneStatementRecipient(deps, who, plan, context, direct, policyUsers, content) : null;
   if (oneStatement !== null) {
@@ -253,6 +258,8 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
       if (prior) return priorResult(prior);
     }
     const stream = plan.accessed?.stream;
+    // A direct conversation's first message gives guests an organization limits access to its other participants.
+    const access = stream ? null : await accessBeforeInTx(tx, realm, plan.recipientIds, []);
     const recipientId = stream ? stream.recipientId : await upsertDirectRecipient(tx, who.realmId, plan.recipientIds);
     const row = messageRow(who, sender, plan, recipientId, content, rendered, now);
     const stored = await insertSentMessage(tx, newMessage(row, rendered), entries, notices);
@@ -261,7 +268,10 @@ export async function doSendMessage(deps: AppDeps, who: Identity, req: SendReque
     const submessages = widget
       ? [await insertSubmessage(tx, row.realmId, { message_id: row.id, sender_id: row.senderId, msg_type: "widget", content: JSON.stringify(widget) })]
       : [];
-    await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload: messageEventPayload(row, prepared, req, submessages) });
+    const payload = messageEventPayload(row, prepared, req, submessages);
+    await emitEvent(tx, { type: MESSAGE_SENT, realmId: row.realmId, payload });
+    if (prepared.hiddenFrom.size > 0) await notifySenderHiddenInTx(tx, row, prepared, payload);
+    await notifyAccessChangedInTx(tx, access);
     // Zulip tells those who can see the channel its first message id (feature level 256).
     if (stream && stored.firstInChannel) await notifyFirstMessageId(tx, deps, row.realmId, stream.id, row.id);
     await deps.hooks.onMessageSent?.(tx, {
@@ -592,7 +602,7 @@ function messageEventPayload(row: MessageRow, prepared: Prepared, req: SendReque
   const avatar = message.avatar_url === null ? { sender_avatar_url: senderAvatarUrl(sender, false)! } : {};
   const client: Record<string, unknown> = {
     event: { type: "message", message, markdown_content: row.content, ...avatar },
-    users: entries.map((e) => ({ id: e.userId, flags: flagsToList(e.flags) })),
+    users: entries.filter((e) => !prepared.hiddenFrom.has(e.userId)).map((e) => ({ id: e.userId, flags: flagsToList(e.flags) })),
   };
   if (stream && !stream.inviteOnly) client.public_stream_id = stream.id;
   if (req.queueId !== undefined && req.localId !== undefined) client.sender_queue = { queue_id: req.queueId, local_id: req.localId };
@@ -603,6 +613,27 @@ function messageEventPayload(row: MessageRow, prepared: Prepared, req: SendReque
     stream_id: row.streamId,
     topic: row.streamId === null ? null : row.topic,
     client,
+  });
+}
+
+/**
+ * The message's event for the recipients who do not access its sender (prepared.hiddenFrom):
+ * Zulip's stand-in for the sender (name, email, avatar), everything else as the others'.
+ */
+async function notifySenderHiddenInTx(tx: Queryable, row: MessageRow, prepared: Prepared, sent: Record<string, unknown>): Promise<void> {
+  const { event } = (sent as { client: { event: Record<string, unknown> & { message: Record<string, unknown> } } }).client;
+  const { sender_avatar_url: _url, ...rest } = event;
+  const message = {
+    ...event.message,
+    sender_full_name: INACCESSIBLE_USER_NAME,
+    sender_email: inaccessibleUserEmail(row.senderId, prepared.realm.string_id),
+    avatar_url: INACCESSIBLE_USER_AVATAR_PATH,
+  };
+  const users = prepared.entries.filter((e) => prepared.hiddenFrom.has(e.userId)).map((e) => ({ id: e.userId, flags: flagsToList(e.flags) }));
+  await emitEvent(tx, {
+    type: "messaging.message.sender_hidden",
+    realmId: row.realmId,
+    payload: MessagingMessageSenderHidden.parse({ message_id: row.id, client: { event: { ...rest, message }, users } }),
   });
 }
 

@@ -9,6 +9,7 @@ import { removeDefaultStream } from "./default-streams";
 import { findVisibleStreamById, trafficFor, viewerOf } from "../queries/streams";
 import { deactivateStream, markStreamMessagesReadForEveryone, selectStreamForUpdate } from "../store/streams";
 import { selectSubscriberIds } from "../store/subscriptions";
+import { accessBeforeInTx, notifyAccessChangedInTx } from "./user-access";
 
 /**
  * The name a deleted channel takes, as Zulip 9 renames it: 7 hex digits of the SHA-512 of its
@@ -30,12 +31,15 @@ export async function doDeactivateStream(deps: AppDeps, who: Identity, streamId:
   const found = await findVisibleStreamById(deps.pool, viewerOf(who), streamId);
   if (!found) throw badRequest("Invalid channel ID");
   const traffic = (await trafficFor(deps, who.realmId, [found.stream])).get(found.stream.id) ?? null;
+  const realm = await deps.accounts.getRealm(who.realmId);
   await withTx(deps.pool, async (tx) => {
     const stream = await selectStreamForUpdate(tx, who.realmId, streamId);
     if (!stream || stream.deactivated) throw badRequest("Invalid channel ID");
     const subscribers = (await selectSubscriberIds(tx, who.realmId, [stream.id])).get(stream.id) ?? [];
     const users = await streamWatchers(deps, stream, subscribers);
     await markStreamMessagesReadForEveryone(tx, who.realmId, stream.id);
+    // Guests of an organization that limits them may lose access to users they shared only this channel with.
+    const access = await accessBeforeInTx(tx, realm, [], [stream.id]);
     await deactivateStream(tx, who.realmId, stream.id, deactivatedStreamName(stream.id, stream.name));
     await removeDefaultStream(tx, deps, who.realmId, stream.id);
     const event = { type: "stream", op: "delete", streams: [streamObject(stream, traffic)] };
@@ -44,5 +48,6 @@ export async function doDeactivateStream(deps: AppDeps, who: Identity, streamId:
       realmId: who.realmId,
       payload: MessagingStreamDeleted.parse({ stream_id: stream.id, client: { event, users } }),
     });
+    await notifyAccessChangedInTx(tx, access);
   });
 }

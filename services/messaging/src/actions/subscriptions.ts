@@ -31,6 +31,7 @@ import { markChannelsRead } from "../store/usermessages";
 import { selectDefaultStreamIds } from "../store/default-streams";
 import { notifySubscriptionsDone, type SubscriptionsDone } from "./channel-notices";
 import { addDefaultStream } from "./default-streams";
+import { accessBeforeInTx, notifyAccessChangedInTx } from "./user-access";
 
 export interface SubscribeRequest {
   /** `color` (PATCH /users/me/subscriptions) is the new subscriptions' color instead of a picked one. */
@@ -157,11 +158,13 @@ export async function bulkAddSubscriptions(
       created.push(stream);
     }
     const streams = [...authorized, ...created].sort((a, b) => a.id - b.id);
+    const access = await accessBeforeInTx(tx, realm, targets.map((u) => u.id), streams.map((s) => s.id));
     const out = await subscribeUsers(tx, deps, who.realmId, targets, streams, colors);
     await notifyCreated(tx, deps, created, out.added);
     if (req.isDefaultStream) for (const s of created) await addDefaultStream(tx, deps, who.realmId, s.id);
     await notifyRevealed(tx, who.realmId, authorized, out.added, targets);
     await notifyAdded(tx, deps, who.realmId, streams, out.added);
+    await notifyAccessChangedInTx(tx, access);
     return { out, created, streams };
   });
   const response: SubscribeResult = { subscribed: result.subscribed, already_subscribed: result.alreadySubscribed };
@@ -181,10 +184,13 @@ export async function doSubscribeNewUser(deps: AppDeps, realmId: number, userId:
   if (includeDefault) for (const id of await selectDefaultStreamIds(deps.pool, realmId)) ids.add(id);
   const streams = (await selectStreamsByIds(deps.pool, realmId, [...ids])).filter((s) => !s.deactivated).sort((a, b) => a.id - b.id);
   if (streams.length === 0) return [];
+  const realm = await deps.accounts.getRealm(realmId);
   await withTx(deps.pool, async (tx) => {
+    const access = await accessBeforeInTx(tx, realm, [user.id], streams.map((s) => s.id));
     const out = await subscribeUsers(tx, deps, realmId, [user], streams);
     await notifyRevealed(tx, realmId, streams, out.added, [user]);
     await notifyAdded(tx, deps, realmId, streams, out.added);
+    await notifyAccessChangedInTx(tx, access);
   });
   return streams.map((s) => s.id);
 }
@@ -375,8 +381,10 @@ export async function doRemoveSubscriptions(deps: AppDeps, who: Identity, names:
   if (others.length > 0) {
     for (const stream of streams) await checkCanRemoveOthers(deps, viewer, caller, others, stream);
   }
+  const realm = await deps.accounts.getRealm(who.realmId);
   return withTx(deps.pool, async (tx) => {
     const rows = await selectSubscriptionsForUpdate(tx, who.realmId, targets.map((t) => t.id), streams.map((s) => s.id));
+    const access = await accessBeforeInTx(tx, realm, targets.map((t) => t.id), streams.map((s) => s.id));
     const active = new Set(rows.filter((r) => r.active).map((r) => `${r.userId}:${r.streamId}`));
     const out: UnsubscribeResult = { removed: [], not_removed: [] };
     const removedBy = new Map<number, StreamRow[]>();
@@ -392,6 +400,7 @@ export async function doRemoveSubscriptions(deps: AppDeps, who: Identity, names:
       }
     }
     await notifyRemoved(tx, deps, who.realmId, removedBy, new Map(targets.map((t) => [t.id, t])));
+    await notifyAccessChangedInTx(tx, access);
     // What one left unread there is read now (Zulip): unread counts only count subscribed channels.
     for (const [userId, left] of removedBy) {
       const read = await markChannelsRead(tx, who.realmId, userId, left.map((s) => s.id));

@@ -1,4 +1,4 @@
-import type { MessageObject } from "@chat/contracts";
+import { INACCESSIBLE_USER_AVATAR_PATH, INACCESSIBLE_USER_NAME, inaccessibleUserEmail, type MessageObject } from "@chat/contracts";
 import type { AppDeps } from "../deps";
 import { messageObject, reactionObject } from "../lib/format";
 import { compileLinkifiers, topicLinks } from "../lib/linkifiers";
@@ -8,10 +8,13 @@ import { selectDirectParticipants } from "../store/recipients";
 import { selectStreamsByIds } from "../store/streams";
 import { selectSubmessages, type SubmessageRow } from "../store/submessages";
 import { getUsersByIds } from "./users";
+import { inaccessibleUsers } from "./user-access";
 
 export interface FormatOptions {
   applyMarkdown: boolean;
   clientGravatar: boolean;
+  /** Who reads them: a guest of an organization that limits guests sees no name of a user they do not access. */
+  viewer?: { userId: number; role: number };
 }
 
 /** Message dictionaries for one viewer, with their flags (historical ones read + historical). */
@@ -45,8 +48,9 @@ export async function formatMessages(
   for (const ids of participants.values()) for (const id of ids) userIds.add(id);
   for (const list of reactions.values()) for (const r of list) userIds.add(r.userId);
   const users = await getUsersByIds(deps, realmId, [...userIds]);
+  const hidden = opts.viewer ? await inaccessibleUsers(deps.pool, realm, opts.viewer, users.values()) : new Set<number>();
   const linkifiers = streams.size > 0 ? compileLinkifiers(await deps.accounts.getLinkifiers(realmId)) : [];
-  return items.map(({ row, flags, extra }) => ({
+  const formatted = items.map(({ row, flags, extra }) => ({
     ...messageObject(row, {
       sender: users.get(row.senderId),
       streamName: row.streamId !== null ? streams.get(row.streamId)?.name : undefined,
@@ -56,11 +60,24 @@ export async function formatMessages(
       clientGravatar: opts.clientGravatar,
       flags,
       topicLinks: row.streamId !== null ? topicLinks(row.topic, linkifiers) : [],
-      reactions: (reactions.get(row.id) ?? []).map((r) => reactionObject(r, users.get(r.userId))),
+      reactions: (reactions.get(row.id) ?? []).map((r) => {
+        const reaction = reactionObject(r, users.get(r.userId));
+        // Zulip's stand-in for a user the viewer does not access: only the id is real.
+        if (hidden.has(r.userId)) reaction.user = { ...reaction.user, email: inaccessibleUserEmail(r.userId, realm.string_id), full_name: INACCESSIBLE_USER_NAME };
+        return reaction;
+      }),
       allowEditHistory: realm.settings.allow_edit_history,
       submessages: submessages.get(row.id),
       notificationBotId: realm.notification_bot_id,
     }),
     ...extra,
   }));
+  if (hidden.size === 0) return formatted;
+  for (const m of formatted) {
+    if (!hidden.has(m.sender_id)) continue;
+    m.sender_full_name = INACCESSIBLE_USER_NAME;
+    m.sender_email = inaccessibleUserEmail(m.sender_id, realm.string_id);
+    m.avatar_url = INACCESSIBLE_USER_AVATAR_PATH;
+  }
+  return formatted;
 }

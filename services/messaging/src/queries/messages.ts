@@ -54,7 +54,7 @@ export async function getMessages(deps: AppDeps, who: Identity, req: GetMessages
     deps,
     viewer.realmId,
     range.rows.map((r) => ({ row: r, flags: r.umFlags, extra: r.extra })),
-    { applyMarkdown: req.applyMarkdown, clientGravatar: req.clientGravatar },
+    { applyMarkdown: req.applyMarkdown, clientGravatar: req.clientGravatar, viewer },
   );
   return { messages, anchor: range.anchor, found_anchor: range.foundAnchor, found_oldest: range.foundOldest, found_newest: range.foundNewest, history_limited: false };
 }
@@ -248,16 +248,18 @@ async function getByIds(deps: AppDeps, viewer: Viewer, req: GetMessagesRequest, 
     ...rows.map((r) => ({ row: toMessage(r), flags: r.um_flags as number })),
     ...(terms.length === 0 ? [...accessed.values()].map((a) => ({ row: a.row, flags: a.flags ?? FLAG_BITS.read | FLAG_BITS.historical })) : []),
   ].sort((a, b) => a.row.id - b.row.id);
-  return { messages: await formatMessages(deps, viewer.realmId, items, { applyMarkdown: req.applyMarkdown, clientGravatar: req.clientGravatar }) };
+  return { messages: await formatMessages(deps, viewer.realmId, items, { applyMarkdown: req.applyMarkdown, clientGravatar: req.clientGravatar, viewer }) };
 }
 
 /** GET /messages/{id}: Zulip computes it with client_gravatar on (a Gravatar is left to the client). */
 export async function getMessageById(deps: AppDeps, who: Identity, id: number, applyMarkdown: boolean): Promise<{ message: MessageObject; raw_content: string }> {
-  const found = (await accessMessages(deps.pool, viewerOf(who), [id])).get(id);
+  const viewer = viewerOf(who);
+  const found = (await accessMessages(deps.pool, viewer, [id])).get(id);
   if (!found) throw badRequest("Invalid message(s)");
   const [message] = await formatMessages(deps, who.realmId, [{ row: found.row, flags: found.flags ?? FLAG_BITS.read | FLAG_BITS.historical }], {
     applyMarkdown,
     clientGravatar: true,
+    viewer,
   });
   return { message, raw_content: found.row.content };
 }

@@ -1,6 +1,7 @@
 import {
   GetSubscriptions,
   GetSubscriptionStatus,
+  InternalConversationPartners,
   InternalSubscribeNewUser,
   Subscribe,
   Unsubscribe,
@@ -16,6 +17,7 @@ import { doAddSubscriptions, doRemoveSubscriptions, doSubscribeNewUser, type Sub
 import { doUpdateSubscriptions } from "../actions/subscriptions-update";
 import { getSubscriptionStatus, viewerOf } from "../queries/streams";
 import { getSubscriptions } from "../queries/subscriptions";
+import { getConversationPartners } from "../queries/user-access";
 
 /** POST /users/me/subscriptions' parameters as the action takes them. */
 export function subscribeRequest(params: ParsedParams<typeof Subscribe.params>): SubscribeRequest {
@@ -51,6 +53,10 @@ export const subscriptionRoutes: RoutePlugin = (app, deps) => {
 
   registerRoute(app, InternalSubscribeNewUser, async ({ params }) => ({
     stream_ids: await doSubscribeNewUser(deps, params.realm_id, params.user_id, params.stream_ids, params.include_default),
+  }));
+
+  registerRoute(app, InternalConversationPartners, async ({ params }) => ({
+    user_ids: await getConversationPartners(deps.pool, params.realm_id, params.user_id),
   }));
 
   registerRoute(app, UpdateSubscriptionProperties, async ({ params, identity }) => {

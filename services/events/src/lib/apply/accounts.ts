@@ -23,6 +23,9 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
       state.realm_users.sort(byId);
       return true;
     case "remove":
+      // Without user_list_incomplete the user becomes Zulip's "Unknown user" stand-in, built by
+      // accounts: left to the client, as a fresh register would show it.
+      if (!ctx.userListIncomplete) return false;
       state.realm_users = state.realm_users.filter((u: any) => u.user_id !== person.user_id);
       return true;
     case "update": {

@@ -254,6 +254,23 @@ describe("realm_user avatar updates with client_gravatar", () => {
   });
 });
 
+describe("realm_user remove (a guest lost access to a user)", () => {
+  const remove = { id: 1, type: "realm_user", op: "remove", person: { user_id: 6, full_name: "Unknown user" } };
+  const state = () => ({ realm_users: [{ user_id: 5 }, { user_id: 6 }] });
+
+  it("drops the user for a client with user_list_incomplete", () => {
+    const s = state();
+    expect(applyEvent(s, remove, { ...ctx, userListIncomplete: true })).toBe(true);
+    expect(s.realm_users).toEqual([{ user_id: 5 }]);
+  });
+
+  it("is left to the others' clients, whose lists show accounts' stand-in instead", () => {
+    const s = state();
+    expect(applyEvent(s, remove, ctx)).toBe(false);
+    expect(s.realm_users).toEqual([{ user_id: 5 }, { user_id: 6 }]);
+  });
+});
+
 describe("presence", () => {
   const website = (status: string, timestamp: number) => ({ client: "website", status, timestamp, pushable: false });
   const event = (status: string, timestamp: number) => ({ type: "presence", user_id: 6, email: "a@b.c", server_timestamp: timestamp, presence: { website: website(status, timestamp) } });

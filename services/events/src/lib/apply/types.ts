@@ -11,6 +11,8 @@ export interface ApplyContext {
   clientGravatar: boolean;
   /** Register's slim_presence: presences keyed by user id in the modern format. */
   slimPresence?: boolean;
+  /** The user_list_incomplete client capability: a user a guest lost access to leaves realm_users (else a stand-in replaces them). */
+  userListIncomplete?: boolean;
 }
 
 /** Applies one event (without its id) in place; false when it cannot be applied faithfully. */

@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import type { DemoOrg, DemoOrg2, DemoUser } from "@chat/testkit";
+import { drain, NO_RATE_LIMITS, ok, refused, register, until, useDemoStack, withoutId, type EventQueue } from "@chat/testkit/e2e";
+
+/**
+ * Zulip's can_access_all_users_group through the whole stack (gateway, accounts, messaging,
+ * events): an administrator limits guests to the users they share a channel or a conversation
+ * with; the guest's register, GET /users and GET /users/{id} show only those (others as Zulip's
+ * "Unknown user" stand-in, or not at all with user_list_incomplete); the guest hears of users it
+ * gains or loses through channel subscriptions; setting it back restores everything; the other
+ * organization never changes.
+ */
+
+let org: DemoOrg;
+let org2: DemoOrg2;
+const e2e = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org, org2] = demo.orgs));
+const { as } = e2e;
+
+const MODERN = { notification_settings_null: true, bulk_message_deletion: true, user_settings_object: true, linkifier_url_template: true };
+const INCOMPLETE = { ...MODERN, user_list_incomplete: true };
+const queueOf = (u: DemoUser, capabilities: Record<string, boolean> = INCOMPLETE) => register(as(u), { client_capabilities: capabilities });
+const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+const idsOf = (users: Array<{ user_id: number }>) => sorted(users.map((u) => u.user_id));
+
+/** The queue's events (read as they come) until `done` holds of all read so far. */
+async function readUntil(q: EventQueue, what: string, done: (events: any[]) => boolean): Promise<any[]> {
+  const events: any[] = [];
+  return until(what, async () => {
+    events.push(...(await drain(q)).map(withoutId));
+    return done(events) && events;
+  }, { timeoutMs: 15_000, pollMs: 100 });
+}
+const realmUserEvents = (events: any[], op: string) => events.filter((e) => e.type === "realm_user" && e.op === op);
+
+/** The organization's system group ids by name, as register lists them. */
+async function systemGroups(u: DemoUser): Promise<Record<string, number>> {
+  const { realm_user_groups: groups } = ok(await as(u).post("/register", { fetch_event_types: JSON.stringify(["realm_user_groups"]) }));
+  return Object.fromEntries(groups.filter((g: any) => g.is_system_group).map((g: any) => [g.name, g.id]));
+}
+
+describe("limited user access for guests", () => {
+  let groups: Record<string, number>;
+  let corner: number;
+
+  it("only administrators set it, to role:everyone or role:members; everyone hears of the change", async () => {
+    const { admin, member, guest } = org.users;
+    groups = await systemGroups(admin);
+    const before = await queueOf(guest);
+    expect(before.state.realm_can_access_all_users_group).toBe(groups["role:everyone"]);
+    refused(await as(member).patch("/realm", { can_access_all_users_group: groups["role:members"] }), "Must be an organization administrator", "UNAUTHORIZED_PRINCIPAL");
+    refused(await as(admin).patch("/realm", { can_access_all_users_group: groups["role:nobody"] }), "'can_access_all_users_group' setting cannot be set to 'role:nobody' group.");
+    refused(await as(admin).patch("/realm", { can_access_all_users_group: groups["role:moderators"] }), "'can_access_all_users_group' setting cannot be set to 'role:moderators' group.");
+    const other = (await systemGroups(org2.users.owner))["role:members"];
+    refused(await as(admin).patch("/realm", { can_access_all_users_group: other }), "Invalid user group");
+
+    const answer = ok(await as(admin).patch("/realm", { can_access_all_users_group: groups["role:members"] }));
+    expect(answer.can_access_all_users_group).toBe(groups["role:members"]);
+    const events = await readUntil(before, "the realm event", (ev) => ev.some((e) => e.type === "realm"));
+    expect(events.filter((e) => e.type === "realm")).toEqual([
+      { type: "realm", op: "update_dict", property: "default", data: { can_access_all_users_group: groups["role:members"] } },
+    ]);
+    expect((await queueOf(member)).state.realm_can_access_all_users_group).toBe(groups["role:members"]);
+  });
+
+  it("the guest, taken out of the channel everyone is in, loses everyone but bots; gains whom it shares a new channel with", async () => {
+    const { owner, admin, moderator, member, member2, guest, bot } = org.users;
+    const q = await queueOf(guest);
+    ok(await as(admin).delete("/users/me/subscriptions", { subscriptions: JSON.stringify([org.channels.public.name]), principals: JSON.stringify([guest.user_id]) }));
+    const humans = [owner, admin, moderator, member, member2].map((u) => u.user_id);
+    const lost = await readUntil(q, "realm_user removes", (ev) => humans.every((id) => realmUserEvents(ev, "remove").some((e) => e.person.user_id === id)));
+    expect(realmUserEvents(lost, "remove")).toEqual(expect.arrayContaining(humans.map((id) => ({ type: "realm_user", op: "remove", person: { user_id: id, full_name: "Unknown user" } }))));
+
+    ok(await as(admin).post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "guest corner" }]), principals: JSON.stringify([admin.user_id, guest.user_id]) }));
+    corner = ok(await as(admin).get("/get_stream_id", { stream: "guest corner" })).stream_id;
+    const gained = await readUntil(q, "realm_user add", (ev) => realmUserEvents(ev, "add").length > 0);
+    expect(realmUserEvents(gained, "add").map((e) => [e.person.user_id, e.person.full_name])).toEqual([[admin.user_id, admin.full_name]]);
+
+    // register, with and without user_list_incomplete.
+    const incomplete = (await queueOf(guest)).state;
+    expect(idsOf(incomplete.realm_users)).toEqual(sorted([guest.user_id, admin.user_id, bot.user_id]));
+    const complete = (await queueOf(guest, MODERN)).state;
+    expect(idsOf(complete.realm_users)).toEqual(idsOf(ok(await as(member).get("/users")).members.filter((u: any) => u.is_active)));
+    const standIns = complete.realm_users.filter((u: any) => ![guest.user_id, admin.user_id, bot.user_id].includes(u.user_id));
+    expect(idsOf(standIns)).toEqual(sorted(humans.filter((id) => id !== admin.user_id)));
+    for (const u of standIns) expect(u).toMatchObject({ full_name: "Unknown user", delivery_email: null, role: 400, avatar_url: "/static/images/unknown-user-avatar.png" });
+    expect(JSON.stringify(complete.realm_users)).not.toContain(member2.full_name);
+
+    // GET /users and GET /users/{id}.
+    const { members } = ok(await as(guest).get("/users"));
+    expect(members.find((u: any) => u.user_id === member2.user_id)).toMatchObject({ full_name: "Unknown user", email: expect.stringMatching(new RegExp(`^user${member2.user_id}@`)) });
+    expect(members.find((u: any) => u.user_id === admin.user_id).full_name).toBe(admin.full_name);
+    refused(await as(guest).get(`/users/${member2.user_id}`), "Insufficient permission");
+    expect(ok(await as(guest).get(`/users/${admin.user_id}`)).user.full_name).toBe(admin.full_name);
+    // The stand-in's avatar is served.
+    const avatar = await fetch(new URL("/static/images/unknown-user-avatar.png", e2e.stack.urls.gateway));
+    expect([avatar.status, avatar.headers.get("content-type")]).toEqual([200, "image/png"]);
+
+    // Nothing changes for a member.
+    const memberView = (await queueOf(member)).state.realm_users;
+    expect(memberView.some((u: any) => u.full_name === "Unknown user")).toBe(false);
+    expect(ok(await as(member).get(`/users/${member2.user_id}`)).user.full_name).toBe(member2.full_name);
+  });
+
+  it("a new user: a stand-in for clients without user_list_incomplete; the real user once they join a channel the guest is in", async () => {
+    const { admin, guest } = org.users;
+    ok(await as(admin).post("/default_streams", { stream_id: corner }));
+    const q = await queueOf(guest);
+    const old = await queueOf(guest, MODERN);
+    const created = ok(await as(admin).post("/users", { email: "newt@e2e-access.test", password: "a-long-enough-password-e2e", full_name: "Newt Newcomer" }));
+    // The new user joins the default channel the guest is in (asynchronously): then the guest learns of them.
+    const events = await readUntil(q, "the new user", (ev) => realmUserEvents(ev, "add").length > 0);
+    expect(realmUserEvents(events, "add").map((e) => [e.person.user_id, e.person.full_name])).toEqual([[created.user_id, "Newt Newcomer"]]);
+    expect(events.some((e) => e.type === "subscription" && e.op === "peer_add" && e.user_ids.includes(created.user_id))).toBe(true);
+    const oldEvents = await readUntil(old, "the stand-in, then the user", (ev) => realmUserEvents(ev, "add").length >= 2);
+    expect(realmUserEvents(oldEvents, "add").map((e) => [e.person.user_id, e.person.full_name])).toEqual([
+      [created.user_id, "Unknown user"],
+      [created.user_id, "Newt Newcomer"],
+    ]);
+  });
+
+  it("the other organization is unaffected", async () => {
+    const { owner, member } = org2.users;
+    const state = (await queueOf(member, MODERN)).state;
+    expect(state.realm_can_access_all_users_group).toBe((await systemGroups(owner))["role:everyone"]);
+    expect(idsOf(state.realm_users)).toEqual(sorted([owner.user_id, member.user_id]));
+    expect(state.realm_users.some((u: any) => u.full_name === "Unknown user")).toBe(false);
+  });
+
+  it("an administrator setting it back to role:everyone restores everything", async () => {
+    const { admin, member2, guest } = org.users;
+    ok(await as(admin).patch("/realm", { can_access_all_users_group: groups["role:everyone"] }));
+    const state = (await queueOf(guest)).state;
+    expect(state.realm_can_access_all_users_group).toBe(groups["role:everyone"]);
+    expect(idsOf(state.realm_users)).toEqual(idsOf(ok(await as(admin).get("/users")).members.filter((u: any) => u.is_active)));
+    expect(ok(await as(guest).get("/users")).members.some((u: any) => u.full_name === "Unknown user")).toBe(false);
+    expect(ok(await as(guest).get(`/users/${member2.user_id}`)).user.full_name).toBe(member2.full_name);
+  });
+});

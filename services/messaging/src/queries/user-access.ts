@@ -1,0 +1,49 @@
+import type { InternalRealm } from "@chat/contracts";
+import type { Queryable } from "@chat/platform";
+import { isGuestRole } from "../lib/permissions";
+import { selectConversationPartners, selectGuestIds } from "../store/user-access";
+import type { UserRow } from "../store/users";
+
+/**
+ * Limited user access (Zulip's can_access_all_users_group, kept by accounts): in an organization
+ * that sets it to role:members, a guest accesses only the users who share an active channel
+ * subscription or a direct message conversation with them, bots, and themselves.
+ */
+
+/** Whether the organization limits its guests' access to users. */
+export function limitsGuests(realm: Pick<InternalRealm, "settings">): boolean {
+  return (realm.settings.can_access_all_users_group ?? "role:everyone") !== "role:everyone";
+}
+
+/** The users who share a channel or a conversation with the user (accounts' question). */
+export async function getConversationPartners(db: Queryable, realmId: number, userId: number): Promise<number[]> {
+  const partners = (await selectConversationPartners(db, realmId, [userId])).get(userId)!;
+  return [...partners].sort((a, b) => a - b);
+}
+
+/**
+ * Which of `users` the viewer does not access: none unless the viewer is a guest of an
+ * organization that limits guests; bots and the viewer are always accessible.
+ */
+export async function inaccessibleUsers(db: Queryable, realm: InternalRealm, viewer: { userId: number; role: number }, users: Iterable<UserRow>): Promise<Set<number>> {
+  const denied = new Set<number>();
+  if (!isGuestRole(viewer.role) || !limitsGuests(realm)) return denied;
+  const candidates = [...users].filter((u) => !u.isBot && u.id !== viewer.userId);
+  if (candidates.length === 0) return denied;
+  const partners = (await selectConversationPartners(db, realm.id, [viewer.userId])).get(viewer.userId)!;
+  for (const u of candidates) if (!partners.has(u.id)) denied.add(u.id);
+  return denied;
+}
+
+/**
+ * The guests among a channel message's recipients who do not access its sender (someone who
+ * posts to a channel without being subscribed to it): their copy of the message hides the sender.
+ * A direct message's recipients share its conversation with the sender, so they all access them.
+ */
+export async function guestsNotAccessingSender(db: Queryable, realm: InternalRealm, sender: UserRow, recipientIds: number[]): Promise<Set<number>> {
+  if (sender.isBot || !limitsGuests(realm)) return new Set();
+  const guests = (await selectGuestIds(db, realm.id, recipientIds)).filter((id) => id !== sender.id);
+  if (guests.length === 0) return new Set();
+  const partners = (await selectConversationPartners(db, realm.id, [sender.id])).get(sender.id)!;
+  return new Set(guests.filter((id) => !partners.has(id)));
+}
