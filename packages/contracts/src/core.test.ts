@@ -53,6 +53,7 @@ describe("error codes", () => {
       ANOMALOUS_WEBHOOK_PAYLOAD: 400,
       // Zulip's one "error" that succeeds: an integration's sender must not retry an event it does not handle.
       UNSUPPORTED_WEBHOOK_EVENT_TYPE: 200,
+      MISSING_HTTP_EVENT_HEADER: 400,
     });
     for (const [code, status] of Object.entries(ErrorCodes)) if (code !== "UNSUPPORTED_WEBHOOK_EVENT_TYPE") expect(status).toBeGreaterThanOrEqual(400);
   });

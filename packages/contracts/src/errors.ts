@@ -38,6 +38,8 @@ export const ErrorCodes = {
   ANOMALOUS_WEBHOOK_PAYLOAD: 400,
   /** An integration's event it does not handle: answered 200, `result` "success", so the sender does not retry. */
   UNSUPPORTED_WEBHOOK_EVENT_TYPE: 200,
+  /** An integration whose event type comes in an HTTP header (GitHub's `X-GitHub-Event`), called without it. */
+  MISSING_HTTP_EVENT_HEADER: 400,
   /** An upload that is not an image of an accepted format (custom emoji). */
   BAD_IMAGE: 400,
   /** Internal to Zulip's middleware; clients see UNAUTHORIZED. Kept for completeness. */

@@ -117,7 +117,7 @@ export function buildOpenApi(routes: readonly RouteDef[] = publicRoutes.filter((
     components: {
       securitySchemes: {
         basicAuth: { type: "http", scheme: "basic", description: "email (or bot email) and API key" },
-        apiKey: { type: "apiKey", in: "query", name: "api_key", description: "a bot's API key (integration URLs only)" },
+        apiKey: { type: "apiKey", in: "query", name: "api_key", description: "an API key, usually a bot's (integration URLs only)" },
       },
       schemas: { Error: ERROR },
     },

@@ -164,6 +164,88 @@ describe("Prometheus Alertmanager (/external/alertmanager)", () => {
   });
 });
 
+describe("GitHub (/external/github)", () => {
+  const repository = { name: "chat", full_name: "acme/chat", html_url: "https://github.com/acme/chat" };
+  const github = (event: string, query: Record<string, string>, payload: unknown) =>
+    hook("github", { api_key: bot.api_key, stream: org.channels.public.name, ...query }, JSON.stringify(payload), { "content-type": "application/json", "x-github-event": event });
+  const push = (branch: string, message: string) => ({
+    ref: `refs/heads/${branch}`,
+    compare: "https://github.com/acme/chat/compare/a...b",
+    pusher: { name: "ana" },
+    sender: { login: "ana" },
+    repository,
+    commits: [{ id: "0123456789abcdef", message, url: "https://github.com/acme/chat/commit/0123456789abcdef", author: { username: "ana" } }],
+  });
+
+  it("posts a push in '<repo> / <branch>', only of the branches `branches` names", async () => {
+    succeeded(await github("push", { branches: "main,release" }, push("main", "Fix the build\n\nDetails")));
+    succeeded(await github("push", { branches: "main,release" }, push("wip", "Not posted")));
+    const [message] = await topicMessages(org.users.member, org.channels.public.name, "chat / main");
+    expect(message).toMatchObject({
+      sender_id: bot.user_id,
+      client: "ZulipGitHubWebhook",
+      content: "**ana** pushed 1 commit to the branch [main](https://github.com/acme/chat/compare/a...b):\n* Fix the build ([0123456](https://github.com/acme/chat/commit/0123456789abcdef))",
+    });
+    expect(await topicMessages(org.users.member, org.channels.public.name, "chat / wip")).toEqual([]);
+  });
+
+  it("posts a pull request in its own topic, filtered by event type; an event it does not handle is a 200", async () => {
+    const pr = (action: string) => ({
+      action,
+      number: 5,
+      pull_request: { number: 5, title: "Faster sends", html_url: "https://github.com/acme/chat/pull/5", user: { login: "ana" }, body: "", head: { ref: "fast" }, base: { ref: "main" }, merged: false },
+      sender: { login: "ana" },
+      repository,
+    });
+    const onlyOpened = { only_events: '["opened_pull_request"]' };
+    succeeded(await github("pull_request", onlyOpened, pr("opened")));
+    succeeded(await github("pull_request", onlyOpened, pr("closed")));
+    const messages = await topicMessages(org.users.member, org.channels.public.name, "chat / PR #5 Faster sends");
+    expect(messages.map((m) => m.content)).toEqual(["**ana** opened the pull request [#5 Faster sends](https://github.com/acme/chat/pull/5) to merge `fast` into `main`."]);
+    const unsupported = await github("fork", {}, { sender: { login: "ana" }, repository });
+    expect(unsupported).toEqual({ status: 200, body: { result: "success", code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE", msg: "The 'fork' event isn't currently supported by the GitHub webhook; ignoring" } });
+  });
+
+  it("needs the X-GitHub-Event header", async () => {
+    const res = await hook("github", { api_key: bot.api_key, stream: org.channels.public.name }, JSON.stringify(push("main", "x")));
+    expect(res).toEqual({ status: 400, body: { result: "error", code: "MISSING_HTTP_EVENT_HEADER", msg: "Missing the HTTP event header 'X-GitHub-Event'", header: "X-GitHub-Event" } });
+  });
+});
+
+describe("Grafana (/external/grafana)", () => {
+  it("posts a unified alerting notification as one message, topic its title without the status", async () => {
+    const payload = {
+      receiver: "chat",
+      status: "firing",
+      alerts: [{ status: "firing", labels: { alertname: "HighCPU", host: "web-1" }, annotations: { summary: "CPU at 97%" }, generatorURL: "https://grafana.example/alerting/1/view", values: { A: 97 } }],
+      commonLabels: { alertname: "HighCPU" },
+      externalURL: "https://grafana.example/",
+      title: "[FIRING:1] HighCPU (web-1)",
+      message: "Grafana's own text",
+    };
+    succeeded(await hook("grafana", { api_key: bot.api_key, stream: org.channels.public.name }, JSON.stringify(payload)));
+    const [message] = await topicMessages(org.users.member, org.channels.public.name, "HighCPU (web-1)");
+    expect(message).toMatchObject({
+      sender_id: bot.user_id,
+      client: "ZulipGrafanaWebhook",
+      content: ":fire: **Firing**: 1 alert ([Grafana](https://grafana.example/))\n* **HighCPU**: CPU at 97%\n  host=web-1 · A = 97 · [source](https://grafana.example/alerting/1/view)",
+    });
+  });
+});
+
+describe("a multipart form (as some tools post)", () => {
+  it("carries the key and the payload as fields, through the gateway", async () => {
+    const form = new FormData();
+    form.append("api_key", bot.api_key);
+    form.append("payload", JSON.stringify({ from: "a form" }));
+    const url = `${e2e.demo.base_url}/api/v1/external/json?${new URLSearchParams({ stream: org.channels.public.name, topic: "multipart" })}`;
+    const res = await fetch(url, { method: "POST", body: form });
+    succeeded({ status: res.status, body: await res.json() });
+    const [message] = await topicMessages(org.users.member, org.channels.public.name, "multipart");
+    expect(message).toMatchObject({ sender_id: bot.user_id, content: '```json\n{\n  "from": "a form"\n}\n```' });
+  });
+});
+
 describe("hostile payloads", () => {
   it("get a Zulip error or a success, never a server error", async () => {
     const bodies = [
@@ -171,10 +253,16 @@ describe("hostile payloads", () => {
       '{"alerts": [{"status": 1}]}', '{"alerts": [{"status": "firing", "labels": [1], "annotations": "x", "generatorURL": 5}]}',
       '{"blocks": [{"type": "section", "fields": [{"text": 1}]}]}', '{"attachments": [{"fields": "x"}]}', '{"attachments": [{"title": ["x"]}]}',
       JSON.stringify({ text: "*".repeat(100_000) + "_~<".repeat(50_000), channel: "x".repeat(500) }), "\u0000", '{"text": "a\u0000b"}',
+      '{"ref": "refs/heads/x", "repository": {"name": "r", "html_url": "u"}, "commits": [null, {"id": 5}]}', '{"action": "opened", "pull_request": {"number": 1e400}}',
+      '{"action": "opened", "issue": {"number": 1, "title": "t", "html_url": "u", "body": "@**all** ~~~"}, "repository": {"name": "r"}}',
+      '{"state": "alerting", "evalMatches": [{"value": {"a": 1}}, null]}', '{"status": "firing", "alerts": [{"labels": {"alertname": {"x": 1}}, "values": [1]}]}',
+      JSON.stringify({ ref: "refs/heads/" + "b".repeat(300), repository: { name: "r".repeat(300), html_url: "u" }, commits: Array.from({ length: 2000 }, (_, i) => ({ id: String(i), url: "u", message: "m".repeat(200) })) }),
     ];
-    for (const name of ["json", "slack_incoming", "alertmanager"]) {
+    const github = (event: string) => ({ "content-type": "application/json", "x-github-event": event });
+    const targets: Array<[string, Record<string, string>?]> = [["json"], ["slack_incoming"], ["alertmanager"], ["grafana"], ["github", github("push")], ["github", github("pull_request")], ["github", github("issues")], ["github", github("ping")]];
+    for (const [name, headers] of targets) {
       for (const body of bodies) {
-        const res = await hook(name, { api_key: bot.api_key, stream: org.channels.public.name, topic: "hostile" }, body);
+        const res = await hook(name, { api_key: bot.api_key, stream: org.channels.public.name, topic: "hostile" }, body, headers);
         expect(res.status, `${name} ${body.slice(0, 80)}: ${JSON.stringify(res.body)}`).toBeLessThan(500);
         expect(res.body.result, `${name} ${body.slice(0, 80)}`).toMatch(/^(success|error)$/);
       }
@@ -192,24 +280,26 @@ describe("who may post through an integration URL", () => {
     expect(wrong.body).toEqual({ result: "error", code: "INVALID_API_KEY", msg: "Invalid API key" });
   });
 
-  it("refuses a person's key: integration URLs are for bots", async () => {
-    const res = await hook("json", { api_key: org.users.member.api_key, stream: org.channels.public.name, topic: "human" }, "{}");
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Integration URLs take a bot's API key" });
-    expect(await topicMessages(org.users.member, org.channels.public.name, "human")).toEqual([]);
+  it("takes a person's key too, as Zulip does: they post as themself", async () => {
+    succeeded(await hook("json", { api_key: org.users.member2.api_key, stream: org.channels.public.name, topic: "human" }, '{"by": "hand"}'));
+    const [message] = await topicMessages(org.users.member, org.channels.public.name, "human");
+    expect(message).toMatchObject({ sender_id: org.users.member2.user_id, client: "ZulipJSONWebhook", content: '```json\n{\n  "by": "hand"\n}\n```' });
   });
 
-  it("never reaches another organization's channel, by name or by id", async () => {
+  it("never reaches another organization's channel, by name or by id: a success, and one notice to the bot's owner", async () => {
     const name = "org two alerts";
     ok(await as(org2.users.owner).post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name }]) }));
     const theirs = ok(await as(org2.users.owner).get("/get_stream_id", { stream: name })).stream_id as number;
-    const byName = await hook("json", { api_key: bot.api_key, stream: name, topic: "leak" }, '{"secret": 1}');
-    expect(byName.status).toBe(400);
-    expect(byName.body).toMatchObject({ code: "STREAM_DOES_NOT_EXIST", msg: `Channel '${name}' does not exist` });
-    const byId = await hook("json", { api_key: bot.api_key, stream: String(theirs), topic: "leak" }, '{"secret": 1}');
-    expect(byId.status).toBe(400);
-    expect(byId.body).toMatchObject({ code: "STREAM_DOES_NOT_EXIST", msg: `Channel with ID '${theirs}' does not exist` });
+    // Zulip answers a missing channel with a success (the tool could only retry) and tells the bot's owner.
+    succeeded(await hook("json", { api_key: bot.api_key, stream: name, topic: "leak" }, '{"secret": 1}'));
+    succeeded(await hook("json", { api_key: bot.api_key, stream: String(theirs), topic: "leak" }, '{"secret": 1}'));
     expect(await topicMessages(org2.users.owner, name, "leak")).toEqual([]);
+    const dms = ok(await as(org.users.member).get("/messages", { anchor: "newest", num_before: 50, num_after: 0, narrow: JSON.stringify([{ operator: "is", operand: "dm" }]), apply_markdown: false })).messages;
+    const notices = dms.filter((m: any) => m.sender_full_name === "Notification Bot" && m.content.includes("was dropped"));
+    // One notice an hour per bot: the first request's.
+    expect(notices).toHaveLength(1);
+    expect(notices[0].content).toContain(`A JSON formatter notification for your bot @_**CI Hooks|${bot.user_id}** was dropped`);
+    expect(notices[0].content).toContain(`names the channel \`${name}\` in \`stream\``);
   });
 });
 
@@ -221,6 +311,8 @@ describe("register", () => {
     expect(integrations).toContainEqual({ name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [] });
     expect(integrations).toContainEqual(expect.objectContaining({ name: "slack_incoming", all_event_types: null }));
     expect(integrations).toContainEqual(expect.objectContaining({ name: "alertmanager", all_event_types: ["firing", "resolved"] }));
+    expect(integrations).toContainEqual(expect.objectContaining({ name: "github", display_name: "GitHub", all_event_types: expect.arrayContaining(["push_commits", "opened_pull_request", "issues"]) }));
+    expect(integrations).toContainEqual(expect.objectContaining({ name: "grafana", display_name: "Grafana", all_event_types: expect.arrayContaining(["firing", "alerting"]) }));
     await as(org.users.member).delete("/events", { queue_id: state.queue_id });
   });
 });

@@ -4,9 +4,11 @@ import { empty, route } from "../route";
 
 /**
  * Incoming webhook integrations (Zulip's `/api/v1/external/{name}`): URLs a third-party tool
- * posts its own payload to, with a bot's key in the query string
- * (`/external/json?api_key=KEY&stream=alerts&topic=ci`) or HTTP Basic; the bot then posts a
- * formatted message in the channel, or a direct message to its owner when no channel is named.
+ * posts its own payload to, with an API key (usually a bot's) in the query string
+ * (`/external/json?api_key=KEY&stream=alerts&topic=ci`) or HTTP Basic; its user then posts a
+ * formatted message in the channel, or, when no channel is named, a direct message to the bot's
+ * owner (or to the person themself, for a person's key). A channel that does not exist drops the
+ * message and tells the owner instead (a 200, so that the tool does not retry).
  */
 
 /** One integration as register's `realm_incoming_webhook_bots` describes it to clients. */
@@ -31,15 +33,43 @@ export const INCOMING_WEBHOOK_INTEGRATIONS: readonly IncomingWebhookIntegration[
       { key: "desc", label: "Label or annotation that describes each alert (default: alertname)", validator: "check_string" },
     ],
   },
+  {
+    name: "github",
+    display_name: "GitHub",
+    all_event_types: [
+      "ping",
+      "push_commits",
+      "push_tags",
+      "opened_pull_request",
+      "closed_pull_request",
+      "updated_pull_request",
+      "assigned_or_unassigned_pull_request",
+      "issues",
+      "issue_comment",
+      "release",
+      "star",
+      "watch",
+    ],
+    config_options: [{ key: "branches", label: "Branches whose pushes are posted, comma-separated (default: all)", validator: "check_string" }],
+  },
+  {
+    name: "grafana",
+    display_name: "Grafana",
+    all_event_types: ["firing", "resolved", "alerting", "ok", "no_data", "pending", "paused"],
+    config_options: [],
+  },
   { name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [] },
   { name: "slack_incoming", display_name: "Slack-compatible webhook", all_event_types: null, config_options: [] },
 ];
 
 /** What every integration URL takes besides its payload (Zulip's check_send_webhook_message). */
 const webhookParams = {
-  /** The bot's API key; read by the gateway (HTTP Basic works as well). */
+  /** The API key; read by the gateway (HTTP Basic works as well). */
   api_key: p.str(),
-  /** A channel name or id; without one, the bot's owner gets a direct message. */
+  /**
+   * A channel name or id; without one, the bot's owner (or the person whose key it is) gets a
+   * direct message.
+   */
   stream: p.str(),
   /** Replaces the integration's own topic. */
   topic: p.str(),
@@ -47,6 +77,8 @@ const webhookParams = {
   only_events: p.json(z.array(z.string())),
   /** Event types (shell-style patterns) not to post. */
   exclude_events: p.json(z.array(z.string())),
+  /** The payload's JSON, for a tool that posts it as a form field (multipart, or a form). */
+  payload: p.str(),
 };
 
 function webhookRoute<P extends ParamSpecs>(name: string, params: P, summary: string) {
@@ -70,7 +102,24 @@ export const JsonWebhook = webhookRoute("json", {}, "Post any JSON payload as a 
  * Slack's incoming webhook format: a JSON body, or a form whose `payload` field holds it (as
  * Slack's clients send it). Topic: the payload's `channel`, else "(no topic)".
  */
-export const SlackIncomingWebhook = webhookRoute("slack_incoming", { payload: p.str() }, "Post a Slack incoming-webhook message");
+export const SlackIncomingWebhook = webhookRoute("slack_incoming", {}, "Post a Slack incoming-webhook message");
+
+/**
+ * GitHub's repository and organization webhooks: the event type is the `X-GitHub-Event` header.
+ * Pushes go to the topic "<repo> / <branch>", pull requests and issues to "<repo> / PR #N
+ * <title>" and "<repo> / issue #N <title>", the rest to "<repo>".
+ */
+export const GitHubWebhook = webhookRoute(
+  "github",
+  {
+    /** Branches (comma-separated) whose pushes are posted; the others' are dropped. */
+    branches: p.str(),
+  },
+  "Post GitHub events",
+);
+
+/** Grafana's alerting webhook (unified alerting, or the legacy dashboard alerts): one message per notification. */
+export const GrafanaWebhook = webhookRoute("grafana", {}, "Post Grafana alerts");
 
 /** Prometheus Alertmanager's webhook: one message per topic and status (firing, resolved). */
 export const AlertmanagerWebhook = webhookRoute(

@@ -1,16 +1,21 @@
 import { formatAlertmanager } from "./alertmanager";
+import { EVENT_HEADER, formatGitHub } from "./github";
+import { formatGrafana } from "./grafana";
 import { formatJson } from "./json";
-import { parseJsonBody, type WebhookMessage } from "./payload";
+import { decodeJsonPayload, type WebhookMessage } from "./payload";
 import { decodeSlackPayload, formatSlackIncoming } from "./slack-incoming";
 
 export { eventWanted, type WebhookMessage } from "./payload";
+export { missingChannelNotice } from "./notices";
 
 /** What an integration reads of a request to its URL. */
 export interface WebhookPayload {
   /** The body as it came (undefined for a multipart form). */
   body: Buffer | undefined;
   contentType: string;
-  /** Its own parameters: Slack's `payload` form field, Alertmanager's `name` and `desc`. */
+  /** The request's headers, by lower-case name (GitHub names its event in one). */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** Its own parameters: the form field `payload`, Alertmanager's `name` and `desc`, GitHub's `branches`. */
   fields: Readonly<Record<string, string | undefined>>;
 }
 
@@ -21,14 +26,24 @@ export interface Integration {
   messages(request: WebhookPayload): WebhookMessage[];
 }
 
+/** The JSON payload, from the body or a form's `payload` field. */
+const json = (r: WebhookPayload) => decodeJsonPayload(r.body, r.contentType, r.fields.payload);
+
+const header = (r: WebhookPayload, name: string) => {
+  const value = r.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+};
+
 /** The integrations by their URL's name (contracts' INCOMING_WEBHOOK_INTEGRATIONS describes them to clients). */
 export const INTEGRATIONS = {
-  json: { webhookName: "JSON", messages: (r) => formatJson(parseJsonBody(r.body)) },
-  slack_incoming: { webhookName: "SlackIncoming", messages: (r) => formatSlackIncoming(decodeSlackPayload(r.body, r.contentType, r.fields.payload)) },
   alertmanager: {
     webhookName: "Alertmanager",
-    messages: (r) => formatAlertmanager(parseJsonBody(r.body), { name: r.fields.name ?? "instance", desc: r.fields.desc ?? "alertname" }),
+    messages: (r) => formatAlertmanager(json(r), { name: r.fields.name ?? "instance", desc: r.fields.desc ?? "alertname" }),
   },
+  github: { webhookName: "GitHub", messages: (r) => formatGitHub(header(r, EVENT_HEADER), json(r), { branches: r.fields.branches }) },
+  grafana: { webhookName: "Grafana", messages: (r) => formatGrafana(json(r)) },
+  json: { webhookName: "JSON", messages: (r) => formatJson(json(r)) },
+  slack_incoming: { webhookName: "SlackIncoming", messages: (r) => formatSlackIncoming(decodeSlackPayload(r.body, r.contentType, r.fields.payload)) },
 } satisfies Record<string, Integration>;
 
 export type IntegrationName = keyof typeof INTEGRATIONS;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@chat/platform";
-import { eventWanted, parseJsonBody } from "./payload";
+import { decodeJsonPayload, eventWanted, parseJsonBody, payloadReader } from "./payload";
 
 const errorOf = (f: () => unknown) => {
   try {
@@ -31,6 +31,60 @@ describe("an integration URL's JSON body", () => {
     expect(errorOf(() => parseJsonBody(nested(1_000_000)))).toMatchObject({ code: "INVALID_JSON" });
     // Brackets inside strings are text.
     expect(parseJsonBody(Buffer.from(JSON.stringify({ s: "[".repeat(5000) + '\\"{' })))).toEqual({ s: "[".repeat(5000) + '\\"{' });
+  });
+});
+
+describe("an integration's JSON payload, wherever the tool put it", () => {
+  const body = (text: string) => Buffer.from(text);
+
+  it("is the body, whatever its type says", () => {
+    expect(decodeJsonPayload(body('{"a": 1}'), "application/json", undefined)).toEqual({ a: 1 });
+    expect(decodeJsonPayload(body('{"a": 1}'), "text/plain", "ignored")).toEqual({ a: 1 });
+    expect(decodeJsonPayload(body('{"a": 1}'), "application/x-www-form-urlencoded", '{"b": 2}')).toEqual({ a: 1 });
+  });
+
+  it("is a multipart form's `payload` field, and a urlencoded form's when the body itself is not JSON", () => {
+    expect(decodeJsonPayload(undefined, "multipart/form-data; boundary=x", '{"m": 1}')).toEqual({ m: 1 });
+    expect(decodeJsonPayload(body("payload=%7B%7D"), "application/x-www-form-urlencoded; charset=utf-8", '{"f": 1}')).toEqual({ f: 1 });
+  });
+
+  it("is Missing 'payload' for a multipart form without it, and Malformed JSON when it is not JSON", () => {
+    expect(errorOf(() => decodeJsonPayload(undefined, "multipart/form-data; boundary=x", undefined))).toEqual({
+      status: 400,
+      code: "REQUEST_VARIABLE_MISSING",
+      msg: "Missing 'payload' argument",
+    });
+    expect(errorOf(() => decodeJsonPayload(undefined, "multipart/form-data; boundary=x", "{"))).toMatchObject({ code: "INVALID_JSON" });
+    expect(errorOf(() => decodeJsonPayload(body("a=b"), "application/x-www-form-urlencoded", undefined))).toMatchObject({ code: "INVALID_JSON" });
+    expect(errorOf(() => decodeJsonPayload(body("payload=x"), "application/x-www-form-urlencoded", "x"))).toMatchObject({ code: "INVALID_JSON" });
+    // Only forms carry fields: a JSON body that is not JSON is not saved by a query string's `payload`.
+    expect(errorOf(() => decodeJsonPayload(body("{"), "application/json", "{}"))).toMatchObject({ code: "INVALID_JSON" });
+  });
+});
+
+describe("payloadReader", () => {
+  const read = payloadReader("Test");
+  const payload = { a: { b: "x", n: 3, t: true, list: [1], nil: null }, arr: [{ c: "y" }] };
+
+  it("reads fields by dotted path, with their types", () => {
+    expect(read.str(payload, "a.b")).toBe("x");
+    expect(read.num(payload, "a.n")).toBe(3);
+    expect(read.optBool(payload, "a.t")).toBe(true);
+    expect(read.optList(payload, "a.list")).toEqual([1]);
+    expect(read.obj(payload, "a")).toBe(payload.a);
+    expect(read.optStr(payload, "a.nil")).toBeUndefined();
+    expect(read.optStr(payload, "a.missing.deeper")).toBeUndefined();
+    // Only the payload's own keys: never what every object inherits.
+    expect(read.optObj(payload, "constructor")).toBeUndefined();
+    expect(read.optStr(payload, "arr.0.c")).toBeUndefined();
+  });
+
+  it("refuses a missing required field, or a field of another type, naming it", () => {
+    const anomalous = (reason: string) => ({ status: 400, code: "ANOMALOUS_WEBHOOK_PAYLOAD", msg: `Unable to parse request: Did Test generate this event? ${reason}` });
+    expect(errorOf(() => read.str(payload, "a.missing"))).toEqual(anomalous("'a.missing' is missing or not a string."));
+    expect(errorOf(() => read.optStr(payload, "a.n"))).toEqual(anomalous("'a.n' is missing or not a string."));
+    expect(errorOf(() => read.num(payload, "a.b"))).toEqual(anomalous("'a.b' is missing or not a number."));
+    expect(errorOf(() => read.optList(payload, "a"))).toEqual(anomalous("'a' is missing or not a list."));
   });
 });
 

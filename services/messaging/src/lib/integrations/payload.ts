@@ -1,4 +1,4 @@
-import { ApiError } from "@chat/platform";
+import { ApiError, missingParam } from "@chat/platform";
 
 /**
  * What integrations share: reading a third party's JSON, Zulip's errors for a payload that
@@ -38,6 +38,30 @@ export function parseJsonBody(body: Buffer | undefined): unknown {
   return parseJsonText(text);
 }
 
+/**
+ * An integration's JSON payload, wherever the tool put it: the body (whatever its type says), or
+ * the `payload` field of a multipart form, or of a urlencoded form whose body is not JSON itself
+ * (GitHub's "application/x-www-form-urlencoded" content type, Slack's clients).
+ */
+export function decodeJsonPayload(body: Buffer | undefined, contentType: string, formPayload: string | undefined): unknown {
+  if (mediaType(contentType) === "multipart/form-data") {
+    if (formPayload === undefined) throw missingParam("payload");
+    return parseJsonText(formPayload);
+  }
+  try {
+    return parseJsonBody(body);
+  } catch (err) {
+    if (formPayload === undefined || mediaType(contentType) !== "application/x-www-form-urlencoded") throw err;
+    return parseJsonText(formPayload);
+  }
+}
+
+export const mediaType = (contentType: string) => contentType.split(";")[0].trim().toLowerCase();
+
+/** Zulip's MissingHTTPEventHeaderError: an integration that reads its event type from a header, called without it. */
+export const missingEventHeader = (header: string) =>
+  new ApiError("MISSING_HTTP_EVENT_HEADER", `Missing the HTTP event header '${header}'`, { extra: { header } });
+
 export function parseJsonText(text: string): unknown {
   // Deeper nesting than Zulip's parser (orjson) takes would overflow the stack where it is printed.
   if (nestingOver(text, MAX_JSON_DEPTH)) throw invalidJson();
@@ -68,6 +92,46 @@ function nestingOver(text: string, limit: number): boolean {
 }
 
 export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Typed reads of a payload's fields by dotted path (`pull_request.user.login`): the required ones
+ * throw the integration's ANOMALOUS_WEBHOOK_PAYLOAD naming the field, the optional ones give
+ * undefined for a missing or null field (and still refuse one of another type).
+ */
+export function payloadReader(webhookName: string) {
+  const wrong = (path: string, what: string) => anomalousPayload(webhookName, `'${path}' is missing or not ${what}.`);
+  const at = (root: unknown, path: string): unknown =>
+    path.split(".").reduce<unknown>((v, key) => (isObject(v) && Object.hasOwn(v, key) ? v[key] : undefined), root);
+  const optional =
+    <T>(check: (v: unknown) => v is T, what: string) =>
+    (root: unknown, path: string): T | undefined => {
+      const v = at(root, path);
+      if (v === undefined || v === null) return undefined;
+      if (!check(v)) throw wrong(path, what);
+      return v;
+    };
+  const required =
+    <T>(check: (v: unknown) => v is T, what: string) =>
+    (root: unknown, path: string): T => {
+      const v = optional(check, what)(root, path);
+      if (v === undefined) throw wrong(path, what);
+      return v;
+    };
+  const isString = (v: unknown): v is string => typeof v === "string";
+  const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+  const isBoolean = (v: unknown): v is boolean => typeof v === "boolean";
+  const isList = (v: unknown): v is unknown[] => Array.isArray(v);
+  return {
+    str: required(isString, "a string"),
+    optStr: optional(isString, "a string"),
+    num: required(isNumber, "a number"),
+    optNum: optional(isNumber, "a number"),
+    optBool: optional(isBoolean, "a boolean"),
+    obj: required(isObject, "an object"),
+    optObj: optional(isObject, "an object"),
+    optList: optional(isList, "a list"),
+  };
+}
 
 /**
  * Whether an event type passes an integration URL's filters: some `only_events` pattern matches
