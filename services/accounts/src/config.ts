@@ -28,6 +28,13 @@ export const accountsConfigShape = {
    * organizations (about 1 KB each; least recently used organizations are dropped first).
    */
   USER_LIST_CACHE_USERS: z.coerce.number().int().min(0).default(50000),
+  /**
+   * Whether an organization's can_access_all_users_group limits presence too (Zulip's server
+   * setting of this name): a guest limited to some users gets no presence of the others, in
+   * register, the presence endpoints and presence events. Zulip leaves it off by default; here it
+   * is on, so that nothing of an inaccessible user reaches such a guest.
+   */
+  CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: envBool(true),
   /** scrypt cost (N) for passwords; tests may lower it. */
   PASSWORD_SCRYPT_COST: z.coerce.number().int().min(1024).default(16384),
 };

@@ -7,8 +7,9 @@ import { drain, NO_RATE_LIMITS, ok, refused, register, until, useDemoStack, with
  * events): an administrator limits guests to the users they share a channel or a conversation
  * with; the guest's register, GET /users and GET /users/{id} show only those (others as Zulip's
  * "Unknown user" stand-in, or not at all with user_list_incomplete); the guest hears of users it
- * gains or loses through channel subscriptions; setting it back restores everything; the other
- * organization never changes.
+ * gains or loses through channel subscriptions, and of no presence, status or channel typing of
+ * the others; a role change to or from guest tells that user whom they lost or gained; setting it
+ * back restores everything; the other organization never changes.
  */
 
 let org: DemoOrg;
@@ -118,6 +119,51 @@ describe("limited user access for guests", () => {
     ]);
   });
 
+  it("presence, status and channel typing of users the guest does not access never reach it; muting them is muting no such user", async () => {
+    const { admin, member, member2, guest } = org.users;
+    const q = await register(as(guest), { client_capabilities: { ...INCOMPLETE, stream_typing_notifications: true } });
+    // Each time, first the user the guest does not access, then one it does: once the second
+    // arrives, the first would have too.
+    ok(await as(member2).post("/users/me/status", { status_text: "Hidden away" }));
+    ok(await as(admin).post("/users/me/status", { status_text: "Here" }));
+    ok(await as(member).post("/typing", { type: "channel", op: "start", stream_id: corner, topic: "t" }));
+    ok(await as(admin).post("/typing", { type: "channel", op: "start", stream_id: corner, topic: "t" }));
+    const events = await readUntil(q, "the admin's status and typing", (ev) => ev.some((e) => e.type === "typing" && e.sender.user_id === admin.user_id));
+    expect(events.filter((e) => e.type === "user_status")).toEqual([{ type: "user_status", user_id: admin.user_id, status_text: "Here" }]);
+    expect(events.filter((e) => e.type === "typing").map((e) => e.sender.user_id)).toEqual([admin.user_id]);
+
+    ok(await as(member2).post("/users/me/presence", { status: "active" }));
+    ok(await as(admin).post("/users/me/presence", { status: "active" }));
+    const state = (await register(as(guest), { client_capabilities: INCOMPLETE, slim_presence: true })).state;
+    expect(Object.keys(state.presences)).toContain(String(admin.user_id));
+    expect(Object.keys(state.presences)).not.toContain(String(member2.user_id));
+    expect(Object.keys(state.user_status)).not.toContain(String(member2.user_id));
+    const memberState = (await register(as(member), { client_capabilities: INCOMPLETE, slim_presence: true })).state;
+    expect(Object.keys(memberState.presences)).toEqual(expect.arrayContaining([String(admin.user_id), String(member2.user_id)]));
+    refused(await as(guest).get(`/users/${member2.user_id}/status`), "Insufficient permission");
+
+    refused(await as(guest).post(`/users/me/muted_users/${member2.user_id}`), "No such user");
+    ok(await as(guest).post(`/users/me/muted_users/${admin.user_id}`));
+    ok(await as(guest).delete(`/users/me/muted_users/${admin.user_id}`));
+  });
+
+  it("a member who becomes a guest hears of everyone it no longer accesses, and of them again once a member", async () => {
+    const { owner, member2 } = org.users;
+    const q = await queueOf(member2);
+    ok(await as(owner).patch(`/users/${member2.user_id}`, { role: 600 }));
+    const fresh = idsOf((await queueOf(member2)).state.realm_users);
+    const humans = ok(await as(owner).get("/users")).members.filter((u: any) => u.is_active && !u.is_bot).map((u: any) => u.user_id);
+    const unshared = sorted(humans.filter((id: number) => !fresh.includes(id)));
+    expect(unshared.length).toBeGreaterThan(0);
+    const lost = await readUntil(q, "realm_user removes", (ev) => realmUserEvents(ev, "remove").length >= unshared.length);
+    expect(sorted(realmUserEvents(lost, "remove").map((e) => e.person.user_id))).toEqual(unshared);
+
+    ok(await as(owner).patch(`/users/${member2.user_id}`, { role: 400 }));
+    const gained = await readUntil(q, "realm_user adds", (ev) => realmUserEvents(ev, "add").length >= unshared.length);
+    expect(sorted(realmUserEvents(gained, "add").map((e) => e.person.user_id))).toEqual(unshared);
+    expect(realmUserEvents(gained, "add").some((e) => e.person.full_name === "Unknown user")).toBe(false);
+  });
+
   it("the other organization is unaffected", async () => {
     const { owner, member } = org2.users;
     const state = (await queueOf(member, MODERN)).state;
@@ -126,9 +172,15 @@ describe("limited user access for guests", () => {
     expect(state.realm_users.some((u: any) => u.full_name === "Unknown user")).toBe(false);
   });
 
-  it("an administrator setting it back to role:everyone restores everything", async () => {
+  it("an administrator setting it back to role:everyone restores everything; the guest hears of each user it gains", async () => {
     const { admin, member2, guest } = org.users;
+    const q = await queueOf(guest);
+    const before = idsOf(q.state.realm_users);
     ok(await as(admin).patch("/realm", { can_access_all_users_group: groups["role:everyone"] }));
+    const humans = ok(await as(admin).get("/users")).members.filter((u: any) => u.is_active && !u.is_bot).map((u: any) => u.user_id);
+    const unshared = sorted(humans.filter((id: number) => !before.includes(id)));
+    const gained = await readUntil(q, "realm_user adds", (ev) => realmUserEvents(ev, "add").length >= unshared.length);
+    expect(sorted(realmUserEvents(gained, "add").map((e) => e.person.user_id))).toEqual(unshared);
     const state = (await queueOf(guest)).state;
     expect(state.realm_can_access_all_users_group).toBe(groups["role:everyone"]);
     expect(idsOf(state.realm_users)).toEqual(idsOf(ok(await as(admin).get("/users")).members.filter((u: any) => u.is_active)));

@@ -107,8 +107,11 @@ describe("PATCH /realm can_access_all_users_group", () => {
       can_access_all_users_group: groups["role:members"],
     });
     const sent = await notices(t);
+    // Then the guest, who shares nothing with anyone, loses every other human (bots stay), as a fresh register would show.
+    const humans = [org.owner, org.admin, org.moderator, org.member, org.member2].map((u) => u.user_id);
     expect(sent.map((n) => [n.event, n.users])).toEqual([
       [{ type: "realm", op: "update_dict", property: "default", data: { can_access_all_users_group: groups["role:members"] } }, everyone(org)],
+      ...humans.map((id) => [{ type: "realm_user", op: "remove", person: { user_id: id, full_name: "Unknown user" } }, [org.guest.user_id]]),
     ]);
     expect(await settingOf(org.guest)).toBe(groups["role:members"]);
     expect(await internalSetting(org)).toBe("role:members");

@@ -100,6 +100,22 @@ describe("limited user access", () => {
     await limit(org, true);
   });
 
+  it("channel typing by someone the guest does not access is not sent to the guest; by someone it accesses, it is", async () => {
+    const typingTo = async (who: Org["member"]) => {
+      await m.outbox();
+      await m.ok(await m.call("POST", "/typing", who, { type: "channel", op: "start", stream_id: room, topic: "t" }));
+      const sent = (await m.outbox()).filter((e) => e.type === "messaging.typing.started");
+      expect(sent).toHaveLength(1);
+      return sorted(sent[0].payload.client.users);
+    };
+    // member2 is not subscribed to the public channel and shares nothing with the guest.
+    expect(await typingTo(org.member2)).toEqual(sorted([org.admin.user_id, org.member.user_id]));
+    expect(await typingTo(org.member)).toEqual(sorted([org.admin.user_id, org.guest.user_id, org.member.user_id]));
+    await limit(org, false);
+    expect(await typingTo(org.member2)).toEqual(sorted([org.admin.user_id, org.guest.user_id, org.member.user_id]));
+    await limit(org, true);
+  });
+
   it("a direct conversation's first message: the guest gains its other participants; later ones change nothing", async () => {
     await m.outbox();
     await m.send(org.owner, { type: "private", to: JSON.stringify([org.guest.user_id, org.member2.user_id]), content: "welcome" });

@@ -3,16 +3,19 @@ import type { AccountsDeps } from "../deps";
 import { getMutedUsers } from "../queries/muted-users";
 import { deleteMute, hasMute, insertMute, lockMutesOwner, nextMutedUsersVersion } from "../store/muted-users";
 import { getUser } from "../store/users";
+import { checkCanAccessUser } from "../queries/user-access";
 
 /**
  * Zulip's access_user_by_id as its mute views call it (allow_bots and allow_deactivated, not
  * for_admin): any user of the caller's organization, bots and deactivated users included (bots
  * since feature level 188); another organization's user, or a system bot (which Zulip keeps in
- * its own realm), is "No such user".
+ * its own realm), is "No such user", and so is a user that a guest the organization limits does
+ * not access.
  */
-async function accessMutableUser(tx: Queryable, who: Identity, userId: number): Promise<void> {
+async function accessMutableUser(tx: Queryable, deps: AccountsDeps, who: Identity, userId: number): Promise<void> {
   const user = await getUser(tx, who.realmId, userId);
   if (!user || user.isSystemBot) throw badRequest("No such user");
+  await checkCanAccessUser(deps, who, user, "No such user");
 }
 
 /**
@@ -45,7 +48,7 @@ async function changeMutes(deps: AccountsDeps, who: Identity, change: (tx: Query
 export async function doMuteUser(deps: AccountsDeps, who: Identity, mutedUserId: number): Promise<void> {
   if (mutedUserId === who.userId) throw badRequest("Cannot mute self");
   await changeMutes(deps, who, async (tx) => {
-    await accessMutableUser(tx, who, mutedUserId);
+    await accessMutableUser(tx, deps, who, mutedUserId);
     if (await hasMute(tx, who.realmId, who.userId, mutedUserId)) throw badRequest("User already muted");
     await insertMute(tx, who.realmId, who.userId, mutedUserId, deps.clock.now());
   });
@@ -54,7 +57,7 @@ export async function doMuteUser(deps: AccountsDeps, who: Identity, mutedUserId:
 /** DELETE /users/me/muted_users/{id} (Zulip's unmute_user view): messages stay as they are. */
 export async function doUnmuteUser(deps: AccountsDeps, who: Identity, mutedUserId: number): Promise<void> {
   await changeMutes(deps, who, async (tx) => {
-    await accessMutableUser(tx, who, mutedUserId);
+    await accessMutableUser(tx, deps, who, mutedUserId);
     if (!(await deleteMute(tx, who.realmId, who.userId, mutedUserId))) throw badRequest("User is not muted");
   });
 }

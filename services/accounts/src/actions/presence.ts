@@ -11,6 +11,7 @@ import {
 import { deletePresence, getPresenceSubject, lockPresence, nextPresenceUpdateId, savePresence, type PresenceRow } from "../store/presence";
 import { getRealm } from "../store/realms";
 import { activeUserIds } from "../store/users";
+import { activeUsersAccessing } from "../queries/user-access";
 
 const isStatus = (s: string): s is PresenceStatus => (PRESENCE_STATUSES as readonly string[]).includes(s);
 
@@ -29,7 +30,7 @@ export async function doUpdateUserPresence(deps: AccountsDeps, who: Identity, st
   const now = deps.clock.now();
   // Decided again under the locks: a concurrent report only makes the stored times newer.
   if (!presenceChange(me.hasRow ? me : null, status, now).changed) return;
-  await withTx(deps.pool, (tx) => writePresenceInTx(tx, me, status, now, now, { force: false, startOver: false }));
+  await withTx(deps.pool, (tx) => writePresenceInTx(tx, deps, me, status, now, now, { force: false, startOver: false }));
 }
 
 /**
@@ -38,11 +39,11 @@ export async function doUpdateUserPresence(deps: AccountsDeps, who: Identity, st
  * Turned off, the row starts over as active a little more than the offline threshold ago: the
  * user shows as offline since about when they turned it off.
  */
-export async function doForcePresenceUpdateInTx(tx: Queryable, realmId: number, userId: number, enabled: boolean, now: Date): Promise<void> {
+export async function doForcePresenceUpdateInTx(tx: Queryable, deps: AccountsDeps, realmId: number, userId: number, enabled: boolean, now: Date): Promise<void> {
   const user = await getPresenceSubject(tx, realmId, userId);
   if (!user) return;
   const logTime = enabled ? now : new Date(now.getTime() - (OFFLINE_THRESHOLD_SECS + 120) * 1000);
-  await writePresenceInTx(tx, user, "active", logTime, now, { force: true, startOver: !enabled });
+  await writePresenceInTx(tx, deps, user, "active", logTime, now, { force: true, startOver: !enabled });
 }
 
 /**
@@ -52,6 +53,7 @@ export async function doForcePresenceUpdateInTx(tx: Queryable, realmId: number, 
  */
 async function writePresenceInTx(
   tx: Queryable,
+  deps: AccountsDeps,
   user: PresenceRow,
   status: PresenceStatus,
   logTime: Date,
@@ -67,7 +69,10 @@ async function writePresenceInTx(
   if (!opts.force && row !== null && !change.becameOnline) return;
   // Nobody is told of reports in an organization with presence disabled; forced updates still go (Zulip's).
   if (!opts.force && (await getRealm(tx, user.realmId))?.presenceDisabled) return;
-  const users = await activeUserIds(tx, user.realmId);
+  // Guests an organization keeps from the user do not hear of them where presence follows user access.
+  const users = deps.config.CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE
+    ? await activeUsersAccessing(tx, deps, user.realmId, { id: user.userId, isBot: false })
+    : await activeUserIds(tx, user.realmId);
   if (!opts.force && users.length > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS) return;
   const website = legacyClientPresence({ ...user, ...change.times });
   await emitEvent(tx, {

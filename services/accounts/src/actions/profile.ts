@@ -25,6 +25,7 @@ import { moveSystemGroupsInTx } from "./system-groups";
 import { applyProfileDataInTx } from "./custom-profile-fields";
 import { notifyAdministeredBotsInTx, notifyBotUpdateInTx } from "./realm-bots";
 import { audienceWithAccess } from "../queries/user-access";
+import { notifyRoleAccessChangedInTx } from "./user-access";
 
 type Person = RealmUserUpdatePersonEvent["person"];
 
@@ -112,7 +113,8 @@ export async function changeFullNameInTx(tx: Queryable, deps: AccountsDeps, user
 /**
  * Changes a role, in Zulip's order: `realm_user` update with `role`, then the move between the
  * system groups (user_group events: membership is client state too, deactivated users' included);
- * last, the bots the user now administers or no longer does.
+ * then the bots the user now administers or no longer does; last, in an organization that limits
+ * guests, the users a new or former guest no longer or now accesses.
  */
 export async function changeRoleInTx(tx: Queryable, deps: AccountsDeps, user: ProfileUser, role: number, now: Date): Promise<void> {
   if (role === user.role) return;
@@ -121,6 +123,7 @@ export async function changeRoleInTx(tx: Queryable, deps: AccountsDeps, user: Pr
   const realm = await getRealm(tx, user.realmId);
   if (realm) await moveSystemGroupsInTx(tx, realm, user.id, user.role, role, now);
   await notifyAdministeredBotsInTx(tx, user, user.role, role);
+  if (realm) await notifyRoleAccessChangedInTx(tx, deps, realm, user, user.role, role);
 }
 
 export interface UpdateUserInput {

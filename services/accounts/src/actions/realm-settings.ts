@@ -21,6 +21,8 @@ import { getGroupsByIds, systemGroupIds } from "../store/user-groups";
 import { activeUserIds } from "../store/users";
 import { requireAdmin } from "./profile";
 import { updateFullMembersInTx } from "./system-groups";
+import { notifyAccessSettingChangedInTx } from "./user-access";
+import { limitsGuests } from "../queries/user-access";
 
 /**
  * PATCH /realm, as Zulip's update_realm: administrators only (some settings owners only);
@@ -78,6 +80,10 @@ export async function doUpdateRealm(deps: AccountsDeps, who: Identity, given: Re
         await notifyRealmSettingChanged(tx, realm.id, setting, id, users);
         if (groupChanges.has(setting)) answer[setting] = id;
       }
+    }
+    const access = changed.get("can_access_all_users_group");
+    if (access !== undefined) {
+      await notifyAccessSettingChangedInTx(tx, deps, { ...realm, canAccessAllUsersGroup: access as string }, limitsGuests(realm));
     }
     const waiting = changed.get("waiting_period_threshold");
     if (waiting !== undefined) {

@@ -77,7 +77,7 @@ export async function doUpdateSettings(deps: AccountsDeps, who: Identity, p: Set
       else if (name === "presence_enabled") await setPresenceEnabled(tx, user.realmId, user.id, value as boolean);
       else row[name] = value;
       await notifySettingChanged(tx, user, name, value);
-      if (name === "presence_enabled") await doForcePresenceUpdateInTx(tx, user.realmId, user.id, value as boolean, deps.clock.now());
+      if (name === "presence_enabled") await doForcePresenceUpdateInTx(tx, deps, user.realmId, user.id, value as boolean, deps.clock.now());
       if (name === "timezone") {
         await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, email: user.email, timezone: value as string });
       }

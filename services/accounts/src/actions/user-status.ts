@@ -3,7 +3,8 @@ import type { AccountsDeps } from "../deps";
 import { checkEmoji, emojiNameToCode, realmEmojiLookups } from "../lib/emoji";
 import { doLoadRealmEmoji } from "./realm-emoji";
 import { upsertStatus } from "../store/user-status";
-import { activeUserIds, getUser, setPresenceEnabled } from "../store/users";
+import { getUser, setPresenceEnabled } from "../store/users";
+import { activeUsersAccessing } from "../queries/user-access";
 import { doForcePresenceUpdateInTx } from "./presence";
 import { notifySettingChanged } from "./settings";
 
@@ -49,14 +50,15 @@ export async function doUpdateOwnStatus(deps: AccountsDeps, who: Identity, p: St
   }
 
   await withTx(deps.pool, async (tx) => {
-    const users = await activeUserIds(tx, who.realmId);
+    // Guests an organization keeps from the user do not hear of their status (Zulip's do_update_user_status).
+    const users = await activeUsersAccessing(tx, deps, who.realmId, { id: who.userId, isBot: false });
     if (p.away !== undefined) {
       // `away` is stored as the inverse of presence_enabled, a user setting with its own events
       // (and the legacy update_global_notifications), as Zulip's do_change_user_setting sends.
       await setPresenceEnabled(tx, who.realmId, who.userId, !p.away);
       const user = await getUser(tx, who.realmId, who.userId);
       if (user) await notifySettingChanged(tx, user, "presence_enabled", !p.away);
-      await doForcePresenceUpdateInTx(tx, who.realmId, who.userId, !p.away, deps.clock.now());
+      await doForcePresenceUpdateInTx(tx, deps, who.realmId, who.userId, !p.away, deps.clock.now());
     }
     await upsertStatus(tx, who.realmId, who.userId, { statusText, emojiName: emoji?.name, emojiCode: emoji?.code, reactionType: emoji?.type }, deps.clock.now());
     const event: Record<string, unknown> = { type: "user_status", user_id: who.userId };

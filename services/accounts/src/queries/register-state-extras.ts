@@ -13,7 +13,7 @@ export async function registerStateExtras(ctx: StateContext): Promise<Record<str
   const linkifiers = ctx.wants("realm_linkifiers") && ctx.capabilities.linkifier_url_template;
   const [groups, status, linkifierList, playgrounds, domains] = await Promise.all([
     ctx.wants("realm_user_groups") ? realmUserGroupsState(ctx.deps, ctx.realm.id, ctx.capabilities.include_deactivated_groups === true) : null,
-    ctx.wants("user_status") ? userStatusState(ctx.deps, ctx.realm.id) : null,
+    ctx.wants("user_status") ? ctx.accessible().then((accessible) => userStatusState(ctx.deps, ctx.realm.id, accessible)) : null,
     linkifiers ? getLinkifiers(ctx.deps, ctx.realm.id) : [],
     ctx.wants("realm_playgrounds") ? getPlaygrounds(ctx.deps.pool, ctx.realm.id) : null,
     ctx.wants("realm_domains") ? getRealmDomains(ctx.deps.pool, ctx.realm.id) : null,

@@ -41,6 +41,8 @@ export interface StateContext {
   wants: (type: string) => boolean;
   capabilities: Record<string, unknown>;
   clientGravatar: boolean;
+  /** The humans a guest the organization limits accesses (null: every user), asked of messaging once per register. */
+  accessible: () => Promise<Set<number> | null>;
 }
 
 /** A member of the state that is JSON already (the user lists), put into the answer as it is. */
@@ -54,7 +56,17 @@ export async function getRegisterState(deps: AccountsDeps, who: Identity, p: Reg
   const wants = (t: string) => types === null || types === undefined || types.includes(t);
   const [me, realm] = await Promise.all([getUser(deps.pool, who.realmId, who.userId), getRealm(deps.pool, who.realmId)]);
   if (!me || !realm) throw badRequest("No such user");
-  const ctx: StateContext = { deps, who, me, realm, wants, capabilities: p.client_capabilities, clientGravatar: p.client_gravatar };
+  let accessible: Promise<Set<number> | null> | undefined;
+  const ctx: StateContext = {
+    deps,
+    who,
+    me,
+    realm,
+    wants,
+    capabilities: p.client_capabilities,
+    clientGravatar: p.client_gravatar,
+    accessible: () => (accessible ??= accessibleUserIds(deps, realm, me)),
+  };
   // The parts read in parallel (each on its own pooled connection), merged in this order.
   const parts = await Promise.all([
     wants("realm") ? realmState(ctx) : {},
@@ -62,7 +74,7 @@ export async function getRegisterState(deps: AccountsDeps, who: Identity, p: Reg
     // user_settings (+ legacy flattened keys), realm_user_settings_defaults, alert_words, custom_profile_fields.
     settingsRegisterState({ db: deps.pool, me, wants, capabilities: p.client_capabilities }),
     registerStateExtras(ctx),
-    wants("presence") ? presenceRegisterState(deps, who.realmId, p) : {},
+    wants("presence") ? presenceRegisterState(deps, who, p, ctx.accessible) : {},
     wants("muted_users") ? getMutedUsers(deps.pool, who.realmId, who.userId).then((muted_users) => ({ muted_users })) : {},
     wants("realm_bot") ? realmBotsState(deps, me) : {},
   ]);
@@ -250,7 +262,7 @@ async function realmUserState(ctx: StateContext): Promise<Record<string, unknown
   // Each user's delivery email as this viewer may see it, and custom profile field values.
   const [list, accessible] = await Promise.all([
     userListsOf(deps).get(deps.pool, realm.id, { clientGravatar, profileData: true }),
-    accessibleUserIds(deps, realm, me),
+    ctx.accessible(),
   ]);
   // A guest the organization limits: stand-ins for the others, or nothing for a client that can do without them.
   const limited: LimitedView | undefined = accessible

@@ -1,9 +1,9 @@
-import type { Queryable } from "@chat/platform";
+import { badRequest, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import { ROLE } from "../lib/format";
 import { messagingOf } from "../lib/messaging-client";
 import { getRealm, type RealmRow } from "../store/realms";
-import { activeGuestIds } from "../store/users";
+import { activeAudience, activeGuestIds } from "../store/users";
 
 /**
  * Limited user access (Zulip's can_access_all_users_group, feature level 225). The setting is
@@ -48,14 +48,42 @@ export async function guestsDeniedAccess(db: Queryable, deps: AccountsDeps, real
   if (target.isBot) return new Set();
   const realm = await getRealm(db, realmId);
   if (!realm || !limitsGuests(realm)) return new Set();
-  const guests = (await activeGuestIds(db, realmId)).filter((id) => id !== target.id);
-  if (guests.length === 0) return new Set();
+  return deniedAmong(deps, realmId, target, await activeGuestIds(db, realmId));
+}
+
+/** Which of `guests` do not access `target`: one call to messaging, none without guests. */
+async function deniedAmong(deps: AccountsDeps, realmId: number, target: { id: number }, guests: number[]): Promise<Set<number>> {
+  const others = guests.filter((id) => id !== target.id);
+  if (others.length === 0) return new Set();
   const partners = await messagingOf(deps).conversationPartners(realmId, target.id);
-  return new Set(guests.filter((id) => !partners.has(id)));
+  return new Set(others.filter((id) => !partners.has(id)));
 }
 
 /** `audience` without the guests who may not hear about `target` (see guestsDeniedAccess). */
 export async function audienceWithAccess(db: Queryable, deps: AccountsDeps, realmId: number, target: { id: number; isBot: boolean }, audience: number[]): Promise<number[]> {
   const denied = await guestsDeniedAccess(db, deps, realmId, target);
   return denied.size ? audience.filter((id) => !denied.has(id)) : audience;
+}
+
+/**
+ * The active users who may hear of `target` in realm-wide events (presence, user_status):
+ * everyone active but the guests an organization that limits them keeps from the target. Where
+ * guests are not limited this is the one statement activeUserIds would be.
+ */
+export async function activeUsersAccessing(db: Queryable, deps: AccountsDeps, realmId: number, target: { id: number; isBot: boolean }): Promise<number[]> {
+  const { userIds, guestIds, canAccessAllUsersGroup } = await activeAudience(db, realmId);
+  if (target.isBot || !limitsGuests({ canAccessAllUsersGroup })) return userIds;
+  const denied = await deniedAmong(deps, realmId, target, guestIds);
+  return denied.size ? userIds.filter((id) => !denied.has(id)) : userIds;
+}
+
+/**
+ * Refuses a guest of an organization that limits guests a user they do not access (Zulip's
+ * check_can_access_user), with Zulip's text for the endpoint: "Insufficient permission" where it
+ * reads a user, "No such user" where it mutes one. Nobody else costs a query.
+ */
+export async function checkCanAccessUser(deps: AccountsDeps, who: Identity, target: { id: number; isBot: boolean }, msg: string): Promise<void> {
+  if (who.role !== ROLE.guest || target.isBot || target.id === who.userId) return;
+  const realm = await getRealm(deps.pool, who.realmId);
+  if (realm && !(await canAccessUser(deps, realm, { id: who.userId, role: who.role }, target))) throw badRequest(msg);
 }

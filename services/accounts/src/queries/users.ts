@@ -9,7 +9,7 @@ import { getRealm } from "../store/realms";
 import { messagingOf } from "../lib/messaging-client";
 import { canSeeDeliveryEmail, dummyEmail, EMAIL_VISIBILITY } from "../lib/user-settings";
 import { userListJson, userListsOf, type LimitedView } from "./user-list";
-import { accessibleUserIds, canAccessUser } from "./user-access";
+import { accessibleUserIds, checkCanAccessUser } from "./user-access";
 
 /** A user of the caller's realm (system bots included), or Zulip's "No such user". */
 export async function accessUserById(deps: AccountsDeps, realmId: number, userId: number): Promise<UserRow> {
@@ -103,10 +103,7 @@ export async function getMember(deps: AccountsDeps, who: Identity, userId: numbe
  * permission" for a user they do not access (access_user_common's check_can_access_user).
  */
 async function present(deps: AccountsDeps, who: Identity, u: UserRow, clientGravatar: boolean, withProfile: boolean) {
-  if (who.role === ROLE.guest) {
-    const realm = await getRealm(deps.pool, who.realmId);
-    if (realm && !(await canAccessUser(deps, realm, { id: who.userId, role: who.role }, u))) throw badRequest("Insufficient permission");
-  }
+  await checkCanAccessUser(deps, who, u, "Insufficient permission");
   const [view, visibility] = await Promise.all([
     userViewFor(deps.pool, who.realmId, { id: who.userId, role: who.role }, { profileData: withProfile }),
     emailVisibilityOf(deps.pool, who.realmId, u.id),

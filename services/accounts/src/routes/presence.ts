@@ -10,7 +10,7 @@ export function presenceRoutes(app: FastifyInstance, deps: AccountsDeps): void {
     // new_user_input feeds Zulip's usage statistics, which we do not keep.
     await doUpdateUserPresence(deps, identity, params.status);
     if (params.ping_only) return {};
-    return getRealmPresences(deps, identity.realmId, {
+    return getRealmPresences(deps, identity, {
       // Passing last_update_id is asking for the modern protocol.
       slim: params.slim_presence || params.last_update_id !== undefined,
       lastUpdateId: params.last_update_id,
@@ -19,7 +19,7 @@ export function presenceRoutes(app: FastifyInstance, deps: AccountsDeps): void {
   });
 
   registerRoute(app, GetRealmPresence, async ({ identity }) => {
-    const { presences, server_timestamp } = await getRealmPresences(deps, identity.realmId, { slim: false });
+    const { presences, server_timestamp } = await getRealmPresences(deps, identity, { slim: false });
     return { presences, server_timestamp };
   });
 

@@ -148,6 +148,26 @@ export async function activeUserIds(db: Queryable, realmId: number): Promise<num
   return rows.map((r) => r.id);
 }
 
+/**
+ * The audience of realm-wide client events (as activeUserIds), the guests among them, and the
+ * organization's can_access_all_users_group, read in one statement: who may hear about a user
+ * where the organization limits guests, at no extra cost where it does not.
+ */
+export async function activeAudience(db: Queryable, realmId: number): Promise<{ userIds: number[]; guestIds: number[]; canAccessAllUsersGroup: string }> {
+  const { rows } = await db.query(
+    `SELECT r.can_access_all_users_group, u.id, u.role
+       FROM realms r LEFT JOIN users u ON u.realm_id = r.id AND u.is_active AND NOT u.is_system_bot
+      WHERE r.id = $1 ORDER BY u.id`,
+    [realmId],
+  );
+  const users = rows.filter((r) => r.id !== null);
+  return {
+    userIds: users.map((r) => Number(r.id)),
+    guestIds: users.filter((r) => r.role === 600).map((r) => Number(r.id)),
+    canAccessAllUsersGroup: rows[0]?.can_access_all_users_group ?? "role:everyone",
+  };
+}
+
 /** Ids of the organization's active guests (whose access to users the organization may limit). */
 export async function activeGuestIds(db: Queryable, realmId: number): Promise<number[]> {
   const { rows } = await db.query("SELECT id FROM users WHERE realm_id = $1 AND is_active AND role = 600 ORDER BY id", [realmId]);

@@ -4,6 +4,7 @@ import type { AppDeps } from "../deps";
 import { accessStreamById, viewerOf } from "../queries/streams";
 import { getUser, getUsersByIds } from "../queries/users";
 import { getUserSettings } from "../queries/user-settings";
+import { guestsNotAccessingSender } from "../queries/user-access";
 import { selectSubscriberIds } from "../store/subscriptions";
 import type { UserRow } from "../store/users";
 import { checkCanPost } from "./messages";
@@ -60,8 +61,8 @@ async function doSendDirectTyping(deps: AppDeps, who: Identity, req: TypingReque
 /**
  * Channel typing needs what a send there needs (the channel visible to the sender, its posting
  * policy); the event goes to the channel's active subscribers who receive typing notifications,
- * the sender among them, and to nobody in a channel of more than 100 subscribers (Zulip's
- * do_send_stream_typing_notification).
+ * the sender among them, but for guests who do not access the sender, and to nobody in a channel
+ * of more than 100 subscribers (Zulip's do_send_stream_typing_notification).
  */
 async function doSendChannelTyping(deps: AppDeps, who: Identity, req: TypingRequest): Promise<void> {
   if (req.streamId === undefined) throw badRequest("Missing channel ID");
@@ -73,8 +74,11 @@ async function doSendChannelTyping(deps: AppDeps, who: Identity, req: TypingRequ
   if (!sender) throw badRequest("Account is deactivated");
   const subscribers = (await selectSubscriberIds(deps.pool, who.realmId, [accessed.stream.id])).get(accessed.stream.id) ?? [];
   const ownerSubscribed = sender.isBot && sender.botOwnerId !== null && subscribers.includes(sender.botOwnerId);
-  await checkCanPost(deps, who, sender, await deps.accounts.getRealm(who.realmId), accessed, deps.clock.now(), ownerSubscribed);
+  const realm = await deps.accounts.getRealm(who.realmId);
+  await checkCanPost(deps, who, sender, realm, accessed, deps.clock.now(), ownerSubscribed);
   if (subscribers.length > MAX_CHANNEL_SIZE_FOR_TYPING_NOTIFICATIONS) return;
+  // A sender not subscribed may be someone a guest the organization limits does not access: not told, as their message hides them.
+  const hidden = await guestsNotAccessingSender(deps.pool, realm, sender, subscribers);
   const event: TypingClientEvent = {
     type: "typing",
     op: req.op,
@@ -84,7 +88,7 @@ async function doSendChannelTyping(deps: AppDeps, who: Identity, req: TypingRequ
     // Zulip strips the topic parameter's whitespace and uses it as given otherwise.
     topic: req.topic.trim(),
   };
-  await notifyTyping(deps, who, event, await receivingTyping(deps, who.realmId, subscribers));
+  await notifyTyping(deps, who, event, await receivingTyping(deps, who.realmId, subscribers.filter((id) => !hidden.has(id))));
 }
 
 /** Those of `userIds` who receive typing notifications (their receives_typing_notifications). */
