@@ -35,5 +35,8 @@ describe("request logs", () => {
     expect(redactUrl("/api/v1/external/json?api_key=K3y&stream=alerts")).toBe("/api/v1/external/json?api_key=[secret]&stream=alerts");
     expect(redactUrl("/api/v1/external/json?stream=a&api_key=K3y")).toBe("/api/v1/external/json?stream=a&api_key=[secret]");
     expect(redactUrl("/api/v1/external/json?my_api_key=x")).toBe("/api/v1/external/json?my_api_key=x");
+    // The query parser decodes a parameter's name, so the key is the key under any spelling of it.
+    expect(redactUrl("/api/v1/external/json?api%5Fkey=K3y&%61pi_key=K3y&api_key")).toBe("/api/v1/external/json?api%5Fkey=[secret]&%61pi_key=[secret]&api_key");
+    expect(redactUrl("/api/v1/external/json?%E0%A4%A=x&api_key=K3y")).toBe("/api/v1/external/json?%E0%A4%A=x&api_key=[secret]");
   });
 });

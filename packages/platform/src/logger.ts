@@ -13,13 +13,40 @@ const SECRET_PATHS = [
 ];
 
 /** An integration URL's key (`/external/json?api_key=...`), a credential in the query string. */
-const SECRET_QUERY = /([?&]api_key=)[^&#]*/g;
+const SECRET_PARAMS = new Set(["api_key"]);
 
 /** A request URL as the logs show it: the secret of a link path replaced, and any `api_key`. */
 export function redactUrl(url: string): string {
-  const query = url.includes("api_key=") ? url.replace(SECRET_QUERY, "$1[secret]") : url;
+  const query = redactQuery(url);
   for (const re of SECRET_PATHS) if (re.test(query)) return query.replace(re, "$1[secret]");
   return query;
+}
+
+/**
+ * The values of secret parameters replaced, their names compared decoded as the query parser
+ * decodes them: `api%5Fkey=...` is the key too.
+ */
+function redactQuery(url: string): string {
+  const start = url.indexOf("?");
+  if (start < 0) return url;
+  const params = url.slice(start + 1).split("&");
+  let changed = false;
+  for (let i = 0; i < params.length; i++) {
+    const eq = params[i].indexOf("=");
+    if (eq < 0 || !SECRET_PARAMS.has(decodeName(params[i].slice(0, eq)))) continue;
+    params[i] = `${params[i].slice(0, eq)}=[secret]`;
+    changed = true;
+  }
+  return changed ? `${url.slice(0, start + 1)}${params.join("&")}` : url;
+}
+
+function decodeName(name: string): string {
+  if (!name.includes("%") && !name.includes("+")) return name;
+  try {
+    return decodeURIComponent(name.replace(/\+/g, " "));
+  } catch {
+    return name;
+  }
 }
 
 interface LoggedRequest {

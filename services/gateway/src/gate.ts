@@ -78,7 +78,7 @@ export class Gate {
       return { identity: null, responseHeaders: rateLimitHeaders(results, this.deps.clock.now()) };
     }
     const body = await readBody(req, MAX_CREDENTIAL_BODY);
-    const username = usernameOf(req, body);
+    const username = await usernameOf(req, body);
     if (username) checks.push([this.rules.password, username]);
     // Failing open here would let a Redis outage lift the brute-force limit.
     const results = await this.check(checks, true);
@@ -147,8 +147,8 @@ function rateLimited(result: RateLimitResult, headers: Record<string, string>): 
 }
 
 /** The `username` form field (urlencoded or multipart) or query parameter, normalized. */
-function usernameOf(req: FastifyRequest, body: Buffer): string | null {
-  let value = formField(req, body, "username");
+async function usernameOf(req: FastifyRequest, body: Buffer): Promise<string | null> {
+  let value = await formField(req, body, "username");
   if (value === null) {
     const q = (req.query as Record<string, unknown> | undefined)?.username;
     value = typeof q === "string" ? q : null;
@@ -163,17 +163,23 @@ function usernameOf(req: FastifyRequest, body: Buffer): string | null {
  */
 async function webhookKey(req: FastifyRequest): Promise<{ apiKey: string | null; body?: Buffer }> {
   const body = isFormPost(req) ? await readBody(req, MAX_WEBHOOK_FORM_BODY) : undefined;
-  const fromBody = body ? formField(req, body, "api_key") : null;
+  const fromBody = body ? await formField(req, body, "api_key") : null;
   const q = (req.query as Record<string, unknown> | undefined)?.api_key;
   const fromQuery = Array.isArray(q) ? q[q.length - 1] : q;
   return { apiKey: fromBody ?? (typeof fromQuery === "string" ? fromQuery : null), body };
 }
 
-/** A field of a urlencoded or multipart form body, or null. */
-function formField(req: FastifyRequest, body: Buffer, name: string): string | null {
-  const type = String(req.headers["content-type"] ?? "").toLowerCase();
-  if (type.startsWith("application/x-www-form-urlencoded")) return new URLSearchParams(body.toString("utf8")).get(name);
-  if (!type.startsWith("multipart/form-data")) return null;
-  const m = new RegExp(`content-disposition:[^\\r\\n]*\\bname="${name}"[^\\r\\n]*\\r\\n(?:[^\\r\\n]+\\r\\n)*\\r\\n([^\\r\\n]*)\\r\\n`, "i").exec(body.toString("utf8"));
-  return m ? m[1] : null;
+/** A text field of a urlencoded or multipart form body, or null (a malformed form has none). */
+async function formField(req: FastifyRequest, body: Buffer, name: string): Promise<string | null> {
+  const type = String(req.headers["content-type"] ?? "");
+  if (type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return new URLSearchParams(body.toString("utf8")).get(name);
+  if (!type.toLowerCase().startsWith("multipart/form-data")) return null;
+  // A parser, not a pattern over the raw body: one crafted for the pattern backtracked for
+  // minutes, holding every request of the gateway, before anyone was authenticated.
+  try {
+    const value = (await new Response(body as unknown as BodyInit, { headers: { "content-type": type } }).formData()).get(name);
+    return typeof value === "string" ? value : null;
+  } catch {
+    return null;
+  }
 }

@@ -136,3 +136,48 @@ describe("payloads a tool posts as a form", () => {
     expect(res).toEqual({ status: 400, body: { result: "error", msg: "Missing 'payload' argument", code: "REQUEST_VARIABLE_MISSING", var_name: "payload" } });
   });
 });
+
+describe("a third party's text in a payload", () => {
+  /** The newest message of a topic of #alerts as member2 gets it: rendered, with their flags. */
+  async function postedAs(topic: string): Promise<{ html: string; flags: string[] }> {
+    const narrow = JSON.stringify([{ operator: "channel", operand: "alerts" }, { operator: "topic", operand: topic }]);
+    const [message] = (await m.ok(await m.call("GET", "/messages", org.member2, { anchor: "newest", num_before: 1, num_after: 0, narrow }))).messages;
+    return { html: message.content, flags: message.flags };
+  }
+  const mentionsNobody = (posted: { html: string; flags: string[] }) => {
+    expect(posted.html).not.toContain("user-mention");
+    expect(posted.flags).not.toContain("wildcard_mentioned");
+  };
+  const repository = { name: "chat", full_name: "acme/chat", html_url: "https://github.com/acme/chat" };
+
+  it("mentions nobody: a backslash before `@**all**` in a comment, a URL with a line break, an alert's labels", async () => {
+    const comment = {
+      action: "created",
+      issue: { number: 3, title: "Pings", html_url: "https://github.com/acme/chat/issues/3" },
+      comment: { html_url: "https://github.com/acme/chat/issues/3#c", body: "\\@**all** look" },
+      sender: { login: "eve" },
+      repository,
+    };
+    succeeded(await hook(org.bot.as, "github", { stream: "alerts", topic: "comment" }, JSON.stringify(comment), { "x-github-event": "issue_comment" }));
+    mentionsNobody(await postedAs("comment"));
+
+    const grafana = { status: "firing", title: "Load", alerts: [{ status: "firing", labels: { alertname: "Load" }, generatorURL: "https://grafana.example/a\n\n@**all**" }] };
+    succeeded(await hook(org.bot.as, "grafana", { stream: "alerts", topic: "grafana" }, JSON.stringify(grafana)));
+    mentionsNobody(await postedAs("grafana"));
+
+    const alert = { status: "firing", labels: { instance: "web1", alertname: "Up\r@**all**" }, annotations: {}, generatorURL: "http://prom.example/g)\n\n@*everyone*" };
+    succeeded(await hook(org.bot.as, "alertmanager", { stream: "alerts", topic: "alertmanager" }, JSON.stringify({ alerts: [alert] })));
+    mentionsNobody(await postedAs("alertmanager"));
+  });
+
+  it("an Alertmanager URL's `name` or `desc` naming an object's built-in property finds no such label", async () => {
+    const alert = { status: "firing", labels: { instance: "web1" } };
+    succeeded(await hook(org.bot.as, "alertmanager", { stream: "alerts", name: "__proto__" }, JSON.stringify({ alerts: [alert] })));
+    succeeded(await hook(org.bot.as, "alertmanager", { stream: "alerts", name: "instance", desc: "constructor" }, JSON.stringify({ alerts: [alert] })));
+    const messages = await newest(org.member, [{ operator: "channel", operand: "alerts" }], 2);
+    expect(messages.map((msg) => [msg.subject, msg.content])).toEqual([
+      ["(unknown)", ":rotating_light: **FIRING** <missing field: alertname>"],
+      ["web1", ":rotating_light: **FIRING** <missing field: constructor>"],
+    ]);
+  });
+});

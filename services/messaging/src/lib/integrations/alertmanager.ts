@@ -1,3 +1,4 @@
+import { link, withoutMentions } from "./markdown";
 import { anomalousPayload, isObject, unsupportedEventType, type WebhookMessage } from "./payload";
 
 /**
@@ -35,7 +36,8 @@ export function formatAlertmanager(payload: unknown, options: AlertmanagerOption
     }
     const labels = stringsOf(alert.labels);
     const annotations = stringsOf(alert.annotations);
-    const field = (key: string) => labels[key] || annotations[key] || undefined;
+    // Own fields only: a URL's `name=constructor` must not find Object's.
+    const field = (key: string) => (Object.hasOwn(labels, key) && labels[key]) || (Object.hasOwn(annotations, key) && annotations[key]) || undefined;
     const topic = field(options.name) ?? "(unknown)";
     const lines = topics.get(topic) ?? { firing: [], resolved: [] };
     topics.set(topic, lines);
@@ -62,9 +64,14 @@ function stringsOf(value: unknown): Record<string, string> {
   return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === "string"));
 }
 
+/**
+ * The alert's line. Labels and annotations keep their Markdown (operators write links and
+ * emphasis there), but stay on the line and mention nobody: label values can come from what
+ * Prometheus scraped.
+ */
 function alertLine(desc: string, descField: string, annotations: Record<string, string>, generatorUrl: unknown): string {
   const summary = ["summary", "description"].map((key) => (key === descField ? "" : annotations[key])).find(Boolean);
-  const text = summary ? `${desc}: ${summary.replace(/\s*\n\s*/g, " ")}` : desc;
+  const text = withoutMentions((summary ? `${desc}: ${summary}` : desc).replace(/\s*[\r\n]\s*/g, " "));
   // Prometheus's graph tab rather than its console tab, as Zulip links it.
-  return typeof generatorUrl === "string" && generatorUrl ? `${text} ([graph](${generatorUrl.replace(/tab=1/g, "tab=0")}))` : text;
+  return typeof generatorUrl === "string" && generatorUrl ? `${text} (${link("graph", generatorUrl.replace(/tab=1/g, "tab=0"))})` : text;
 }

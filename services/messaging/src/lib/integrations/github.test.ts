@@ -206,6 +206,7 @@ describe("GitHub's other events", () => {
     );
     expect(formatGitHub("release", release("created"))).toEqual([]);
     expect(formatGitHub("release", release("released"))).toEqual([]);
+    expect(formatGitHub("release", release("toString"))).toEqual([]);
   });
 
   it("star and watch", () => {

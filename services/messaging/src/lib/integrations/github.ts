@@ -130,7 +130,7 @@ const RELEASE_ACTIONS: Record<string, string | undefined> = { published: "publis
 
 function formatRelease(payload: GitHubPayload): GitHubEvent | null {
   const action = read.str(payload, "action");
-  const verb = RELEASE_ACTIONS[action];
+  const verb = Object.hasOwn(RELEASE_ACTIONS, action) ? RELEASE_ACTIONS[action] : undefined;
   if (verb === undefined) return null;
   const tag = read.str(payload, "release.tag_name");
   const name = read.optStr(payload, "release.name")?.trim() || tag;

@@ -4,27 +4,43 @@
  * a link, math or a fence of the message's own.
  */
 
+/** Line breaks as the renderer sees them: a lone carriage return starts a line too. */
+const LINE_BREAK = /\s*[\r\n]\s*/g;
+
 /** Inline text as plain text: Markdown's emphasis, link, code, math and HTML characters escaped. */
 export function escapeInline(text: string): string {
-  return text.replace(/[\\`*_[\]~<>$]/g, "\\$&").replace(/\s*\n\s*/g, " ");
+  return text.replace(/[\\`*_[\]~<>$]/g, "\\$&").replace(LINE_BREAK, " ");
 }
 
 /** `[label](url)` with the label escaped, and the URL's characters that would end it encoded. */
 export function link(label: string, url: string): string {
-  return `[${escapeInline(label)}](${url.replace(/ /g, "%20").replace(/\(/g, "%28").replace(/\)/g, "%29")})`;
+  return `[${escapeInline(label)}](${linkTarget(url)})`;
+}
+
+/**
+ * A URL as a link's target: whitespace, control characters and parentheses percent-encoded, so
+ * that a payload's URL cannot end the link and go on as Markdown of its own (a mention).
+ */
+export function linkTarget(url: string): string {
+  return url.replace(/[\s\p{C}()<>]/gu, (c) => Array.from(new TextEncoder().encode(c), (b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join(""));
 }
 
 /** Inline code, whatever backticks the text holds. */
 export function inlineCode(text: string): string {
-  const flat = text.replace(/\s*\n\s*/g, " ");
+  const flat = text.replace(LINE_BREAK, " ");
   const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(longest + 1);
   const pad = flat.startsWith("`") || flat.endsWith("`") ? " " : "";
   return `${fence}${pad}${flat}${pad}${fence}`;
 }
 
-/** Someone's Markdown as written, except that its `@**name**` and `@*group*` cannot mention anyone here. */
-export const withoutMentions = (text: string) => text.replace(/@(?=_?\*)/g, "\\@");
+/**
+ * Someone's Markdown as written, except that its `@**name**` and `@*group*` cannot mention anyone
+ * here: their `@` escaped, unless an odd run of backslashes already escapes it (an even one only
+ * escapes itself, `\\@**all**` would still mention everyone).
+ */
+export const withoutMentions = (text: string) =>
+  text.replace(/(\\*)@(?=_?\*)/g, (match, slashes: string) => (slashes.length % 2 === 0 ? `${slashes}\\@` : match));
 
 /**
  * A block of someone's Markdown (a comment, a description) quoted as written, at most `max`
