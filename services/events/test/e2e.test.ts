@@ -211,7 +211,7 @@ describe("what register points clients at", () => {
     });
     expect(state.stop_words).toContain("the");
     // The integrations a client may make an incoming webhook bot for (see messaging's integration tests).
-    expect(state.realm_incoming_webhook_bots.map((i: any) => i.name)).toEqual(["alertmanager", "json", "slack_incoming"]);
+    expect(state.realm_incoming_webhook_bots.map((i: any) => i.name)).toEqual(["alertmanager", "github", "grafana", "json", "slack_incoming"]);
   });
 
   it("the external account kinds a profile field may use, and GIPHY's ratings", async () => {
