@@ -22,6 +22,26 @@ export const IncomingWebhookIntegration = z.strictObject({
 });
 export type IncomingWebhookIntegration = z.infer<typeof IncomingWebhookIntegration>;
 
+/** The event types the github integration gives its messages (Zulip's names for them). */
+export const GITHUB_EVENT_TYPES = [
+  "ping",
+  "push_commits",
+  "push_tags",
+  "opened_pull_request",
+  "closed_pull_request",
+  "updated_pull_request",
+  "assigned_or_unassigned_pull_request",
+  "issues",
+  "issue_comment",
+  "release",
+  "star",
+  "watch",
+] as const;
+export type GitHubEventType = (typeof GITHUB_EVENT_TYPES)[number];
+
+/** The grafana integration's event types: unified alerting's statuses and the legacy alerts' states. */
+export const GRAFANA_EVENT_TYPES = ["firing", "resolved", "alerting", "ok", "no_data", "pending", "paused"] as const;
+
 /** The integrations this server offers, by name. */
 export const INCOMING_WEBHOOK_INTEGRATIONS: readonly IncomingWebhookIntegration[] = [
   {
@@ -36,26 +56,13 @@ export const INCOMING_WEBHOOK_INTEGRATIONS: readonly IncomingWebhookIntegration[
   {
     name: "github",
     display_name: "GitHub",
-    all_event_types: [
-      "ping",
-      "push_commits",
-      "push_tags",
-      "opened_pull_request",
-      "closed_pull_request",
-      "updated_pull_request",
-      "assigned_or_unassigned_pull_request",
-      "issues",
-      "issue_comment",
-      "release",
-      "star",
-      "watch",
-    ],
+    all_event_types: [...GITHUB_EVENT_TYPES],
     config_options: [{ key: "branches", label: "Branches whose pushes are posted, comma-separated (default: all)", validator: "check_string" }],
   },
   {
     name: "grafana",
     display_name: "Grafana",
-    all_event_types: ["firing", "resolved", "alerting", "ok", "no_data", "pending", "paused"],
+    all_event_types: [...GRAFANA_EVENT_TYPES],
     config_options: [],
   },
   { name: "json", display_name: "JSON formatter", all_event_types: null, config_options: [] },

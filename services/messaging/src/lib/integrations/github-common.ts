@@ -1,3 +1,4 @@
+import type { GitHubEventType } from "@chat/contracts";
 import { escapeInline, link } from "./markdown";
 import { anomalousPayload, payloadReader, type WebhookMessage } from "./payload";
 
@@ -7,8 +8,8 @@ export const NAME = "GitHub";
 
 export type GitHubPayload = Record<string, unknown>;
 
-/** Every GitHub message has its event type. */
-export type GitHubEvent = WebhookMessage & { eventType: string };
+/** Every GitHub message has its event type, one the contract lists. */
+export type GitHubEvent = WebhookMessage & { eventType: GitHubEventType };
 
 export const read = { ...payloadReader(NAME), anomalous: (reason: string) => anomalousPayload(NAME, reason) };
 

@@ -1,3 +1,4 @@
+import type { GitHubEventType } from "@chat/contracts";
 import { actor, login, NAME, read, repoName, type GitHubEvent, type GitHubPayload } from "./github-common";
 import { escapeInline, inlineCode, link, quoteBlock } from "./markdown";
 import { unsupportedEventType } from "./payload";
@@ -23,7 +24,7 @@ function thread(payload: GitHubPayload, key: "pull_request" | "issue", kind: "PR
 }
 
 /** Pull request actions by the event type they count as (Zulip's names for them). */
-const PULL_REQUEST_EVENT_TYPES: Record<string, string> = {
+const PULL_REQUEST_EVENT_TYPES: Record<string, GitHubEventType> = {
   opened: "opened_pull_request",
   reopened: "opened_pull_request",
   closed: "closed_pull_request",

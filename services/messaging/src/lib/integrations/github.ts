@@ -7,25 +7,10 @@ import { isObject, missingEventHeader, unsupportedEventType, type WebhookMessage
  * GitHub's webhooks (repository or organization): the event is named by the `X-GitHub-Event`
  * header, the payload is GitHub's JSON. Pushes go to "<repo> / <branch>", pull requests and
  * issues to their own topics (github-threads.ts), the rest to the repository's name. The event
- * types `only_events` / `exclude_events` match are GITHUB_EVENT_TYPES.
+ * types `only_events` / `exclude_events` match are the contract's GITHUB_EVENT_TYPES.
  */
 
 export const EVENT_HEADER = "X-GitHub-Event";
-
-export const GITHUB_EVENT_TYPES = [
-  "ping",
-  "push_commits",
-  "push_tags",
-  "opened_pull_request",
-  "closed_pull_request",
-  "updated_pull_request",
-  "assigned_or_unassigned_pull_request",
-  "issues",
-  "issue_comment",
-  "release",
-  "star",
-  "watch",
-] as const;
 
 export interface GitHubOptions {
   /** Comma-separated branch names whose pushes are posted (all when absent). */

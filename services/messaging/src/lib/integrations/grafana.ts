@@ -7,13 +7,11 @@ import { anomalousPayload, isObject, payloadReader, unsupportedEventType, type W
  * values and links, `externalURL`) and the legacy dashboard alerts' (`state`, `ruleName`,
  * `ruleUrl`, `message`, `evalMatches`). The topic is the notification's title without its
  * status prefix (the same while an alert fires and once it resolves), or the rule's name. The
- * event types are unified alerting's statuses and the legacy states: GRAFANA_EVENT_TYPES.
+ * event types are unified alerting's statuses and the legacy states (the contract's GRAFANA_EVENT_TYPES).
  */
 
 const NAME = "Grafana";
 const read = payloadReader(NAME);
-
-export const GRAFANA_EVENT_TYPES = ["firing", "resolved", "alerting", "ok", "no_data", "pending", "paused"] as const;
 
 const HEADINGS: Record<string, string> = {
   firing: ":fire: **Firing**",

@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { INCOMING_WEBHOOK_INTEGRATIONS, publicRoutes } from "@chat/contracts";
-import { GITHUB_EVENT_TYPES } from "./github";
-import { GRAFANA_EVENT_TYPES } from "./grafana";
+import { GITHUB_EVENT_TYPES, GRAFANA_EVENT_TYPES, INCOMING_WEBHOOK_INTEGRATIONS, publicRoutes } from "@chat/contracts";
 import { INTEGRATIONS } from "./index";
 
 describe("the integrations", () => {
