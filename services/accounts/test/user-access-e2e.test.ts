@@ -147,6 +147,41 @@ describe("limited user access for guests", () => {
     ok(await as(guest).delete(`/users/me/muted_users/${admin.user_id}`));
   });
 
+  it("direct typing from a user the guest does not access yet never reaches it; a first message or a shared channel brings that user's presence and status after the add", async () => {
+    const { admin, member, member2, guest } = org.users;
+    const q = await queueOf(guest);
+    const about = (events: any[], u: DemoUser) =>
+      events.filter((e) => ["realm_user", "presence", "user_status"].includes(e.type) && (e.person?.user_id ?? e.user_id) === u.user_id);
+    const kinds = (events: any[]) => events.map((e) => (e.type === "realm_user" ? `realm_user ${e.op}` : e.type));
+
+    // member2 shares nothing with the guest: its typing succeeds but reaches only the others.
+    ok(await as(member2).post("/typing", { type: "direct", op: "start", to: JSON.stringify([guest.user_id, admin.user_id]) }));
+    ok(await as(admin).post("/typing", { type: "direct", op: "start", to: JSON.stringify([guest.user_id]) }));
+    const typed = await readUntil(q, "the admin's typing", (ev) => ev.some((e) => e.type === "typing" && e.sender.user_id === admin.user_id));
+    expect(typed.filter((e) => e.type === "typing").map((e) => e.sender.user_id)).toEqual([admin.user_id]);
+    const adminQueue = await queueOf(admin);
+    ok(await as(member2).post("/typing", { type: "direct", op: "stop", to: JSON.stringify([guest.user_id, admin.user_id]) }));
+    const adminTold = await readUntil(adminQueue, "member2's typing stop", (ev) => ev.some((e) => e.type === "typing"));
+    expect(adminTold.filter((e) => e.type === "typing").map((e) => [e.op, e.sender.user_id])).toEqual([["stop", member2.user_id]]);
+
+    // A first message: member2's presence and status (set earlier) follow the add, as a fresh register shows them.
+    ok(await as(member2).post("/messages", { type: "direct", to: JSON.stringify([guest.user_id]), content: "hello" }));
+    const gained = about(await readUntil(q, "member2's status", (ev) => about(ev, member2).some((e) => e.type === "user_status")), member2);
+    expect(kinds(gained)).toEqual(["realm_user add", "presence", "user_status"]);
+    expect(gained[2]).toEqual({ type: "user_status", user_id: member2.user_id, status_text: "Hidden away" });
+    const state = (await queueOf(guest)).state;
+    expect(state.user_status[member2.user_id]).toEqual({ status_text: "Hidden away" });
+    expect(state.presences[gained[1].email].website).toEqual(gained[1].presence.website);
+
+    // A channel shared from now on.
+    ok(await as(member).post("/users/me/status", { status_text: "Joining" }));
+    ok(await as(member).post("/users/me/presence", { status: "active" }));
+    ok(await as(admin).post("/users/me/subscriptions", { subscriptions: JSON.stringify([{ name: "guest corner" }]), principals: JSON.stringify([member.user_id]) }));
+    const joined = about(await readUntil(q, "the member's status", (ev) => about(ev, member).some((e) => e.type === "user_status")), member);
+    expect(kinds(joined)).toEqual(["realm_user add", "presence", "user_status"]);
+    expect(joined[2]).toEqual({ type: "user_status", user_id: member.user_id, status_text: "Joining" });
+  });
+
   it("a member who becomes a guest hears of everyone it no longer accesses, and of them again once a member", async () => {
     const { owner, member2 } = org.users;
     const q = await queueOf(member2);

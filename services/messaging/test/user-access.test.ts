@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { selectConversationPartners } from "../src/store/user-access";
 import { startMessaging, type Messaging, type Org } from "./helpers";
 
 /**
@@ -116,6 +117,30 @@ describe("limited user access", () => {
     await limit(org, true);
   });
 
+  it("direct typing by someone the guest does not access (no message yet) is not sent to the guest; the sender succeeds and the others are told", async () => {
+    const typingTo = async (who: Org["member"], to: Array<Org["member"]>) => {
+      await m.outbox();
+      await m.ok(await m.call("POST", "/typing", who, { type: "direct", op: "start", to: JSON.stringify(to.map((u) => u.user_id)) }));
+      const sent = (await m.outbox()).filter((e) => e.type === "messaging.typing.started");
+      expect(sent).toHaveLength(1);
+      // The event still names every participant: the conversation is the same for all of them.
+      expect(sorted(sent[0].payload.client.event.recipients.map((r: any) => r.user_id))).toEqual(sorted([who, ...to].map((u) => u.user_id)));
+      return sorted(sent[0].payload.client.users);
+    };
+    // member2 shares nothing with the guest; the moderator shares a conversation with it.
+    expect(await typingTo(org.member2, [org.guest])).toEqual([org.member2.user_id]);
+    expect(await typingTo(org.member2, [org.guest, org.member])).toEqual(sorted([org.member.user_id, org.member2.user_id]));
+    await m.ok(await m.call("POST", "/typing", org.member2, { type: "direct", op: "stop", to: JSON.stringify([org.guest.user_id]) }));
+    expect((await m.outbox()).filter((e) => e.type === "messaging.typing.stopped").map((e) => e.payload.client.users)).toEqual([[org.member2.user_id]]);
+    expect(await typingTo(org.moderator, [org.guest])).toEqual(sorted([org.guest.user_id, org.moderator.user_id]));
+    // The guest typing to member2 reaches member2, who accesses everyone.
+    expect(await typingTo(org.guest, [org.member2])).toEqual(sorted([org.guest.user_id, org.member2.user_id]));
+    // Where guests are not limited, the guest is told.
+    await limit(org, false);
+    expect(await typingTo(org.member2, [org.guest])).toEqual(sorted([org.guest.user_id, org.member2.user_id]));
+    await limit(org, true);
+  });
+
   it("a direct conversation's first message: the guest gains its other participants; later ones change nothing", async () => {
     await m.outbox();
     await m.send(org.owner, { type: "private", to: JSON.stringify([org.guest.user_id, org.member2.user_id]), content: "welcome" });
@@ -125,5 +150,64 @@ describe("limited user access", () => {
     // Now that they share a conversation, member2's channel messages show their name to the guest.
     await m.send(org.member2, { type: "stream", to: "room", topic: "t", content: "known now" });
     expect((await m.outbox()).map((e) => e.type)).not.toContain("messaging.message.sender_hidden");
+  });
+});
+
+describe("conversation partners read by the participants index", () => {
+  /** What the statement answered before the index (a pattern over every conversation of the organization), per user. */
+  async function byPattern(realmId: number, userId: number): Promise<number[]> {
+    const { rows } = await m.deps.pool.query(
+      `SELECT theirs.user_id AS other
+         FROM subscriptions mine JOIN subscriptions theirs ON theirs.stream_id = mine.stream_id AND theirs.active
+        WHERE mine.realm_id = $1 AND mine.user_id = $2 AND mine.active
+       UNION
+       SELECT unnest(string_to_array(r.user_ids_key, ',')::bigint[])
+         FROM recipients r
+        WHERE r.realm_id = $1 AND r.user_ids_key IS NOT NULL AND (',' || r.user_ids_key || ',') LIKE ('%,' || $2 || ',%')`,
+      [realmId, userId],
+    );
+    return sorted(rows.map((r) => Number(r.other)));
+  }
+
+  /** A new user of `o` whose id is the first free one whose digits `fits` (the id sequence moved there). */
+  async function userWithId(o: Org, fits: (digits: string) => boolean) {
+    const { rows } = await m.accountsPool.query("SELECT max(id) AS max FROM users");
+    let id = Number(rows[0].max) + 1;
+    while (!fits(String(id))) id++;
+    await m.accountsPool.query("SELECT setval(pg_get_serial_sequence('users', 'id'), $1)", [id - 1]);
+    const u = await o.extra(id);
+    expect(u.user_id).toBe(id);
+    return u;
+  }
+
+  it("answers as the pattern did: ids that are part of others', group and self conversations, several users at once, one organization only", async () => {
+    const o = await m.createOrg();
+    const a = o.member2;
+    const n = String(a.user_id);
+    // Users whose ids hold a's digits at their start, end and middle.
+    const starts = await userWithId(o, (d) => d !== n && d.startsWith(n));
+    const ends = await userWithId(o, (d) => d !== n && d.endsWith(n));
+    const inside = await userWithId(o, (d) => d.includes(n) && !d.startsWith(n) && !d.endsWith(n));
+    await m.send(a, { type: "private", to: JSON.stringify([starts.user_id]), content: "one" });
+    await m.send(ends, { type: "private", to: JSON.stringify([inside.user_id]), content: "two" });
+    await m.send(o.member, { type: "private", to: JSON.stringify([starts.user_id, ends.user_id, o.bot.user_id]), content: "group" });
+    await m.send(o.moderator, { type: "private", to: JSON.stringify([o.moderator.user_id]), content: "self" });
+    await m.createStream(o.admin, "partners", [o.admin, inside]);
+    // The other organization's conversations never count here, nor this one's there.
+    await m.send(other.member, { type: "private", to: JSON.stringify([other.guest.user_id]), content: "elsewhere" });
+    const people = [o.owner, o.admin, o.moderator, o.member, a, o.guest, o.bot, starts, ends, inside];
+
+    for (const u of people) expect(await partners(o.realmId, u.user_id), `user ${u.user_id}`).toEqual(await byPattern(o.realmId, u.user_id));
+    expect(await partners(o.realmId, a.user_id)).toEqual(sorted([a.user_id, starts.user_id]));
+    expect(await partners(o.realmId, ends.user_id)).toEqual(sorted([o.member.user_id, o.bot.user_id, starts.user_id, ends.user_id, inside.user_id]));
+    expect(await partners(o.realmId, inside.user_id)).toEqual(sorted([o.admin.user_id, ends.user_id, inside.user_id]));
+    expect(await partners(o.realmId, o.moderator.user_id)).toEqual([o.moderator.user_id]);
+    expect(await partners(o.realmId, other.guest.user_id)).toEqual([]);
+    expect(await partners(other.realmId, other.guest.user_id)).toEqual(await byPattern(other.realmId, other.guest.user_id));
+    expect(await partners(other.realmId, other.guest.user_id)).toContain(other.member.user_id);
+
+    // Asked for many users at once (a subscription change's guests), each answer is the same as asked alone.
+    const all = await selectConversationPartners(m.deps.pool, o.realmId, people.map((u) => u.user_id));
+    for (const u of people) expect(sorted([...all.get(u.user_id)!])).toEqual(await byPattern(o.realmId, u.user_id));
   });
 });

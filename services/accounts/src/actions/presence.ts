@@ -1,10 +1,10 @@
 import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AccountsDeps } from "../deps";
 import {
-  legacyClientPresence,
   OFFLINE_THRESHOLD_SECS,
   PRESENCE_STATUSES,
   presenceChange,
+  presenceEvent,
   USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS,
   type PresenceStatus,
 } from "../lib/presence";
@@ -74,16 +74,9 @@ async function writePresenceInTx(
     ? await activeUsersAccessing(tx, deps, user.realmId, { id: user.userId, isBot: false })
     : await activeUserIds(tx, user.realmId);
   if (!opts.force && users.length > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS) return;
-  const website = legacyClientPresence({ ...user, ...change.times });
   await emitEvent(tx, {
     type: "accounts.presence.changed",
     realmId: user.realmId,
-    payload: {
-      user_id: user.userId,
-      client: {
-        event: { type: "presence", user_id: user.userId, email: user.email, server_timestamp: now.getTime() / 1000, presence: { website } },
-        users,
-      },
-    },
+    payload: { user_id: user.userId, client: { event: presenceEvent({ ...user, ...change.times }, now), users } },
   });
 }

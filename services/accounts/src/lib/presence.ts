@@ -1,4 +1,4 @@
-import type { LegacyClientPresence, LegacyPresence, ModernPresence } from "@chat/contracts";
+import type { LegacyClientPresence, LegacyPresence, ModernPresence, PresenceEvent } from "@chat/contracts";
 import type { PresenceRow, PresenceTimes } from "../store/presence";
 
 /**
@@ -71,4 +71,9 @@ export function legacyClientPresence(row: PresenceRow): LegacyClientPresence {
 export function legacyPresence(row: PresenceRow): LegacyPresence {
   const website = legacyClientPresence(row);
   return { aggregated: { client: website.client, status: website.status, timestamp: website.timestamp }, website };
+}
+
+/** The `presence` client event for a user's row, as of `now` (its legacy entry is what a fresh register would say of the row). */
+export function presenceEvent(row: PresenceRow, now: Date): PresenceEvent {
+  return { type: "presence", user_id: row.userId, email: row.email, server_timestamp: now.getTime() / 1000, presence: { website: legacyClientPresence(row) } };
 }

@@ -84,16 +84,17 @@ export async function deletePresence(db: Queryable, realmId: number, userId: num
 
 /**
  * Presence rows of the organization's active human users: changed after `afterUpdateId`,
- * and/or connected since `connectedSince` (each filter only when given).
+ * and/or connected since `connectedSince`, and/or among `userIds` (each filter only when given).
  */
 export async function listRealmPresence(
   db: Queryable,
   realmId: number,
-  filter: { afterUpdateId?: number; connectedSince?: Date },
+  filter: { afterUpdateId?: number; connectedSince?: Date; userIds?: number[] },
 ): Promise<PresenceRow[]> {
   // Only the filters given, so that each form is planned for its own index.
   const params: unknown[] = [realmId];
   let where = "";
+  if (filter.userIds !== undefined) where += ` AND p.user_id = ANY($${params.push(filter.userIds)}::bigint[])`;
   if (filter.afterUpdateId !== undefined) where += ` AND p.last_update_id > $${params.push(filter.afterUpdateId)}`;
   if (filter.connectedSince !== undefined) where += ` AND p.last_connected_time >= $${params.push(filter.connectedSince)}`;
   const { rows } = await db.query(

@@ -31,21 +31,23 @@ export async function getStatus(db: Queryable, realmId: number, userId: number):
 }
 
 /**
- * Active users with any non-default status (register's user_status). Read from the statuses,
- * each one's user looked up by key: joined the other way, a plan made while the tables were small
- * read every user of the organization on every register, for the few who set a status. The
- * lookup is kept a lookup (OFFSET 0: PostgreSQL may not fold it into a join it could turn around)
- * by the key alone (with the organization beside the id, a small table's plan went by
- * (realm_id, email) instead).
+ * Active users with any non-default status (register's user_status; only those among `userIds`
+ * when given). Read from the statuses, each one's user looked up by key: joined the other way, a
+ * plan made while the tables were small read every user of the organization on every register,
+ * for the few who set a status. The lookup is kept a lookup (OFFSET 0: PostgreSQL may not fold it
+ * into a join it could turn around) by the key alone (with the organization beside the id, a
+ * small table's plan went by (realm_id, email) instead).
  */
-export async function listStatuses(db: Queryable, realmId: number): Promise<UserStatusRow[]> {
+export async function listStatuses(db: Queryable, realmId: number, userIds?: number[]): Promise<UserStatusRow[]> {
+  const params: unknown[] = [realmId];
+  const among = userIds === undefined ? "" : ` AND s.user_id = ANY($${params.push(userIds)}::bigint[])`;
   const { rows } = await db.query(
     `SELECT s.user_id, u.presence_enabled, s.status_text, s.emoji_name, s.emoji_code, s.reaction_type
        FROM user_status s
        CROSS JOIN LATERAL (SELECT realm_id, is_active, presence_enabled FROM users WHERE id = s.user_id OFFSET 0) u
-      WHERE s.realm_id = $1 AND u.realm_id = $1 AND u.is_active AND (NOT u.presence_enabled OR s.status_text <> '' OR s.emoji_name <> '')
+      WHERE s.realm_id = $1${among} AND u.realm_id = $1 AND u.is_active AND (NOT u.presence_enabled OR s.status_text <> '' OR s.emoji_name <> '')
       ORDER BY s.user_id`,
-    [realmId],
+    params,
   );
   return rows.map(toStatus);
 }

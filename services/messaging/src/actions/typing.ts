@@ -35,7 +35,9 @@ const typingUser = (u: UserRow) => ({ user_id: u.id, email: u.email });
  * The recipients are the ids given plus the sender; an id that is no user of the organization
  * refuses the whole request. Deactivated users stay among the event's recipients (the
  * conversation is theirs too) but are not told, and neither are users who turned receiving
- * typing notifications off (Zulip's check_send_typing_notification).
+ * typing notifications off (Zulip's check_send_typing_notification), nor the guests an
+ * organization that limits guests keeps from the sender (before a first message, a guest may
+ * share nothing with them yet). The sender is not told who was left out: the request succeeds.
  */
 async function doSendDirectTyping(deps: AppDeps, who: Identity, req: TypingRequest): Promise<void> {
   if (req.to === undefined) throw badRequest("Missing 'to' argument");
@@ -55,7 +57,8 @@ async function doSendDirectTyping(deps: AppDeps, who: Identity, req: TypingReque
     recipients: recipients.map(typingUser),
   };
   const active = recipients.filter((u) => u.isActive).map((u) => u.id);
-  await notifyTyping(deps, who, event, await receivingTyping(deps, who.realmId, active));
+  const hidden = await guestsNotAccessingSender(deps.pool, await deps.accounts.getRealm(who.realmId), users.get(who.userId)!, active);
+  await notifyTyping(deps, who, event, await receivingTyping(deps, who.realmId, active.filter((id) => !hidden.has(id))));
 }
 
 /**

@@ -36,9 +36,10 @@ export async function inaccessibleUsers(db: Queryable, realm: InternalRealm, vie
 }
 
 /**
- * The guests among a channel message's recipients who do not access its sender (someone who
- * posts to a channel without being subscribed to it): their copy of the message hides the sender.
- * A direct message's recipients share its conversation with the sender, so they all access them.
+ * The guests among `recipientIds` who do not access `sender`: of a channel message's recipients
+ * (someone who posts to a channel without being subscribed to it), their copy of the message
+ * hides the sender; of a typing notification's, they are not told. A direct message's recipients
+ * share its conversation with the sender, so they all access them once it is sent.
  */
 export async function guestsNotAccessingSender(db: Queryable, realm: InternalRealm, sender: UserRow, recipientIds: number[]): Promise<Set<number>> {
   if (sender.isBot || !limitsGuests(realm)) return new Set();

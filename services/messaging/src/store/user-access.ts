@@ -8,14 +8,18 @@ import type { Queryable } from "@chat/platform";
 export async function selectConversationPartners(db: Queryable, realmId: number, userIds: number[]): Promise<Map<number, Set<number>>> {
   const out = new Map<number, Set<number>>(userIds.map((id) => [id, new Set<number>()]));
   if (userIds.length === 0) return out;
+  // The conversations are found by the recipients_direct_participants index: its expression
+  // (the participants as an array) is spelled here exactly as it was created.
   const { rows } = await db.query(
     `SELECT mine.user_id AS viewer, theirs.user_id AS other
        FROM subscriptions mine JOIN subscriptions theirs ON theirs.stream_id = mine.stream_id AND theirs.active
       WHERE mine.realm_id = $1 AND mine.user_id = ANY($2::bigint[]) AND mine.active
      UNION
-     SELECT v.id, unnest(string_to_array(r.user_ids_key, ',')::bigint[])
-       FROM recipients r JOIN unnest($2::bigint[]) AS v(id) ON (',' || r.user_ids_key || ',') LIKE ('%,' || v.id || ',%')
-      WHERE r.realm_id = $1 AND r.user_ids_key IS NOT NULL`,
+     SELECT v.id, p.other
+       FROM recipients r
+       JOIN unnest($2::bigint[]) AS v(id) ON v.id = ANY (string_to_array(r.user_ids_key, ',')::bigint[])
+       CROSS JOIN LATERAL unnest(string_to_array(r.user_ids_key, ',')::bigint[]) AS p(other)
+      WHERE r.realm_id = $1 AND r.user_ids_key IS NOT NULL AND string_to_array(r.user_ids_key, ',')::bigint[] && $2::bigint[]`,
     [realmId, userIds],
   );
   for (const r of rows) out.get(Number(r.viewer))?.add(Number(r.other));

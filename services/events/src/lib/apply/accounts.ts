@@ -25,8 +25,10 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
     case "remove":
       // Without user_list_incomplete the user becomes Zulip's "Unknown user" stand-in, built by
       // accounts: left to the client, as a fresh register would show it.
+      // With it, the user is left out whether active or not (a deactivated one on a role change).
       if (!ctx.userListIncomplete) return false;
       state.realm_users = state.realm_users.filter((u: any) => u.user_id !== person.user_id);
+      if (state.realm_non_active_users) state.realm_non_active_users = state.realm_non_active_users.filter((u: any) => u.user_id !== person.user_id);
       return true;
     case "update": {
       const user = [...state.realm_users, ...(state.realm_non_active_users ?? [])].find((u: any) => u.user_id === person.user_id);

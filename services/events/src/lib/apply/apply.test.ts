@@ -264,6 +264,12 @@ describe("realm_user remove (a guest lost access to a user)", () => {
     expect(s.realm_users).toEqual([{ user_id: 5 }]);
   });
 
+  it("drops a deactivated user too (one a member who became a guest no longer accesses)", () => {
+    const s = { realm_users: [{ user_id: 5 }], realm_non_active_users: [{ user_id: 6 }, { user_id: 7 }] };
+    expect(applyEvent(s, remove, { ...ctx, userListIncomplete: true })).toBe(true);
+    expect(s).toEqual({ realm_users: [{ user_id: 5 }], realm_non_active_users: [{ user_id: 7 }] });
+  });
+
   it("is left to the others' clients, whose lists show accounts' stand-in instead", () => {
     const s = state();
     expect(applyEvent(s, remove, ctx)).toBe(false);
