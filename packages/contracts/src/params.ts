@@ -19,6 +19,12 @@ export interface ParamSpec<T = unknown, Out = T | undefined> {
   readonly inPath: boolean;
   /** The value may be JSON `null` (for example `invite_expires_in_minutes`). */
   readonly isNullable: boolean;
+  /**
+   * What a JSON object key `__proto__` anywhere in the value is refused with, where the route's
+   * own wording names it better than the general one (an unknown name in a dict of names). Such a
+   * key is always refused: the parsed value would leave it out, so no check could see it.
+   */
+  readonly protoKeyError?: string;
   /** Type-level only. */
   readonly __out?: Out;
   required(): ParamSpec<T, T>;
@@ -26,9 +32,10 @@ export interface ParamSpec<T = unknown, Out = T | undefined> {
   nullable(): ParamSpec<T | null, Out | null>;
   alias(...names: string[]): ParamSpec<T, Out>;
   path(): ParamSpec<T, T>;
+  withProtoKeyError(message: string): ParamSpec<T, Out>;
 }
 
-type Fields = Pick<ParamSpec, "kind" | "schema" | "isRequired" | "defaultValue" | "aliases" | "inPath" | "isNullable">;
+type Fields = Pick<ParamSpec, "kind" | "schema" | "isRequired" | "defaultValue" | "aliases" | "inPath" | "isNullable" | "protoKeyError">;
 
 function make<T, Out>(f: Fields): ParamSpec<T, Out> {
   return {
@@ -38,6 +45,7 @@ function make<T, Out>(f: Fields): ParamSpec<T, Out> {
     nullable: () => make<T | null, Out | null>({ ...f, isNullable: true }),
     alias: (...names: string[]) => make<T, Out>({ ...f, aliases: [...f.aliases, ...names] }),
     path: () => make<T, T>({ ...f, inPath: true, isRequired: true }),
+    withProtoKeyError: (message: string) => make<T, Out>({ ...f, protoKeyError: message }),
   };
 }
 

@@ -46,6 +46,7 @@ const ERROR_TITLES: Record<number, string> = {
   413: "Too much data",
   414: "Address too long",
   429: "Too many requests",
+  431: "Request too large",
   503: "Temporarily unavailable",
 };
 

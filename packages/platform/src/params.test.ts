@@ -166,7 +166,25 @@ describe("parseParams: required, defaults, nullable, aliases", () => {
     expect(parse({ e: p.int().nullable() }, { body: { e: "null" } }).values.e).toBeNull();
     expect(failure({ e: p.int() }, { body: { e: "null" } }).msg).toBe("e is not an integer");
     expect(failure({ e: p.bool() }, { body: { e: "null" } }).msg).toBe("e is not a boolean");
-    expect(failure({ e: p.json(z.array(z.string())) }, { body: { e: "null" } }).msg).toBe("e is not valid JSON");
+    // Zulip names the type a JSON parameter wants, where it is one.
+    expect(failure({ e: p.json(z.array(z.string())) }, { body: { e: "null" } }).msg).toBe("e is not a list");
+    expect(failure({ e: p.json(z.record(z.string(), z.boolean())) }, { body: { e: "null" } }).msg).toBe("e is not a dict");
+    expect(failure({ e: p.json(z.object({ a: z.number() }).optional()) }, { body: { e: "null" } }).msg).toBe("e is not a dict");
+    expect(failure({ e: p.json(z.union([z.number(), z.array(z.number())])) }, { body: { e: "null" } }).msg).toBe("e is not valid JSON");
+  });
+
+  it("refuses an object key __proto__ anywhere in a JSON parameter, which the parsed value would leave out", () => {
+    const dict = p.json(z.record(z.string(), z.boolean()));
+    expect(failure({ d: dict }, { body: { d: '{"__proto__": true}' } }).msg).toBe('Argument "__proto__" at d is unexpected');
+    expect(failure({ d: dict }, { body: { d: '{"a": true, "\\u005f_proto__": true}' } }).msg).toBe('Argument "__proto__" at d is unexpected');
+    const nested = p.json(z.array(z.object({ op: z.string() }).passthrough()));
+    expect(failure({ n: nested }, { body: { n: '[{"op": "a"}, {"op": "b", "x": {"__proto__": 1}}]' } }).msg).toBe('Argument "__proto__" at n[1]["x"] is unexpected');
+    // The route's own words, where it has them; its schema's refusal comes first.
+    const named = dict.withProtoKeyError("Invalid thing: __proto__.");
+    expect(failure({ d: named }, { body: { d: '{"__proto__": true}' } }).msg).toBe("Invalid thing: __proto__.");
+    expect(failure({ d: named }, { body: { d: '{"__proto__": true, "b": 1}' } }).msg).toBe('d["b"] is not a boolean');
+    // Anywhere else the text may say it.
+    expect(parse({ d: dict }, { body: { d: '{"__proto__x": true, "\\u0041": false}' } }).values.d).toEqual({ __proto__x: true, A: false });
   });
 
   it("accepts an alias and reports the name it used as consumed", () => {

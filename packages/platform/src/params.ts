@@ -85,7 +85,7 @@ function decode(name: string, spec: ParamSpec, value: unknown): unknown {
   }
   if (decoded === null) {
     if (spec.isNullable) return null;
-    throw badRequest(notA(name, spec.kind));
+    throw badRequest(notA(name, spec));
   }
   // `1e3` and `5.0` are floats to Python's json, so Zulip refuses them where an integer is due.
   if (spec.kind === "int" && !(typeof decoded === "number" && Number.isSafeInteger(decoded) && !FLOAT_SYNTAX.test(value))) {
@@ -94,6 +94,7 @@ function decode(name: string, spec: ParamSpec, value: unknown): unknown {
   if (spec.kind === "bool" && typeof decoded !== "boolean") throw badRequest(`${name} is not a boolean`);
   const result = validate(name, spec, decoded);
   if (spec.kind === "json" && FLOAT_SYNTAX.test(value)) refuseIntegersWrittenAsFloats(name, spec, value);
+  if (spec.kind === "json" && MAY_HOLD_PROTO_KEY.test(value)) refuseProtoKey(name, spec, decoded);
   return result;
 }
 
@@ -136,6 +137,39 @@ function integerIssuePath(issues: readonly z.core.$ZodIssue[], prefix: readonly 
     }
   }
   return null;
+}
+
+/** Text without these cannot hold a key `__proto__` (written plainly or with escapes). */
+const MAY_HOLD_PROTO_KEY = /__proto__|\\u/;
+
+/**
+ * JSON.parse makes a key `__proto__` an own property like any other, as Python's json (so
+ * Zulip) does, but zod leaves it out of what it parses (so that it cannot replace a prototype):
+ * a handler would act on the value without it, as if it had not been sent (`{"__proto__": true}`
+ * an empty dict). So it is refused, in the route's words where it has them.
+ */
+function refuseProtoKey(name: string, spec: ParamSpec, decoded: unknown): void {
+  // An explicit stack whose entries point at their parents, as findNullByte's.
+  interface Step {
+    value: unknown;
+    key: PropertyKey | null;
+    parent: Step | null;
+  }
+  const stack: Step[] = [{ value: decoded, key: null, parent: null }];
+  while (stack.length > 0) {
+    const step = stack.pop()!;
+    const value = step.value;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], key: i, parent: step });
+    } else if (value && typeof value === "object") {
+      if (Object.hasOwn(value, "__proto__")) {
+        const path: PropertyKey[] = [];
+        for (let s: Step | null = step; s && s.key !== null; s = s.parent) path.push(s.key);
+        throw badRequest(spec.protoKeyError ?? `Argument "__proto__" at ${renderPath(name, path.reverse())} is unexpected`);
+      }
+      for (const [k, v] of Object.entries(value)) stack.push({ value: v, key: k, parent: step });
+    }
+  }
 }
 
 /**
@@ -184,10 +218,12 @@ function findNullByte(root: unknown): PropertyKey[] | null {
   return null;
 }
 
-function notA(name: string, kind: ParamSpec["kind"]): string {
-  if (kind === "int") return `${name} is not an integer`;
-  if (kind === "bool") return `${name} is not a boolean`;
-  return `${name} is not valid JSON`;
+/** Why JSON `null` is refused: not the type the parameter is (Zulip's "is not a dict", "is not a list"). */
+function notA(name: string, spec: ParamSpec): string {
+  if (spec.kind === "int") return `${name} is not an integer`;
+  if (spec.kind === "bool") return `${name} is not a boolean`;
+  const type = spec.kind === "json" ? TYPE_NAMES[schemaAt(spec.schema, [])?._zod.def.type ?? ""] : undefined;
+  return type ? `${name} is not ${type}` : `${name} is not valid JSON`;
 }
 
 /** Renders `drafts[0]["type"]` the way Zulip names nested positions (JSON-encoded keys). */

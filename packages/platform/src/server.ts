@@ -15,6 +15,13 @@ import { errorPage, PAGE_HEADERS, pageUrlTest } from "./pages";
 import { parseParams } from "./params";
 import { withRequestId } from "./request-context";
 
+/**
+ * The largest request body a service takes outside uploads (a form, an integration's payload),
+ * and so the largest form field, whether urlencoded or multipart. The gateway refuses a larger
+ * one itself, with the same 413.
+ */
+export const MAX_REQUEST_BODY_BYTES = 5 * 1024 * 1024;
+
 export interface ServerOptions {
   name: string;
   logger: Logger;
@@ -225,6 +232,52 @@ function ignoreStreamError(): void {}
 /** fastify's default: longer than a load balancer's idle timeout (usually 60 s). */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 
+/** HTTP/1.1 requires a Host header (HTTP/1.0 did not): node refuses a request without one. */
+function lacksHost(req: http.IncomingMessage): boolean {
+  return req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined;
+}
+
+const missingHost = () => new ApiError("BAD_REQUEST", "Missing Host header", { status: 400 });
+
+/** What a request node's parser refused is answered with, by the parser's error code. */
+function parseFailure(code: string | undefined): ApiError {
+  if (code === "HPE_HEADER_OVERFLOW") return new ApiError("BAD_REQUEST", "Request header fields too large", { status: 431 });
+  return new ApiError("BAD_REQUEST", "Malformed HTTP request", { status: code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400 });
+}
+
+/** The headers and body of an answer to a request fastify never saw: a page's error page, or Zulip's JSON. */
+function unparsedBody(page: boolean, err: ApiError): { headers: Record<string, string>; body: string } {
+  const body = page ? errorPage(err) : JSON.stringify(err.body());
+  const type = page ? PAGE_HEADERS : { "content-type": "application/json; charset=utf-8" };
+  return { headers: { ...type, "content-length": String(Buffer.byteLength(body)), connection: "close", [INTERNAL_HEADERS.requestId]: randomUUID() }, body };
+}
+
+/** The same as raw HTTP/1.1 text, for a socket whose request could not be parsed. */
+function unparsedAnswer(page: boolean, err: ApiError): string {
+  const { headers, body } = unparsedBody(page, err);
+  const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`);
+  return `HTTP/1.1 ${err.status} ${http.STATUS_CODES[err.status] ?? "Error"}\r\n${lines.join("")}\r\n${body}`;
+}
+
+function answerUnparsed(res: http.ServerResponse, page: boolean, err: ApiError): void {
+  const { headers, body } = unparsedBody(page, err);
+  res.writeHead(err.status, headers);
+  res.end(body);
+}
+
+/**
+ * The path of the request whose bytes node's parser failed on, from the chunk it failed in
+ * (`rawPacket`): that chunk's last request line, if it holds one. A request whose request line
+ * came in an earlier chunk than the failure (a slow client's) cannot be told, and is answered
+ * as the API is.
+ */
+function requestPathOf(packet: unknown): string | null {
+  if (!Buffer.isBuffer(packet)) return null;
+  let path: string | null = null;
+  for (const m of packet.toString("latin1").matchAll(/(?:^|\r\n\r\n)[A-Z]{1,16} (\/[^\s?]*)/g)) path = m[1];
+  return path;
+}
+
 /** Builds a service's fastify instance: logging, request ids, Zulip errors, health, metrics. Never listens. */
 /** How much past the body limit a refused body is still read (so its 413 arrives) before the socket is cut. */
 const DRAIN_PAST_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -240,7 +293,9 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   const app = Fastify({
     // fastify's own HTTP/1 server, with a service's raw route (if any) asked first.
     serverFactory: (handler) => {
-      const server = http.createServer((req, res) => {
+      // A request without a Host header is answered below rather than by node's bare 400.
+      const server = http.createServer({ requireHostHeader: false }, (req, res) => {
+        if (lacksHost(req)) return answerUnparsed(res, isPageUrl(req.url ?? "/"), missingHost());
         let taken = false;
         try {
           taken = raw.route?.(req, res) ?? false;
@@ -258,14 +313,15 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     loggerInstance: opts.logger as FastifyBaseLogger,
     requestIdHeader: INTERNAL_HEADERS.requestId,
     genReqId: () => randomUUID(),
-    bodyLimit: opts.bodyLimit ?? 5 * 1024 * 1024,
-    // Connection-level parse errors (bad Content-Length, garbage request line) get our envelope too.
+    bodyLimit: opts.bodyLimit ?? MAX_REQUEST_BODY_BYTES,
+    // Connection-level parse errors (bad Content-Length, garbage request line, a request line
+    // and headers past node's limit) get our envelope too, or a page's error page.
     clientErrorHandler: (err, socket) => {
       if (!socket.writable) return socket.destroy(err);
-      const code = (err as { code?: string }).code;
-      const status = code === "HPE_HEADER_OVERFLOW" ? 431 : code === "ERR_HTTP_REQUEST_TIMEOUT" ? 408 : 400;
-      const body = JSON.stringify({ result: "error", msg: "Malformed HTTP request", code: "BAD_REQUEST" });
-      socket.end(`HTTP/1.1 ${status} Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      // Node's rawPacket is a Buffer (fastify's type says otherwise).
+      const { code, rawPacket } = err as unknown as { code?: string; rawPacket?: unknown };
+      const path = requestPathOf(rawPacket);
+      socket.end(unparsedAnswer(path !== null && isPageUrl(path), parseFailure(code)));
     },
     // Long polls are held up to the poll timeout; do not cut them.
     requestTimeout: 0,
@@ -283,7 +339,7 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     },
   });
   app.decorate("serverOptions", opts);
-  const bodyLimit = opts.bodyLimit ?? 5 * 1024 * 1024;
+  const bodyLimit = opts.bodyLimit ?? MAX_REQUEST_BODY_BYTES;
 
   // Urlencoded bodies decoded as Django decodes them for Zulip: the charset, bad escapes (see form.ts).
   app.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "buffer", bodyLimit }, (req, body, done) => {
@@ -291,7 +347,9 @@ export function createServer(opts: ServerOptions): FastifyInstance {
     if (keepsRawBody(req)) req.rawBody = body as Buffer;
     done(null, parseFormBody(body as Buffer, req.headers["content-type"]));
   });
-  app.register(multipart, { limits: { fileSize: opts.maxUploadBytes ?? 100 * 1024 * 1024, files: 1, fieldSize: 1024 * 1024 } });
+  // A multipart field may be as large as the body, as a urlencoded one may: a GitHub payload
+  // over busboy's 1 MiB default was refused in a multipart form and taken in a urlencoded one.
+  app.register(multipart, { limits: { fileSize: opts.maxUploadBytes ?? 100 * 1024 * 1024, files: 1, fieldSize: bodyLimit } });
   // Only form bodies carry parameters (as in Zulip); JSON, text and anything else is drained
   // and ignored instead of answering 400 or 415.
   app.removeContentTypeParser(["application/json", "text/plain"]);

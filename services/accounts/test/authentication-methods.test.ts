@@ -33,7 +33,14 @@ describe("authentication methods", () => {
     expectError(await patch(org.owner, { Email: true, GitHub: true }), 400, "BAD_REQUEST", "Invalid authentication method: GitHub.");
     expectError(await patch(org.owner, { Email: false }), 400, "BAD_REQUEST", "At least one authentication method must be enabled.");
     expectError(await patch(org.owner, {}), 400, "BAD_REQUEST", "At least one authentication method must be enabled.");
-    expectError(await patch(org.owner, ["Email"]), 400, "BAD_REQUEST");
+    expectError(await patch(org.owner, ["Email"]), 400, "BAD_REQUEST", "authentication_methods is not a dict");
+    expectError(await patch(org.owner, null), 400, "BAD_REQUEST", "authentication_methods is not a dict");
+    expectError(await patch(org.owner, { Email: "yes" }), 400, "BAD_REQUEST", 'authentication_methods["Email"] is not a boolean');
+    // A name that is an object's prototype in JavaScript is just another unknown name.
+    const raw = (text: string) => t.call("PATCH", "/realm", { as: org.owner.as, params: { authentication_methods: text } });
+    for (const text of ['{"__proto__": true}', '{"Email": true, "__proto__": true}', '{"Email": true, "__proto__": {"Email": false}}', '{"\\u005f_proto__": true}']) {
+      expectError(await raw(text), 400, "BAD_REQUEST", "Invalid authentication method: __proto__.");
+    }
     // What is already so: a success that answers no change and announces nothing.
     expect(await t.ok(await patch(org.owner, { Email: true }))).toEqual({ result: "success", msg: "" });
     expect(await t.outbox()).toEqual([]);

@@ -46,9 +46,9 @@ const hostOf = (org: Org) => ({ [INTERNAL_HEADERS.subdomain]: org.stringId });
 const page = (method: "GET" | "POST", path: string, params: Record<string, string> = {}, headers: Record<string, string> = {}) =>
   t.call(method, `/accounts/password/reset/${path}`, { params, headers });
 let clients = 0;
-/** The form sent from a client address of its own, out of reach of the per-IP limit (see sends-email-by-ip.test.ts). */
+/** The form sent from a client network of its own (an IPv6 /64 each), out of reach of the per-IP limit (see sends-email-by-ip.test.ts). */
 const request = (email: string, headers: Record<string, string> = {}) =>
-  page("POST", "", { email }, { [INTERNAL_HEADERS.clientIp]: `2001:db8::${(++clients).toString(16)}`, ...headers });
+  page("POST", "", { email }, { [INTERNAL_HEADERS.clientIp]: `2001:db8:${(++clients).toString(16)}::1`, ...headers });
 const keyIn = (text: string) => /\/accounts\/password\/reset\/([A-Za-z0-9_-]+)/.exec(text)![1];
 const hours = (h: number) => t.clock.advance(h * 3_600_000);
 

@@ -85,6 +85,35 @@ describe("mails asked for anonymously, per client address", () => {
     expect((await reset(ip)).status).toBe(429);
   });
 
+  it("an IPv6 client counts by its /64: fresh addresses of one network share its 5; another /64 has its own", async () => {
+    const sent = await mailCount();
+    const asks = [reset, join, reset, join, reset];
+    for (let i = 0; i < 5; i++) expectPage(await asks[i](`2001:db8:5:1::${i + 1}`), 200, "Check your email");
+    // Another address of the same /64, however written, is the same client.
+    for (const ip of ["2001:db8:5:1:ffff:ffff:ffff:ffff", "2001:DB8:5:1::abcd", "2001:0db8:0005:0001:0:0:0:6"]) {
+      expectPage(await reset(ip), 429, "Too many emails were requested from your network today.");
+      expectPage(await join(ip), 429, "Too many emails were requested from your network today.");
+    }
+    expect(await mailCount()).toBe(sent + 5);
+    // The neighbouring /64, and an IPv4 client, are not held back.
+    expectPage(await reset("2001:db8:5:2::1"), 200, "Check your email");
+    expectPage(await reset("203.0.113.20"), 200, "Check your email");
+    expect(await mailCount()).toBe(sent + 7);
+  });
+
+  it("an IPv4 client counts by its whole address, also when it comes as an IPv4-mapped IPv6 address", async () => {
+    const sent = await mailCount();
+    for (const ip of ["198.51.100.7", "::ffff:198.51.100.7", "198.51.100.7", "::ffff:c633:6407", "198.51.100.7"]) {
+      expectPage(await reset(ip), 200, "Check your email");
+    }
+    expect((await join("::ffff:198.51.100.7")).status).toBe(429);
+    expect((await reset("198.51.100.7")).status).toBe(429);
+    // Its neighbour, in either form, has its own 5.
+    expectPage(await reset("198.51.100.8"), 200, "Check your email");
+    expectPage(await join("::ffff:198.51.100.9"), 200, "Check your email");
+    expect(await mailCount()).toBe(sent + 7);
+  });
+
   it("a request the gateway did not pass on is counted against the peer's address", async () => {
     const peer = (email = newAddress()) => t.call("POST", "/accounts/password/reset/", { params: { email } });
     for (let i = 0; i < 5; i++) expect((await peer()).status).toBe(200);

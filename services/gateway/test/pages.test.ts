@@ -1,4 +1,4 @@
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
 import { createTestEnv, type TestEnv } from "@chat/testkit";
@@ -113,6 +113,80 @@ describe("a page's refusals are pages", () => {
     expectJson(await api("GET", "/no_such_endpoint"), 404, "Not Found");
     expectJson(await api("GET", `/users/${"1".repeat(3000)}`, { auth: true }), 414, "URL path segment too long");
     expectJson(await api("PATCH", "/settings", { form: "full_name=Ann%00Lee", auth: true }), 400, "full_name must not contain null bytes");
+  });
+});
+
+/** Sends `request` as it is over a socket to the gateway; its answer, parsed, once the gateway closes. */
+function rawRequest(request: string): Promise<{ status: number; reason: string; headers: Record<string, string>; text: string; raw: string }> {
+  const { port } = new URL(gw.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), "127.0.0.1", () => socket.write(request));
+    let data = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (c) => (data += c));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      const end = data.indexOf("\r\n\r\n");
+      const [statusLine, ...lines] = data.slice(0, end).split("\r\n");
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+      const [, status, ...reason] = statusLine.split(" ");
+      resolve({ status: Number(status), reason: reason.join(" "), headers, text: data.slice(end + 4), raw: data });
+    });
+  });
+}
+
+describe("requests node's HTTP parser refuses, on a page's path and on the API's", () => {
+  /** Past node's limit on the request line and headers together (16 KiB). */
+  const OVER = "k".repeat(20_000);
+
+  it("a request line or headers too large: a 431 page below /accounts and /join, Zulip's JSON elsewhere", async () => {
+    for (const request of [
+      `GET /accounts/do_confirm/${OVER} HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+      `GET /join/${OVER}/ HTTP/1.1\r\nHost: localhost\r\n\r\n`,
+      `GET /accounts/password/reset/ HTTP/1.1\r\nHost: localhost\r\nCookie: c=${OVER}\r\n\r\n`,
+      // After a first request on the same connection.
+      `GET /accounts/password/reset/ HTTP/1.1\r\nHost: localhost\r\n\r\nPOST /accounts/password/reset/ HTTP/1.1\r\nHost: localhost\r\nX-Big: ${OVER}\r\n\r\n`,
+    ]) {
+      const res = await rawRequest(request);
+      // The last answer on the connection (a first request's comes before it).
+      const last = res.raw.slice(res.raw.lastIndexOf("HTTP/1.1 "));
+      expect(last, request.slice(0, 40)).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+      expect(last).toMatch(/\r\ncontent-type: text\/html; charset=utf-8\r\n/);
+      const page = last.slice(last.indexOf("\r\n\r\n"));
+      expect(page).toContain("Request header fields too large");
+      expect(page).not.toContain(OVER.slice(0, 100));
+    }
+    const single = await rawRequest(`GET /accounts/do_confirm/${OVER} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    expect(single.status).toBe(431);
+    expect(single.reason).toBe("Request Header Fields Too Large");
+    expect(single.headers["content-type"]).toBe("text/html; charset=utf-8");
+    expect(single.headers["cache-control"]).toBe("no-store");
+    expect(single.text).toContain("<title>Request too large</title>");
+
+    for (const request of [`GET /api/v1/users/${OVER} HTTP/1.1\r\nHost: localhost\r\n\r\n`, `GET /api/v1/server_settings HTTP/1.1\r\nHost: localhost\r\nX-Big: ${OVER}\r\n\r\n`]) {
+      const res = await rawRequest(request);
+      expect(res.status).toBe(431);
+      expect(res.headers["content-type"]).toMatch(/^application\/json/);
+      expect(JSON.parse(res.text)).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Request header fields too large" });
+    }
+  });
+
+  it("an HTTP/1.1 request without a Host header: a 400 page on a page's path, Zulip's JSON elsewhere; HTTP/1.0 needs none", async () => {
+    for (const path of ["/accounts/password/reset/", "/join/somekey/", "/accounts/no/such/page"]) {
+      const res = await rawRequest(`GET ${path} HTTP/1.1\r\nX-Forwarded-For: ${newClient()}\r\n\r\n`);
+      expect(res.status, path).toBe(400);
+      expect(res.headers["content-type"], path).toBe("text/html; charset=utf-8");
+      expect(res.headers["cache-control"], path).toBe("no-store");
+      expect(res.text, path).toContain("Missing Host header");
+    }
+    const api = await rawRequest(`GET /api/v1/server_settings HTTP/1.1\r\nX-Forwarded-For: ${newClient()}\r\n\r\n`);
+    expect(api.status).toBe(400);
+    expect(api.headers["content-type"]).toMatch(/^application\/json/);
+    expect(JSON.parse(api.text)).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Missing Host header" });
+
+    const old = await rawRequest(`GET /accounts/password/reset/ HTTP/1.0\r\nX-Forwarded-For: ${newClient()}\r\n\r\n`);
+    expect(old.status).toBe(200);
+    expect(old.headers["content-type"]).toBe("text/html; charset=utf-8");
   });
 });
 

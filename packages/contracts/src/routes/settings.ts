@@ -201,7 +201,7 @@ export const realmSettingParams = {
   require_unique_names: p.bool(),
   presence_disabled: p.bool(),
   /** Which authentication methods are on, by name (`{"Email": true}`); owners only, at least one on. */
-  authentication_methods: p.json(z.record(z.string(), z.boolean())),
+  authentication_methods: p.json(z.record(z.string(), z.boolean())).withProtoKeyError("Invalid authentication method: __proto__."),
 };
 
 /** What changed, as Zulip's update_realm answers: each changed setting's value, strings as "updated". */

@@ -1,11 +1,13 @@
 import { ApiError, type Queryable } from "@chat/platform";
+import { clientNetwork } from "../lib/client-network";
 import { deleteMailRequestsBefore, insertMailRequest, mailRequestTimesSince } from "../store/mail-requests";
 
 /**
  * Zulip's `sends_email_by_ip` rule: the forms anyone may fill in without an account (password
  * reset, a reusable link's address form) send at most 5 mails a day for one client address,
- * whatever addresses it gives, so that nobody mails strangers through them at volume. The limits
- * per recipient address come first and stay.
+ * whatever addresses it gives, so that nobody mails strangers through them at volume. An IPv6
+ * client counts by its /64 (see clientNetwork), or each request could come from a fresh address
+ * of it. The limits per recipient address come first and stay.
  */
 export const SENDS_EMAIL_BY_IP = { seconds: 86_400, max: 5 };
 
@@ -15,13 +17,14 @@ export const SENDS_EMAIL_BY_IP = { seconds: 86_400, max: 5 };
  * transaction, and its mail, then roll back).
  */
 export async function checkSendsEmailByIp(tx: Queryable, ip: string, now: Date): Promise<void> {
-  // One address's requests in turn, so that concurrent ones cannot all pass the limit.
-  await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.sends_email_by_ip'), hashtext($1))", [ip]);
+  const network = clientNetwork(ip);
+  // One network's requests in turn, so that concurrent ones cannot all pass the limit.
+  await tx.query("SELECT pg_advisory_xact_lock(hashtext('accounts.sends_email_by_ip'), hashtext($1))", [network]);
   const windowMs = SENDS_EMAIL_BY_IP.seconds * 1000;
   const since = new Date(now.getTime() - windowMs);
   // Rows past the window count no more; a few go at each request.
   await deleteMailRequestsBefore(tx, since, 100);
-  const times = await mailRequestTimesSince(tx, ip, since);
+  const times = await mailRequestTimesSince(tx, network, since);
   if (times.length >= SENDS_EMAIL_BY_IP.max) {
     // Allowed again when the max-th newest leaves the window.
     const seconds = (times[SENDS_EMAIL_BY_IP.max - 1].getTime() + windowMs - now.getTime()) / 1000;
@@ -30,5 +33,5 @@ export async function checkSendsEmailByIp(tx: Queryable, ip: string, now: Date):
       headers: { "Retry-After": String(seconds) },
     });
   }
-  await insertMailRequest(tx, ip, now);
+  await insertMailRequest(tx, network, now);
 }

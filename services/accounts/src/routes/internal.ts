@@ -30,7 +30,7 @@ import { accessRealm, getInternalRealm } from "../queries/realms";
 import { unixSeconds } from "../lib/presence";
 import { getUserPresence } from "../store/presence";
 import { selectUsersWithAccountsInOtherRealms } from "../store/users";
-import { getDigestRecipientsPage } from "../queries/digest-recipients";
+import { getDigestRecipientsPage, recentJoinsOf } from "../queries/digest-recipients";
 import { getInternalUserSettings } from "../queries/settings";
 import { getInternalUserGroups, groupCanMention, groupIsMember, groupRecursiveMembers } from "../queries/user-groups";
 import { getInternalUsers } from "../queries/users";
@@ -132,7 +132,7 @@ export function internalRoutes(app: FastifyInstance, deps: AccountsDeps): void {
 
   // Messaging's weekly digest emails: who gets one today, a page at a time.
   registerRoute(app, InternalGetDigestRecipients, async ({ params }) => {
-    const users = await getDigestRecipientsPage(deps.pool, {
+    const users = await getDigestRecipientsPage(deps.pool, recentJoinsOf(deps), {
       weekday: params.weekday,
       inactiveSince: new Date(params.inactive_since * 1000),
       joinedSince: new Date(params.joined_since * 1000),

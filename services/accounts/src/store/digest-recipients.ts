@@ -43,7 +43,10 @@ export async function selectDigestRecipients(
   }));
 }
 
-/** Active humans of the given organizations who joined since `since`, earliest first. */
+/**
+ * Active humans of the given organizations who joined since `since`, earliest first (by the
+ * index on users (realm_id, date_joined)).
+ */
 export async function selectRecentJoins(db: Queryable, realmIds: number[], since: Date): Promise<Array<{ realmId: number; userId: number; dateJoined: Date }>> {
   if (realmIds.length === 0) return [];
   const { rows } = await db.query(
@@ -53,4 +56,13 @@ export async function selectRecentJoins(db: Queryable, realmIds: number[], since
     [realmIds, since],
   );
   return rows.map((r) => ({ realmId: Number(r.realm_id), userId: Number(r.id), dateJoined: r.date_joined }));
+}
+
+/** The user list versions of the given organizations (see user_list_versions); "0" where none moved yet. */
+export async function selectUserListVersions(db: Queryable, realmIds: number[]): Promise<Map<number, string>> {
+  const versions = new Map(realmIds.map((id) => [id, "0"]));
+  if (realmIds.length === 0) return versions;
+  const { rows } = await db.query("SELECT realm_id, version FROM user_list_versions WHERE realm_id = ANY($1::bigint[])", [realmIds]);
+  for (const r of rows) versions.set(Number(r.realm_id), String(r.version));
+  return versions;
 }

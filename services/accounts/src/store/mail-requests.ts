@@ -1,6 +1,6 @@
 import type { Queryable } from "@chat/platform";
 
-/** Rows of `mail_requests_by_ip`: when a client address had a mail sent. */
+/** Rows of `mail_requests_by_ip`: when a client address (an IPv6 client's /64) had a mail sent. */
 
 /** When `ip` had mails sent since `since`, newest first. */
 export async function mailRequestTimesSince(db: Queryable, ip: string, since: Date): Promise<Date[]> {
