@@ -119,6 +119,16 @@ describe("registerRoute: Zulip parameters over HTTP", () => {
     expect(res.json()).toEqual({ result: "success", msg: "", topic: "multi", count: 5, flags: [], ignored_parameters_unsupported: ["attachment"] });
   });
 
+  it("takes a multipart field as large as a urlencoded one: up to the body limit, past busboy's 1 MiB", async () => {
+    const topic = "t".repeat(2 * 1024 * 1024);
+    const mp = multipart({ topic });
+    const res = await app.inject({ method: "POST", url: "/api/v1/echo", headers: { ...auth(), ...mp.headers }, payload: mp.payload });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().topic).toBe(topic);
+    const urlencoded = await app.inject({ method: "POST", url: "/api/v1/echo", headers: { ...auth(), ...FORM }, payload: form({ topic }) });
+    expect(urlencoded.json().topic).toBe(topic);
+  });
+
   it("reads the query string for GET", async () => {
     const res = await app.inject({ method: "GET", url: "/api/v1/echo/get?topic=q&count=9", headers: auth() });
     expect(res.json()).toMatchObject({ result: "success", topic: "q", count: 9 });
@@ -342,6 +352,10 @@ describe("error handler", () => {
     expect(big.json()).toEqual({ result: "error", msg: "Request body too large", code: "REQUEST_TOO_LARGE" });
     const other = await app.inject({ method: "POST", url: "/api/v1/echo", headers: { ...auth(), "content-type": "application/json" }, payload: "x".repeat(5000) });
     expect(other.statusCode).toBe(413);
+    const mp = multipart({ topic: "x".repeat(5000) });
+    const multi = await app.inject({ method: "POST", url: "/api/v1/echo", headers: { ...auth(), ...mp.headers }, payload: mp.payload });
+    expect(multi.statusCode).toBe(413);
+    expect(multi.json()).toEqual({ result: "error", msg: "Request body too large", code: "REQUEST_TOO_LARGE" });
   });
 
   it("answers a malformed multipart body with 400, not 500", async () => {

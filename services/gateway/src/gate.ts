@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { RouteDef } from "@chat/contracts";
-import { ApiError, serviceUnavailable, unauthorized, type Clock, type Identity, type Logger, type Role } from "@chat/platform";
+import { ApiError, MAX_REQUEST_BODY_BYTES, serviceUnavailable, unauthorized, type Clock, type Identity, type Logger, type Role } from "@chat/platform";
 import type { Authenticator } from "./auth/authenticate";
 import { readBody } from "./body";
 import { clientIp, clientName } from "./client-info";
@@ -11,8 +11,8 @@ import { rateLimitHeaders, type RateLimiter, type RateLimitResult, type RateLimi
 /** Routes that check a password: limited per username against brute force. */
 const PASSWORD_ROUTES = new Set(["/fetch_api_key"]);
 const MAX_CREDENTIAL_BODY = 64 * 1024;
-/** An integration URL's form (a Slack payload): the services' form limit. */
-const MAX_WEBHOOK_FORM_BODY = 5 * 1024 * 1024;
+/** An integration URL's form (a Slack payload, a GitHub one): what the services take. */
+const MAX_WEBHOOK_FORM_BODY = MAX_REQUEST_BODY_BYTES;
 /** Zulip's bot_type of incoming-webhook bots, whose keys only send messages. */
 const INCOMING_WEBHOOK_BOT = 2;
 
@@ -158,15 +158,19 @@ async function usernameOf(req: FastifyRequest, body: Buffer): Promise<string | n
 }
 
 /**
- * An integration URL's `api_key`, looked up as Zulip looks up parameters: a form body first (it
- * is then read here, and passed on as read), then the query string. Null: HTTP Basic as usual.
+ * An integration URL's `api_key`: the query string's, else, for a request without HTTP Basic
+ * either, a form body's (the body is then read here, and passed on as read). A form is read for
+ * the key only when it can be nowhere else: a request whose URL or header has credentials is
+ * authenticated before anything of its body is read, and its body streams to the service.
+ * Null: HTTP Basic as usual (or no credentials at all).
  */
 async function webhookKey(req: FastifyRequest): Promise<{ apiKey: string | null; body?: Buffer }> {
-  const body = isFormPost(req) ? await readBody(req, MAX_WEBHOOK_FORM_BODY) : undefined;
-  const fromBody = body ? await formField(req, body, "api_key") : null;
   const q = (req.query as Record<string, unknown> | undefined)?.api_key;
   const fromQuery = Array.isArray(q) ? q[q.length - 1] : q;
-  return { apiKey: fromBody ?? (typeof fromQuery === "string" ? fromQuery : null), body };
+  if (typeof fromQuery === "string") return { apiKey: fromQuery };
+  if (req.headers.authorization !== undefined || !isFormPost(req)) return { apiKey: null };
+  const body = await readBody(req, MAX_WEBHOOK_FORM_BODY);
+  return { apiKey: await formField(req, body, "api_key"), body };
 }
 
 /** A text field of a urlencoded or multipart form body, or null (a malformed form has none). */

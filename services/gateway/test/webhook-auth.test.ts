@@ -1,8 +1,9 @@
+import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestEnv, type TestEnv } from "@chat/testkit";
 import { INTERNAL_HEADERS } from "@chat/platform";
-import { basic, call, startGateway, type FakeService, type RunningGateway } from "./helpers";
-import { KEY_A, KEY_B, startEcho, startFakeAccounts, TEST_ROUTES, TEST_USERS, type FakeAccounts } from "./fixtures";
+import { basic, call, eventually, readBody, sendJson, startFake, startGateway, type FakeService, type RunningGateway } from "./helpers";
+import { KEY_A, KEY_B, startFakeAccounts, TEST_ROUTES, TEST_USERS, type FakeAccounts } from "./fixtures";
 
 /**
  * Integration URLs (`incomingWebhook` routes): the key comes as an `api_key` parameter, in the
@@ -14,11 +15,18 @@ let env: TestEnv;
 let accounts: FakeAccounts;
 let messaging: FakeService;
 let gw: RunningGateway;
+/** The user id of each request that reached messaging, as it arrived (before its body was read). */
+const arrivals: string[] = [];
 
 beforeAll(async () => {
   env = await createTestEnv();
   accounts = await startFakeAccounts(env.vars.INTERNAL_TOKEN, TEST_USERS());
-  messaging = await startEcho("messaging");
+  // An echo of what it got, as fixtures' startEcho, that notes each request as it arrives.
+  messaging = await startFake(async (req, res) => {
+    arrivals.push(String(req.headers[INTERNAL_HEADERS.userId]));
+    const body = await readBody(req);
+    sendJson(res, 200, { result: "success", msg: "", url: req.url, headers: req.headers, body: body.toString("utf8") });
+  });
   gw = await startGateway({
     vars: env.vars,
     routes: TEST_ROUTES,
@@ -106,5 +114,60 @@ describe("an integration URL's api_key", () => {
     const noEmail = await call(gw.url, "GET", "/api/v1/echo", { headers: { authorization: basic("", KEY_A) } });
     expect(noEmail.status).toBe(401);
     expect((noEmail.body as any).msg).toBe("Invalid API key");
+  });
+});
+
+/** A POST whose headers and first bytes go now and whose remaining bytes go when `finish` is called. */
+function slowPost(path: string, headers: Record<string, string>, first: string, rest: string) {
+  const req = http.request(gw.url + path, { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(first + rest)) } });
+  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+    req.on("response", async (res) => resolve({ status: res.statusCode ?? 0, body: JSON.parse((await readBody(res)).toString("utf8")) }));
+    req.on("error", reject);
+  });
+  req.write(first);
+  return { answer, finish: () => req.end(rest) };
+}
+
+describe("an integration URL's form body", () => {
+  const FORM = { "content-type": "application/x-www-form-urlencoded" };
+  const payload = `payload=${encodeURIComponent(JSON.stringify({ text: "x".repeat(100_000) }))}`;
+
+  it("is not waited for when the key is in the query string or HTTP Basic: the request is authenticated at once", async () => {
+    for (const [query, headers] of [[`?api_key=${"z".repeat(32)}`, FORM], ["", { ...FORM, authorization: basic("hamlet@zulip.example", "z".repeat(32)) }]] as const) {
+      const post = slowPost(`/api/v1/external/test${query}`, headers, payload.slice(0, 1000), payload.slice(1000));
+      // Answered while most of the body is still to come.
+      const res = await Promise.race([post.answer, new Promise<null>((r) => setTimeout(() => r(null), 1500))]);
+      post.finish();
+      expect(res).toMatchObject({ status: 401, body: { result: "error", msg: "Invalid API key" } });
+    }
+  });
+
+  it("streams to the service with a right key in the query string or HTTP Basic, and arrives there unchanged", async () => {
+    for (const [query, headers, userId] of [[`?api_key=${KEY_B}`, FORM, "12"], ["", { ...FORM, authorization: basic("iago@zulip.example", KEY_A) }, "11"]] as const) {
+      arrivals.length = 0;
+      const post = slowPost(`/api/v1/external/test${query}`, headers, payload.slice(0, 1000), payload.slice(1000));
+      // The service has the request before the client has sent all of it.
+      await eventually(async () => arrivals.length > 0, 1500);
+      expect(arrivals).toEqual([userId]);
+      post.finish();
+      const res = await post.answer;
+      expect(res.status).toBe(200);
+      expect(res.body.headers[INTERNAL_HEADERS.userId]).toBe(userId);
+      expect(res.body.body).toBe(payload);
+    }
+  });
+
+  it("is read for the key when neither the query string nor HTTP Basic has one", async () => {
+    arrivals.length = 0;
+    const form = `api_key=${KEY_A}&${payload}`;
+    const post = slowPost("/api/v1/external/test?stream=alerts", FORM, form.slice(0, 1000), form.slice(1000));
+    await new Promise((r) => setTimeout(r, 200));
+    // Nothing goes on before the key is known.
+    expect(arrivals).toEqual([]);
+    post.finish();
+    const res = await post.answer;
+    expect(res.status).toBe(200);
+    expect(res.body.headers[INTERNAL_HEADERS.userId]).toBe("11");
+    expect(res.body.body).toBe(form);
   });
 });

@@ -177,9 +177,14 @@ describe("GitHub (/external/github)", () => {
     commits: [{ id: "0123456789abcdef", message, url: "https://github.com/acme/chat/commit/0123456789abcdef", author: { username: "ana" } }],
   });
 
-  it("posts a push in '<repo> / <branch>', only of the branches `branches` names", async () => {
+  it("posts a push in '<repo> / <branch>', only of the branches whose names occur in `branches` (as Zulip tests them)", async () => {
     succeeded(await github("push", { branches: "main,release" }, push("main", "Fix the build\n\nDetails")));
     succeeded(await github("push", { branches: "main,release" }, push("wip", "Not posted")));
+    // Zulip's test is `branches.find(branch)`: "lease" occurs in "main,release".
+    succeeded(await github("push", { branches: "main,release" }, push("lease", "Posted, as in Zulip")));
+    expect((await topicMessages(org.users.member, org.channels.public.name, "chat / lease")).map((m) => m.content)).toEqual([
+      "**ana** pushed 1 commit to the branch [lease](https://github.com/acme/chat/compare/a...b):\n* Posted, as in Zulip ([0123456](https://github.com/acme/chat/commit/0123456789abcdef))",
+    ]);
     const [message] = await topicMessages(org.users.member, org.channels.public.name, "chat / main");
     expect(message).toMatchObject({
       sender_id: bot.user_id,
@@ -202,8 +207,72 @@ describe("GitHub (/external/github)", () => {
     succeeded(await github("pull_request", onlyOpened, pr("closed")));
     const messages = await topicMessages(org.users.member, org.channels.public.name, "chat / PR #5 Faster sends");
     expect(messages.map((m) => m.content)).toEqual(["**ana** opened the pull request [#5 Faster sends](https://github.com/acme/chat/pull/5) to merge `fast` into `main`."]);
-    const unsupported = await github("fork", {}, { sender: { login: "ana" }, repository });
-    expect(unsupported).toEqual({ status: 200, body: { result: "success", code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE", msg: "The 'fork' event isn't currently supported by the GitHub webhook; ignoring" } });
+    const unsupported = await github("gollum", {}, { pages: [], sender: { login: "ana" }, repository });
+    expect(unsupported).toEqual({ status: 200, body: { result: "success", code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE", msg: "The 'gollum' event isn't currently supported by the GitHub webhook; ignoring" } });
+  });
+
+  it("flattens a title's line breaks and control characters into the topic instead of refusing it", async () => {
+    const pr = (action: string, extra: Record<string, unknown> = {}) => ({
+      action,
+      number: 8,
+      pull_request: { number: 8, title: "Retry sends\r\nwhen the\tqueue is\u0007 full", html_url: "https://github.com/acme/chat/pull/8", user: { login: "ana" }, body: "", head: { ref: "retry" }, base: { ref: "main" } },
+      sender: { login: "ana" },
+      repository,
+      ...extra,
+    });
+    succeeded(await github("pull_request", {}, pr("opened")));
+    succeeded(await github("pull_request", {}, pr("ready_for_review")));
+    const messages = await topicMessages(org.users.member, org.channels.public.name, "chat / PR #8 Retry sends when the queue is full");
+    expect(messages.map((m) => m.content)).toEqual([
+      "**ana** opened the pull request [#8 Retry sends when the\tqueue is\u0007 full](https://github.com/acme/chat/pull/8) to merge `retry` into `main`.",
+      "**ana** marked the pull request [#8 Retry sends when the\tqueue is\u0007 full](https://github.com/acme/chat/pull/8) as ready for review.",
+    ]);
+    // Every integration's topics: a Slack channel's too.
+    succeeded(await hook("slack_incoming", { api_key: bot.api_key, stream: org.channels.public.name }, JSON.stringify({ channel: "#ops\nalerts", text: "disk full" })));
+    expect((await topicMessages(org.users.member, org.channels.public.name, "ops alerts")).map((m) => m.content)).toEqual(["disk full"]);
+  });
+
+  it("posts reviews, review comments, review requests and readiness in the pull request's topic", async () => {
+    const pull_request = { number: 9, title: "Faster typing", html_url: "https://github.com/acme/chat/pull/9", user: { login: "ana" }, head: { ref: "typing", sha: "9f8e7d6c5b4a" }, base: { ref: "main" } };
+    const PR9 = "[#9 Faster typing](https://github.com/acme/chat/pull/9)";
+    const sender = { login: "bob" };
+    succeeded(await github("pull_request", {}, { action: "review_requested", number: 9, pull_request, requested_reviewer: { login: "bob" }, sender: { login: "ana" }, repository }));
+    succeeded(await github("pull_request", {}, { action: "ready_for_review", number: 9, pull_request, sender: { login: "ana" }, repository }));
+    const review = { id: 31, state: "changes_requested", body: "The timer leaks.", html_url: "https://github.com/acme/chat/pull/9#pullrequestreview-31", user: sender, commit_id: "9f8e7d6c5b4a" };
+    succeeded(await github("pull_request_review", {}, { action: "submitted", review, pull_request, sender, repository }));
+    const comment = { id: 44, path: "web/typing.ts", line: 12, body: "`clearTimeout` here", html_url: "https://github.com/acme/chat/pull/9#discussion_r44", user: sender, commit_id: "9f8e7d6c5b4a" };
+    succeeded(await github("pull_request_review_comment", {}, { action: "created", comment, pull_request, sender, repository }));
+    const messages = await topicMessages(org.users.member, org.channels.public.name, "chat / PR #9 Faster typing");
+    expect(messages.map((m) => m.content)).toEqual([
+      `**ana** requested a review from **bob** on the pull request ${PR9}.`,
+      `**ana** marked the pull request ${PR9} as ready for review.`,
+      `**bob** [requested changes](https://github.com/acme/chat/pull/9#pullrequestreview-31) on the pull request ${PR9}:\n\n~~~ quote\nThe timer leaks.\n~~~`,
+      `**bob** [commented](https://github.com/acme/chat/pull/9#discussion_r44) on \`web/typing.ts\` in the pull request ${PR9}:\n\n~~~ quote\n\`clearTimeout\` here\n~~~`,
+    ]);
+    // Each has its own event type to filter by.
+    succeeded(await github("pull_request_review", { exclude_events: '["pull_request_review"]' }, { action: "submitted", review: { ...review, state: "approved" }, pull_request, sender, repository }));
+    expect(await topicMessages(org.users.member, org.channels.public.name, "chat / PR #9 Faster typing")).toHaveLength(4);
+  });
+
+  it("posts branches and tags created or deleted, forks and commit comments in the repository's topic", async () => {
+    const sender = { login: "cy" };
+    const topic = "tooling";
+    const repo = { name: "tooling", full_name: "acme/tooling", html_url: "https://github.com/acme/tooling" };
+    succeeded(await github("create", {}, { ref: "release/2.0", ref_type: "branch", master_branch: "main", pusher_type: "user", sender, repository: repo }));
+    succeeded(await github("create", {}, { ref: "v2.0.0", ref_type: "tag", master_branch: "main", pusher_type: "user", sender, repository: repo }));
+    succeeded(await github("delete", {}, { ref: "old-ci", ref_type: "branch", pusher_type: "user", sender, repository: repo }));
+    succeeded(await github("fork", {}, { forkee: { name: "tooling", full_name: "cy/tooling", html_url: "https://github.com/cy/tooling", fork: true }, sender, repository: repo }));
+    const comment = { id: 7, commit_id: "c0ffee1234567890", path: "Makefile", line: 3, body: "Tabs, not spaces", html_url: "https://github.com/acme/tooling/commit/c0ffee1234567890#commitcomment-7", user: sender };
+    succeeded(await github("commit_comment", {}, { action: "created", comment, sender, repository: repo }));
+    const messages = await topicMessages(org.users.member, org.channels.public.name, topic);
+    expect(messages.map((m) => m.content)).toEqual([
+      "**cy** created the branch [release/2.0](https://github.com/acme/tooling/tree/release/2.0).",
+      "**cy** created the tag [v2.0.0](https://github.com/acme/tooling/releases/tag/v2.0.0).",
+      "**cy** deleted the branch `old-ci`.",
+      "**cy** forked [acme/tooling](https://github.com/acme/tooling) to [cy/tooling](https://github.com/cy/tooling).",
+      "**cy** [commented](https://github.com/acme/tooling/commit/c0ffee1234567890#commitcomment-7) on `Makefile` in the commit [c0ffee1](https://github.com/acme/tooling/commit/c0ffee1234567890):\n\n~~~ quote\nTabs, not spaces\n~~~",
+    ]);
+    expect(messages.every((m) => m.sender_id === bot.user_id && m.client === "ZulipGitHubWebhook")).toBe(true);
   });
 
   it("needs the X-GitHub-Event header", async () => {
@@ -246,8 +315,70 @@ describe("a multipart form (as some tools post)", () => {
   });
 });
 
+describe("a large payload (GitHub's go up to megabytes)", () => {
+  /** A push of `n` commits with long messages: about 1 kB each once in a form. */
+  const bigPush = (n: number) => ({
+    ref: "refs/heads/main",
+    compare: "https://github.com/acme/chat/compare/a...b",
+    pusher: { name: "ana" },
+    sender: { login: "ana" },
+    repository: { name: "chat", full_name: "acme/chat", html_url: "https://github.com/acme/chat" },
+    commits: Array.from({ length: n }, (_, i) => ({
+      id: `${i}`.padStart(40, "0"),
+      message: `Change ${i}\n\n${"Explains the change at length. ".repeat(25)}`,
+      url: `https://github.com/acme/chat/commit/${i}`,
+      author: { username: "ana" },
+    })),
+  });
+  const url = (query: Record<string, string>) => `${e2e.demo.base_url}/api/v1/external/github?${new URLSearchParams({ stream: org.channels.public.name, ...query })}`;
+  const post = async (target: string, body: BodyInit, headers: Record<string, string> = {}): Promise<Hook> => {
+    const res = await fetch(target, { method: "POST", headers: { "x-github-event": "push", ...headers }, body });
+    return { status: res.status, body: await res.json() };
+  };
+  const multipart = (fields: Record<string, string>) => {
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
+    return form;
+  };
+  const FORM = { "content-type": "application/x-www-form-urlencoded" };
+  const TOO_LARGE = { status: 413, body: { result: "error", code: "REQUEST_TOO_LARGE", msg: "Request body too large" } };
+
+  it("of 1 to 5 MB is posted, in a multipart form as in a urlencoded one, the key in the form or the query string", async () => {
+    const payload = JSON.stringify(bigPush(2500));
+    expect(payload.length).toBeGreaterThan(2 * 1024 * 1024);
+    succeeded(await post(url({ topic: "big multipart" }), multipart({ api_key: bot.api_key, payload })));
+    succeeded(await post(url({ topic: "big multipart", api_key: bot.api_key }), multipart({ payload })));
+    succeeded(await post(url({ topic: "big form" }), new URLSearchParams({ api_key: bot.api_key, payload }).toString(), FORM));
+    succeeded(await post(url({ topic: "big form", api_key: bot.api_key }), new URLSearchParams({ payload }).toString(), FORM));
+    for (const topic of ["big multipart", "big form"]) {
+      const messages = await topicMessages(org.users.member, org.channels.public.name, topic);
+      expect(messages).toHaveLength(2);
+      for (const m of messages) expect(m.content.split("\n").at(-1)).toBe("* …and 2490 more commits");
+    }
+  });
+
+  it("over 5 MB is refused with 413 REQUEST_TOO_LARGE, whatever its form and wherever the key", async () => {
+    const payload = JSON.stringify(bigPush(6000));
+    expect(payload.length).toBeGreaterThan(5 * 1024 * 1024);
+    expect(await post(url({ topic: "huge" }), multipart({ api_key: bot.api_key, payload }))).toEqual(TOO_LARGE);
+    expect(await post(url({ topic: "huge", api_key: bot.api_key }), multipart({ payload }))).toEqual(TOO_LARGE);
+    expect(await post(url({ topic: "huge" }), new URLSearchParams({ api_key: bot.api_key, payload }).toString(), FORM)).toEqual(TOO_LARGE);
+    expect(await post(url({ topic: "huge", api_key: bot.api_key }), payload, { "content-type": "application/json" })).toEqual(TOO_LARGE);
+    // Sent in chunks, without a Content-Length to refuse it by: counted as it comes.
+    const form = new URLSearchParams({ api_key: bot.api_key, payload }).toString();
+    for (const target of [url({ topic: "huge" }), url({ topic: "huge", api_key: bot.api_key })]) {
+      const chunked: RequestInit & { duplex: "half" } = { method: "POST", headers: { "x-github-event": "push", ...FORM }, body: new Blob([form]).stream(), duplex: "half" };
+      const res = await fetch(target, chunked);
+      expect({ status: res.status, body: await res.json() }).toEqual(TOO_LARGE);
+    }
+    expect(await topicMessages(org.users.member, org.channels.public.name, "huge")).toEqual([]);
+  });
+});
+
 describe("hostile payloads", () => {
   it("get a Zulip error or a success, never a server error", async () => {
+    // A bot of their own: their 184 requests would leave the other bot's rate limit spent.
+    const { api_key } = ok(await as(org.users.member).post("/bots", { full_name: "Hostile Hooks", short_name: "hostile-hooks", bot_type: 2 }));
     const bodies = [
       "", "null", "[]", '"text"', "{}", "[".repeat(5000) + "]".repeat(5000), '{"text": {"a": 1}}', '{"alerts": [null]}',
       '{"alerts": [{"status": 1}]}', '{"alerts": [{"status": "firing", "labels": [1], "annotations": "x", "generatorURL": 5}]}',
@@ -262,7 +393,7 @@ describe("hostile payloads", () => {
     const targets: Array<[string, Record<string, string>?]> = [["json"], ["slack_incoming"], ["alertmanager"], ["grafana"], ["github", github("push")], ["github", github("pull_request")], ["github", github("issues")], ["github", github("ping")]];
     for (const [name, headers] of targets) {
       for (const body of bodies) {
-        const res = await hook(name, { api_key: bot.api_key, stream: org.channels.public.name, topic: "hostile" }, body, headers);
+        const res = await hook(name, { api_key, stream: org.channels.public.name, topic: "hostile" }, body, headers);
         expect(res.status, `${name} ${body.slice(0, 80)}: ${JSON.stringify(res.body)}`).toBeLessThan(500);
         expect(res.body.result, `${name} ${body.slice(0, 80)}`).toMatch(/^(success|error)$/);
       }
@@ -316,3 +447,4 @@ describe("register", () => {
     await as(org.users.member).delete("/events", { queue_id: state.queue_id });
   });
 });
+

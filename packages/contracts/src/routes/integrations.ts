@@ -27,13 +27,21 @@ export const GITHUB_EVENT_TYPES = [
   "ping",
   "push_commits",
   "push_tags",
+  "create",
+  "delete",
   "opened_pull_request",
   "closed_pull_request",
   "updated_pull_request",
   "assigned_or_unassigned_pull_request",
+  "pull_request_review_requested",
+  "pull_request_ready_for_review",
+  "pull_request_review",
+  "pull_request_review_comment",
   "issues",
   "issue_comment",
+  "commit_comment",
   "release",
+  "fork",
   "star",
   "watch",
 ] as const;
@@ -113,13 +121,17 @@ export const SlackIncomingWebhook = webhookRoute("slack_incoming", {}, "Post a S
 
 /**
  * GitHub's repository and organization webhooks: the event type is the `X-GitHub-Event` header.
- * Pushes go to the topic "<repo> / <branch>", pull requests and issues to "<repo> / PR #N
- * <title>" and "<repo> / issue #N <title>", the rest to "<repo>".
+ * Pushes go to the topic "<repo> / <branch>", pull requests (with their reviews and review
+ * comments) and issues to "<repo> / PR #N <title>" and "<repo> / issue #N <title>", the rest
+ * (tags, branches created or deleted, forks, commit comments, releases, stars) to "<repo>".
  */
 export const GitHubWebhook = webhookRoute(
   "github",
   {
-    /** Branches (comma-separated) whose pushes are posted; the others' are dropped. */
+    /**
+     * Branches (comma-separated) whose pushes are posted; the others' are dropped. As in Zulip, a
+     * branch is listed when its name occurs anywhere in the text (`main,release` takes `ease`).
+     */
     branches: p.str(),
   },
   "Post GitHub events",

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from "fastify";
 import { fastifyPath, type ServiceName } from "@chat/contracts";
-import { ApiError, identityHeaders, INTERNAL_HEADERS, resourceNotFound, subdomainOfHost, type OrganizationHosts } from "@chat/platform";
+import { ApiError, identityHeaders, INTERNAL_HEADERS, MAX_REQUEST_BODY_BYTES, resourceNotFound, subdomainOfHost, type OrganizationHosts } from "@chat/platform";
 import { clientIp } from "../client-info";
 import type { Gate } from "../gate";
 import type { UpstreamProxy } from "../proxy";
@@ -34,8 +34,8 @@ function isUploadPost(router: Router, url: string): boolean {
   return match.kind === "route" && match.route.upload === true;
 }
 
-/** The services' form body limit (platform `createServer` default). */
-const MAX_FORM_BODY_BYTES = 5 * 1024 * 1024;
+/** The services' body limit (platform's createServer): past it, the gateway answers their 413 itself. */
+const MAX_FORM_BODY_BYTES = MAX_REQUEST_BODY_BYTES;
 
 /** Everything below /api/v1: match the contract table, admit, then stream to the owning service. */
 export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promise<void> {

@@ -1,7 +1,7 @@
 import { INCOMING_WEBHOOK_INTEGRATIONS } from "@chat/contracts";
 import { ApiError, missingParam, type Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
-import { eventWanted, INTEGRATIONS, missingChannelNotice, type IntegrationName, type WebhookPayload } from "../lib/integrations";
+import { eventWanted, integrationMessages, INTEGRATIONS, missingChannelNotice, type IntegrationName, type WebhookMessage, type WebhookPayload } from "../lib/integrations";
 import { getUser } from "../queries/users";
 import { claimMissingChannelNotice } from "../store/missing-channel-notices";
 import { doSendMessage, type SendRequest } from "./messages";
@@ -32,9 +32,8 @@ const MISSING_CHANNEL_NOTICE_HOURS = 1;
  */
 export async function doIncomingWebhook(deps: AppDeps, who: Identity, req: WebhookRequest): Promise<number> {
   const integration = INTEGRATIONS[req.integration];
-  const messages = integration
-    .messages(req)
-    .filter((m) => m.eventType === undefined || eventWanted(m.eventType, req.onlyEvents, req.excludeEvents));
+  const wanted = (m: WebhookMessage) => m.eventType === undefined || eventWanted(m.eventType, req.onlyEvents, req.excludeEvents);
+  const messages = integrationMessages(req.integration, req).filter(wanted);
   if (messages.length === 0) return 0;
   const to = req.stream !== undefined ? channelOf(req.stream) : await directTo(deps, who);
   // Messages show where they came from, as Zulip names a webhook's client.

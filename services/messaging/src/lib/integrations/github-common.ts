@@ -1,5 +1,5 @@
 import type { GitHubEventType } from "@chat/contracts";
-import { escapeInline, link } from "./markdown";
+import { escapeInline, link, quoteBlock } from "./markdown";
 import { anomalousPayload, payloadReader, type WebhookMessage } from "./payload";
 
 /** What GitHub's formatters share: Zulip's name for the integration, the payload's reader, the repository and the actor. */
@@ -25,3 +25,9 @@ export const actor = (payload: GitHubPayload) => `**${escapeInline(read.optStr(p
 
 /** A GitHub login in bold, or "someone" when the payload has none. */
 export const login = (value: string | undefined) => (value === undefined ? "someone" : `**${escapeInline(value)}**`);
+
+/** "<sentence>:" and someone's text (a comment, a review) quoted, or "<sentence>." without any. */
+export function withBody(sentence: string, body: string | undefined): string {
+  const text = body?.trim();
+  return text ? `${sentence}:\n\n${quoteBlock(text)}` : `${sentence}.`;
+}

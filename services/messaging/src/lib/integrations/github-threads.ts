@@ -1,11 +1,12 @@
 import type { GitHubEventType } from "@chat/contracts";
-import { actor, login, NAME, read, repoName, type GitHubEvent, type GitHubPayload } from "./github-common";
+import { actor, login, NAME, read, repoName, withBody, type GitHubEvent, type GitHubPayload } from "./github-common";
 import { escapeInline, inlineCode, link, quoteBlock } from "./markdown";
 import { unsupportedEventType } from "./payload";
 
 /**
  * GitHub's pull request, issue and comment events: each pull request and issue has its topic,
- * "<repo> / PR #N <title>" or "<repo> / issue #N <title>", where its comments go as well.
+ * "<repo> / PR #N <title>" or "<repo> / issue #N <title>", where its comments go as well (a
+ * pull request's reviews and review comments too).
  */
 
 interface Thread {
@@ -30,10 +31,12 @@ const PULL_REQUEST_EVENT_TYPES: Record<string, GitHubEventType> = {
   closed: "closed_pull_request",
   edited: "updated_pull_request",
   synchronize: "updated_pull_request",
-  ready_for_review: "updated_pull_request",
   converted_to_draft: "updated_pull_request",
+  ready_for_review: "pull_request_ready_for_review",
   assigned: "assigned_or_unassigned_pull_request",
   unassigned: "assigned_or_unassigned_pull_request",
+  review_requested: "pull_request_review_requested",
+  // labeled and unlabeled are not posted, as in Zulip: a pull request's labels are its own business.
 };
 
 export function formatPullRequest(payload: GitHubPayload): GitHubEvent {
@@ -80,6 +83,9 @@ export function formatPullRequest(payload: GitHubPayload): GitHubEvent {
     case "converted_to_draft":
       content = `${who} turned ${pr} back into a draft.`;
       break;
+    case "review_requested":
+      content = `${who} requested a review from ${reviewer(payload)} on ${pr}.`;
+      break;
     default:
       content = assignment(payload, action, pr);
   }
@@ -114,11 +120,9 @@ export function formatIssues(payload: GitHubPayload): GitHubEvent {
       content = assignment(payload, action, issue);
       break;
     case "labeled":
-    case "unlabeled": {
-      const label = inlineCode(read.str(payload, "label.name"));
-      content = action === "labeled" ? `${who} added the label ${label} to ${issue}.` : `${who} removed the label ${label} from ${issue}.`;
+    case "unlabeled":
+      content = labelChange(payload, action, issue);
       break;
-    }
     default:
       // reopened, pinned, locked, transferred, milestoned, ...: GitHub's verb says it.
       content = `${who} ${escapeInline(action.replace(/_/g, " "))} ${issue}.`;
@@ -136,15 +140,56 @@ export function formatIssueComment(payload: GitHubPayload): GitHubEvent {
   const who = actor(payload);
   if (action === "deleted") return { topic, eventType: "issue_comment", content: `${who} deleted a comment on ${on}.` };
   const url = read.str(payload, "comment.html_url");
-  const body = read.optStr(payload, "comment.body")?.trim();
   const did = action === "created" ? `${link("commented", url)} on ${on}` : `edited ${link("a comment", url)} on ${on}`;
-  return { topic, eventType: "issue_comment", content: body ? `${who} ${did}:\n\n${quoteBlock(body)}` : `${who} ${did}.` };
+  return { topic, eventType: "issue_comment", content: withBody(`${who} ${did}`, read.optStr(payload, "comment.body")) };
+}
+
+/** A review of a pull request, once submitted: its verdict, linked to it, and its text quoted. */
+export function formatPullRequestReview(payload: GitHubPayload): GitHubEvent {
+  const action = read.str(payload, "action");
+  if (action !== "submitted") throw unsupportedEventType(NAME, `pull_request_review:${action}`);
+  const { topic, ref } = thread(payload, "pull_request", "PR");
+  const url = read.str(payload, "review.html_url");
+  // Webhooks name the state in lower case, the REST API in upper case.
+  const state = read.optStr(payload, "review.state")?.toLowerCase();
+  const did =
+    state === "approved"
+      ? `${link("approved", url)} the pull request ${ref}`
+      : state === "changes_requested"
+        ? `${link("requested changes", url)} on the pull request ${ref}`
+        : `${link("reviewed", url)} the pull request ${ref}`;
+  return { topic, eventType: "pull_request_review", content: withBody(`${actor(payload)} ${did}`, read.optStr(payload, "review.body")) };
+}
+
+/** A comment on a line of a pull request's changes: which file, and the comment quoted. */
+export function formatPullRequestReviewComment(payload: GitHubPayload): GitHubEvent {
+  const action = read.str(payload, "action");
+  if (action !== "created" && action !== "edited" && action !== "deleted") throw unsupportedEventType(NAME, `pull_request_review_comment:${action}`);
+  const { topic, ref } = thread(payload, "pull_request", "PR");
+  const path = read.optStr(payload, "comment.path");
+  const on = `${path ? `${inlineCode(path)} in ` : ""}the pull request ${ref}`;
+  const who = actor(payload);
+  if (action === "deleted") return { topic, eventType: "pull_request_review_comment", content: `${who} deleted a review comment on ${on}.` };
+  const url = read.str(payload, "comment.html_url");
+  const did = action === "created" ? `${link("commented", url)} on ${on}` : `edited ${link("a review comment", url)} on ${on}`;
+  return { topic, eventType: "pull_request_review_comment", content: withBody(`${who} ${did}`, read.optStr(payload, "comment.body")) };
 }
 
 /** ` (it was "Old title")` when an edit changed the title. */
 function renamed(payload: GitHubPayload): string {
   const from = read.optStr(payload, "changes.title.from");
   return from === undefined ? "" : ` (renamed from "${escapeInline(from)}")`;
+}
+
+function labelChange(payload: GitHubPayload, action: "labeled" | "unlabeled", what: string): string {
+  const label = inlineCode(read.str(payload, "label.name"));
+  return action === "labeled" ? `${actor(payload)} added the label ${label} to ${what}.` : `${actor(payload)} removed the label ${label} from ${what}.`;
+}
+
+/** Whom a review is asked of: a person (one event each) or a team. */
+function reviewer(payload: GitHubPayload): string {
+  const team = read.optStr(payload, "requested_team.name");
+  return team !== undefined ? `the team **${escapeInline(team)}**` : login(read.optStr(payload, "requested_reviewer.login"));
 }
 
 function assignment(payload: GitHubPayload, action: string, what: string): string {

@@ -91,11 +91,16 @@ describe("GitHub pushes", () => {
     expect(formatGitHub("push", push({ ref: "refs/tags/v1.0", deleted: true }))[0]).toMatchObject({ eventType: "push_tags", content: "**ana** deleted the tag `v1.0`." });
   });
 
-  it("of branches `branches` does not name are dropped (whole names, not substrings); tags are not filtered", () => {
-    const onDev = push({ ref: "refs/heads/dev", commits: [commit(1)] });
-    expect(formatGitHub("push", onDev, { branches: "main, dev" })).toHaveLength(1);
-    expect(formatGitHub("push", onDev, { branches: "main" })).toEqual([]);
-    expect(formatGitHub("push", push({ ref: "refs/heads/maintenance", commits: [commit(1)] }), { branches: "main" })).toEqual([]);
+  it("of branches whose names do not occur in `branches` are dropped (Zulip's substring test); tags are not filtered", () => {
+    const on = (branch: string) => push({ ref: `refs/heads/${branch}`, commits: [commit(1)] });
+    expect(formatGitHub("push", on("dev"), { branches: "main, dev" })).toHaveLength(1);
+    expect(formatGitHub("push", on("dev"), { branches: "main" })).toEqual([]);
+    expect(formatGitHub("push", on("maintenance"), { branches: "main" })).toEqual([]);
+    // As in Zulip: a branch whose name is part of a listed one's, or spans the list, is posted.
+    expect(formatGitHub("push", on("dev"), { branches: "main,development" })).toHaveLength(1);
+    expect(formatGitHub("push", on("ain"), { branches: "main" })).toHaveLength(1);
+    expect(formatGitHub("push", on("n,r"), { branches: "main,release" })).toHaveLength(1);
+    expect(formatGitHub("push", on("main"), { branches: "" })).toEqual([]);
     expect(formatGitHub("push", push({ ref: "refs/tags/v2", created: true }), { branches: "main" })).toHaveLength(1);
   });
 });
@@ -132,7 +137,8 @@ describe("GitHub pull requests", () => {
       content: `**ana** edited the pull request ${PR} (renamed from "Old \\*title\\*").`,
     });
     expect(text("synchronize").content).toBe(`**ana** pushed new commits to the pull request ${PR} (now at [fedcba9](https://github.com/acme/chat/pull/12/commits/fedcba9876543210)).`);
-    expect(text("ready_for_review")).toMatchObject({ eventType: "updated_pull_request", content: `**ana** marked the pull request ${PR} as ready for review.` });
+    expect(text("ready_for_review")).toMatchObject({ eventType: "pull_request_ready_for_review", content: `**ana** marked the pull request ${PR} as ready for review.` });
+    expect(text("converted_to_draft")).toMatchObject({ eventType: "updated_pull_request", content: `**ana** turned the pull request ${PR} back into a draft.` });
     expect(text("assigned", { assignee: { login: "cy" } })).toMatchObject({
       eventType: "assigned_or_unassigned_pull_request",
       content: `**ana** assigned **cy** to the pull request ${PR}.`,
@@ -140,12 +146,28 @@ describe("GitHub pull requests", () => {
     expect(text("unassigned", { assignee: { login: "ana" } }).content).toBe(`**ana** unassigned themselves from the pull request ${PR}.`);
   });
 
+  it("review requested (of a person or a team)", () => {
+    const text = (action: string, extra: Record<string, unknown> = {}) => formatGitHub("pull_request", pullRequest(action, extra))[0];
+    expect(text("review_requested", { requested_reviewer: { login: "cy_d" } })).toEqual({
+      topic: PR_TOPIC,
+      eventType: "pull_request_review_requested",
+      content: `**ana** requested a review from **cy\\_d** on the pull request ${PR}.`,
+    });
+    expect(text("review_requested", { requested_team: { name: "Core reviewers", slug: "core-reviewers" } }).content).toBe(
+      `**ana** requested a review from the team **Core reviewers** on the pull request ${PR}.`,
+    );
+  });
+
   it("answer actions they do not post with UNSUPPORTED_WEBHOOK_EVENT_TYPE", () => {
-    expect(errorOf(() => formatGitHub("pull_request", pullRequest("labeled")))).toEqual({
+    expect(errorOf(() => formatGitHub("pull_request", pullRequest("auto_merge_enabled")))).toEqual({
       status: 200,
       code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE",
-      msg: "The 'pull_request:labeled' event isn't currently supported by the GitHub webhook; ignoring",
+      msg: "The 'pull_request:auto_merge_enabled' event isn't currently supported by the GitHub webhook; ignoring",
     });
+    // A pull request's labels are not posted (Zulip ignores them too); an issue's are.
+    for (const action of ["labeled", "unlabeled"]) {
+      expect(errorOf(() => formatGitHub("pull_request", pullRequest(action, { label: { name: "bug" } })))).toMatchObject({ status: 200, code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE" });
+    }
   });
 });
 
@@ -218,6 +240,87 @@ describe("GitHub's other events", () => {
   });
 });
 
+describe("GitHub pull request reviews", () => {
+  const review = (state: string, body: string | null) =>
+    pullRequest("submitted", { review: { id: 81, state, body, html_url: "https://github.com/acme/chat/pull/12#pullrequestreview-81", user: { login: "bob" } }, sender: { login: "bob" } });
+  const REVIEW = "https://github.com/acme/chat/pull/12#pullrequestreview-81";
+
+  it("submitted: the verdict, linked to the review, its text quoted, in the pull request's topic", () => {
+    expect(formatGitHub("pull_request_review", review("approved", "Looks *good*"))).toEqual([
+      { topic: PR_TOPIC, eventType: "pull_request_review", content: `**bob** [approved](${REVIEW}) the pull request ${PR}:\n\n~~~ quote\nLooks *good*\n~~~` },
+    ]);
+    expect(formatGitHub("pull_request_review", review("CHANGES_REQUESTED", "Please add a test.\n@**all** see"))[0].content).toBe(
+      `**bob** [requested changes](${REVIEW}) on the pull request ${PR}:\n\n~~~ quote\nPlease add a test.\n\\@**all** see\n~~~`,
+    );
+    expect(formatGitHub("pull_request_review", review("commented", null))[0].content).toBe(`**bob** [reviewed](${REVIEW}) the pull request ${PR}.`);
+  });
+
+  it("edited or dismissed are UNSUPPORTED_WEBHOOK_EVENT_TYPE", () => {
+    for (const action of ["edited", "dismissed"]) {
+      expect(errorOf(() => formatGitHub("pull_request_review", { ...review("approved", ""), action }))).toEqual({
+        status: 200,
+        code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE",
+        msg: `The 'pull_request_review:${action}' event isn't currently supported by the GitHub webhook; ignoring`,
+      });
+    }
+  });
+
+  it("review comments: the file, the comment quoted, in the pull request's topic", () => {
+    const url = "https://github.com/acme/chat/pull/12#discussion_r5";
+    const comment = (action: string, body = "Off by one here?") =>
+      pullRequest(action, { comment: { id: 5, path: "src/login.ts", line: 14, body, html_url: url, commit_id: "fedcba9876543210", user: { login: "cy" } }, sender: { login: "cy" } });
+    expect(formatGitHub("pull_request_review_comment", comment("created"))).toEqual([
+      { topic: PR_TOPIC, eventType: "pull_request_review_comment", content: `**cy** [commented](${url}) on \`src/login.ts\` in the pull request ${PR}:\n\n~~~ quote\nOff by one here?\n~~~` },
+    ]);
+    expect(formatGitHub("pull_request_review_comment", comment("edited", "Never mind"))[0].content).toBe(
+      `**cy** edited [a review comment](${url}) on \`src/login.ts\` in the pull request ${PR}:\n\n~~~ quote\nNever mind\n~~~`,
+    );
+    expect(formatGitHub("pull_request_review_comment", comment("deleted"))[0].content).toBe(`**cy** deleted a review comment on \`src/login.ts\` in the pull request ${PR}.`);
+  });
+});
+
+describe("GitHub branches, tags, forks and commit comments", () => {
+  const ref = (ref_type: string, name: string) => ({ ref: name, ref_type, master_branch: "main", pusher_type: "user", sender: { login: "ana" }, repository });
+
+  it("create and delete: the branch or tag, in the repository's topic", () => {
+    expect(formatGitHub("create", ref("branch", "feature/new login"))).toEqual([
+      { topic: "chat", eventType: "create", content: "**ana** created the branch [feature/new login](https://github.com/acme/chat/tree/feature/new%20login)." },
+    ]);
+    expect(formatGitHub("create", ref("tag", "v2.0"))).toEqual([
+      { topic: "chat", eventType: "create", content: "**ana** created the tag [v2.0](https://github.com/acme/chat/releases/tag/v2.0)." },
+    ]);
+    expect(formatGitHub("delete", ref("branch", "old_*stuff*"))).toEqual([{ topic: "chat", eventType: "delete", content: "**ana** deleted the branch `old_*stuff*`." }]);
+    expect(formatGitHub("delete", ref("tag", "v0.1"))[0].content).toBe("**ana** deleted the tag `v0.1`.");
+    expect(errorOf(() => formatGitHub("create", ref("repository", "x")))).toMatchObject({ status: 200, code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE" });
+  });
+
+  it("create and delete are not filtered by `branches`: only pushes are, as in Zulip", () => {
+    expect(formatGitHub("create", ref("branch", "wip"), { branches: "main" })).toHaveLength(1);
+  });
+
+  it("fork: who forked it, and the fork, linked", () => {
+    const forkee = { name: "chat", full_name: "cy/chat", html_url: "https://github.com/cy/chat", owner: { login: "cy" }, fork: true };
+    expect(formatGitHub("fork", { forkee, sender: { login: "cy" }, repository })).toEqual([
+      { topic: "chat", eventType: "fork", content: `**cy** forked ${REPO} to [cy/chat](https://github.com/cy/chat).` },
+    ]);
+  });
+
+  it("commit_comment: the commit (and the file), linked, the comment quoted", () => {
+    const url = "https://github.com/acme/chat/commit/0a1b2c3d4e5f60718293#commitcomment-9";
+    const comment = (extra: Record<string, unknown>) => ({
+      action: "created",
+      comment: { id: 9, commit_id: "0a1b2c3d4e5f60718293", body: "Why `sleep(5)`?", html_url: url, path: null, line: null, ...extra },
+      sender: { login: "bob" },
+      repository,
+    });
+    const COMMIT = "[0a1b2c3](https://github.com/acme/chat/commit/0a1b2c3d4e5f60718293)";
+    expect(formatGitHub("commit_comment", comment({}))).toEqual([
+      { topic: "chat", eventType: "commit_comment", content: `**bob** [commented](${url}) on the commit ${COMMIT}:\n\n~~~ quote\nWhy \`sleep(5)\`?\n~~~` },
+    ]);
+    expect(formatGitHub("commit_comment", comment({ path: "src/app.ts", line: 3, body: "" }))[0].content).toBe(`**bob** [commented](${url}) on \`src/app.ts\` in the commit ${COMMIT}.`);
+  });
+});
+
 describe("GitHub's errors", () => {
   it("a missing X-GitHub-Event header is MISSING_HTTP_EVENT_HEADER", () => {
     for (const header of [undefined, "", "  "]) {
@@ -226,10 +329,10 @@ describe("GitHub's errors", () => {
   });
 
   it("an event it does not post is UNSUPPORTED_WEBHOOK_EVENT_TYPE (a 200)", () => {
-    expect(errorOf(() => formatGitHub("fork", { sender: { login: "a" }, repository }))).toEqual({
+    expect(errorOf(() => formatGitHub("gollum", { sender: { login: "a" }, repository }))).toEqual({
       status: 200,
       code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE",
-      msg: "The 'fork' event isn't currently supported by the GitHub webhook; ignoring",
+      msg: "The 'gollum' event isn't currently supported by the GitHub webhook; ignoring",
     });
     expect(errorOf(() => formatGitHub("toString", {}))).toMatchObject({ code: "UNSUPPORTED_WEBHOOK_EVENT_TYPE" });
   });

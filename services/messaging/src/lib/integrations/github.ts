@@ -1,19 +1,19 @@
-import { actor, NAME, read, repoLink, repoName, type GitHubEvent, type GitHubPayload } from "./github-common";
-import { formatIssueComment, formatIssues, formatPullRequest } from "./github-threads";
+import { actor, NAME, read, repoLink, repoName, withBody, type GitHubEvent, type GitHubPayload } from "./github-common";
+import { formatIssueComment, formatIssues, formatPullRequest, formatPullRequestReview, formatPullRequestReviewComment } from "./github-threads";
 import { escapeInline, firstLine, inlineCode, link, plural } from "./markdown";
 import { isObject, missingEventHeader, unsupportedEventType, type WebhookMessage } from "./payload";
 
 /**
  * GitHub's webhooks (repository or organization): the event is named by the `X-GitHub-Event`
- * header, the payload is GitHub's JSON. Pushes go to "<repo> / <branch>", pull requests and
- * issues to their own topics (github-threads.ts), the rest to the repository's name. The event
- * types `only_events` / `exclude_events` match are the contract's GITHUB_EVENT_TYPES.
+ * header, the payload is GitHub's JSON. Pushes go to "<repo> / <branch>", pull requests (their
+ * reviews too) and issues to their own topics (github-threads.ts), the rest to the repository's
+ * name. The event types `only_events` / `exclude_events` match are the contract's GITHUB_EVENT_TYPES.
  */
 
 export const EVENT_HEADER = "X-GitHub-Event";
 
 export interface GitHubOptions {
-  /** Comma-separated branch names whose pushes are posted (all when absent). */
+  /** The branches whose pushes are posted (all when absent): those whose names occur in it. */
   branches?: string;
 }
 
@@ -34,14 +34,25 @@ function formatEvent(event: string, payload: GitHubPayload, options: GitHubOptio
       return formatPing(payload);
     case "push":
       return formatPush(payload, options);
+    case "create":
+    case "delete":
+      return formatRefChange(event, payload);
     case "pull_request":
       return formatPullRequest(payload);
+    case "pull_request_review":
+      return formatPullRequestReview(payload);
+    case "pull_request_review_comment":
+      return formatPullRequestReviewComment(payload);
     case "issues":
       return formatIssues(payload);
     case "issue_comment":
       return formatIssueComment(payload);
+    case "commit_comment":
+      return formatCommitComment(payload);
     case "release":
       return formatRelease(payload);
+    case "fork":
+      return formatFork(payload);
     case "star":
       return formatStar(payload);
     case "watch":
@@ -94,12 +105,8 @@ function formatPush(payload: GitHubPayload, options: GitHubOptions): GitHubEvent
   return { topic, eventType: "push_commits", content: `${who} ${verb} ${plural(commits.length, "commit")} to ${onto}:\n${lines.join("\n")}` };
 }
 
-/** Zulip matches `branches` as a substring; whole names here, so that `main` does not take `maintenance`. */
-const branchListed = (branches: string, branch: string) =>
-  branches
-    .split(",")
-    .map((b) => b.trim())
-    .includes(branch);
+/** Zulip's test (`branches.find(branch) == -1` skips the push): the branch's name occurs anywhere in the text. */
+const branchListed = (branches: string, branch: string) => branches.includes(branch);
 
 function commitLine(commit: Record<string, unknown>, pusher: string): string {
   const sha = read.str(commit, "id");
@@ -108,6 +115,35 @@ function commitLine(commit: Record<string, unknown>, pusher: string): string {
   const author = read.optStr(commit, "author.username") ?? read.optStr(commit, "author.name");
   const by = author && author !== pusher ? ` (${escapeInline(author)})` : "";
   return `* ${escapeInline(message)} (${link(sha.slice(0, 7), url)})${by}`;
+}
+
+/** A branch or a tag created or deleted (GitHub's `create` and `delete` events, whatever pushed it). */
+function formatRefChange(event: "create" | "delete", payload: GitHubPayload): GitHubEvent {
+  const kind = read.str(payload, "ref_type");
+  if (kind !== "branch" && kind !== "tag") throw unsupportedEventType(NAME, `${event}:${kind}`);
+  const ref = read.str(payload, "ref");
+  const repo = read.str(payload, "repository.html_url");
+  const url = kind === "branch" ? `${repo}/tree/${ref.split("/").map(encodeURIComponent).join("/")}` : `${repo}/releases/tag/${encodeURIComponent(ref)}`;
+  const content = event === "create" ? `${actor(payload)} created the ${kind} ${link(ref, url)}.` : `${actor(payload)} deleted the ${kind} ${inlineCode(ref)}.`;
+  return { topic: repoName(payload), eventType: event, content };
+}
+
+/** A comment on a commit (on one of its lines, or on the whole): the commit, linked, and the comment quoted. */
+function formatCommitComment(payload: GitHubPayload): GitHubEvent {
+  const action = read.optStr(payload, "action") ?? "created";
+  if (action !== "created") throw unsupportedEventType(NAME, `commit_comment:${action}`);
+  const sha = read.str(payload, "comment.commit_id");
+  const commit = link(sha.slice(0, 7), `${read.str(payload, "repository.html_url")}/commit/${sha}`);
+  const path = read.optStr(payload, "comment.path");
+  const on = `${path ? `${inlineCode(path)} in ` : ""}the commit ${commit}`;
+  const did = `${link("commented", read.str(payload, "comment.html_url"))} on ${on}`;
+  return { topic: repoName(payload), eventType: "commit_comment", content: withBody(`${actor(payload)} ${did}`, read.optStr(payload, "comment.body")) };
+}
+
+function formatFork(payload: GitHubPayload): GitHubEvent {
+  const fork = read.optStr(payload, "forkee.full_name") ?? read.str(payload, "forkee.name");
+  const content = `${actor(payload)} forked ${repoLink(payload)} to ${link(fork, read.str(payload, "forkee.html_url"))}.`;
+  return { topic: repoName(payload), eventType: "fork", content };
 }
 
 /** A release's life brings several events at once (created, published, released); the published one speaks for them. */

@@ -2,7 +2,7 @@ import { formatAlertmanager } from "./alertmanager";
 import { EVENT_HEADER, formatGitHub } from "./github";
 import { formatGrafana } from "./grafana";
 import { formatJson } from "./json";
-import { decodeJsonPayload, type WebhookMessage } from "./payload";
+import { decodeJsonPayload, flatTopic, type WebhookMessage } from "./payload";
 import { decodeSlackPayload, formatSlackIncoming } from "./slack-incoming";
 
 export { eventWanted, type WebhookMessage } from "./payload";
@@ -47,3 +47,8 @@ export const INTEGRATIONS = {
 } satisfies Record<string, Integration>;
 
 export type IntegrationName = keyof typeof INTEGRATIONS;
+
+/** The messages an integration makes of a request, each topic made fit to be one (see flatTopic). */
+export function integrationMessages(name: IntegrationName, request: WebhookPayload): WebhookMessage[] {
+  return INTEGRATIONS[name].messages(request).map((m) => ({ ...m, topic: flatTopic(m.topic) }));
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "@chat/platform";
-import { decodeJsonPayload, eventWanted, parseJsonBody, payloadReader } from "./payload";
+import { decodeJsonPayload, eventWanted, flatTopic, parseJsonBody, payloadReader } from "./payload";
 
 const errorOf = (f: () => unknown) => {
   try {
@@ -107,5 +107,20 @@ describe("only_events / exclude_events", () => {
     expect(eventWanted("firing", ["fir.ng"], undefined)).toBe(false);
     expect(eventWanted("firing", ["fir"], undefined)).toBe(false);
     expect(eventWanted("firing", ["FIRING"], undefined)).toBe(false);
+  });
+});
+
+describe("an integration's topic", () => {
+  it("is flattened: control characters and line breaks become spaces, runs of white space one, trimmed", () => {
+    expect(flatTopic("chat / PR #3 Fix\r\nthe\tlogin\u0007 now  ")).toBe("chat / PR #3 Fix the login now");
+    expect(flatTopic("\u0085a\u2028b\u2029c\u001b[0m\u007f")).toBe("a b c [0m");
+    // A lone surrogate is no character either.
+    expect(flatTopic("x\ud800y")).toBe("x y");
+    expect(flatTopic("été 🚀 ok")).toBe("été 🚀 ok");
+  });
+
+  it("is (no topic) when nothing is left", () => {
+    expect(flatTopic("\r\n\u0000 \t")).toBe("(no topic)");
+    expect(flatTopic("")).toBe("(no topic)");
   });
 });

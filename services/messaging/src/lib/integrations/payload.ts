@@ -14,6 +14,20 @@ export interface WebhookMessage {
   eventType?: string;
 }
 
+/**
+ * A topic an integration made of a third party's text (a pull request's title, a Slack channel,
+ * an alert's label), fit to be one: its control characters (a title's line breaks, a tab) are
+ * spaces, its runs of white space one space, and it is trimmed; the send cuts it to the topic
+ * length as any topic. Text with nothing else in it is "(no topic)".
+ */
+export function flatTopic(text: string): string {
+  const flat = text
+    .replace(/[\p{Cc}\p{Cs}\p{Zl}\p{Zp}]/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return flat === "" ? "(no topic)" : flat;
+}
+
 export const invalidJson = () => new ApiError("INVALID_JSON", "Malformed JSON");
 
 /** Zulip's AnomalousWebhookPayloadError, with what was wrong. */
