@@ -57,6 +57,14 @@ describe("bad input never reaches a 500", () => {
     expectError(await m.call("DELETE", "/users/me/subscriptions", org.member, { subscriptions: "[1]" }), 400, "BAD_REQUEST");
   });
 
+  it("a NUL inside a direct message's JSON recipient list is an unknown address", async () => {
+    // `to` is a plain string parameter, so only its JSON decoding brings the NUL to light.
+    for (const to of ['["\\u0000"]', '"\\u0000"', `["${org.member.email}", "a\\u0000b@example.com"]`]) {
+      const res = await m.call("POST", "/messages", org.owner, { type: "direct", to, content: "x" });
+      expectError(res, 400, "BAD_REQUEST", /^Invalid email '/);
+    }
+  });
+
   it("unknown parameters are ignored and reported", async () => {
     const res = await m.ok(await m.call("GET", "/users/me/subscriptions", org.member, { colour: "blue", zzz: "1" }));
     expect(res.ignored_parameters_unsupported).toEqual(["colour", "zzz"]);

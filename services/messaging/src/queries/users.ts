@@ -44,9 +44,13 @@ export async function getUser(deps: AppDeps, realmId: number, id: number): Promi
   return (await getUsersByIds(deps, realmId, [id])).get(id);
 }
 
-/** Users by API email (case-insensitive), keyed by the lower-cased email. */
+/**
+ * Users by API email (case-insensitive), keyed by the lower-cased email. An address with a NUL
+ * (`to` of a direct message is JSON inside a plain string, so `"\u0000"` gets this far) is
+ * nobody's and is not asked for: PostgreSQL refuses NUL in text, which would be a 500.
+ */
 export async function getUsersByEmails(deps: AppDeps, realmId: number, emails: string[]): Promise<Map<string, UserRow>> {
-  const wanted = [...new Set(emails.map((e) => e.toLowerCase()))];
+  const wanted = [...new Set(emails.filter((e) => !e.includes("\u0000")).map((e) => e.toLowerCase()))];
   const found = new Map((await selectUsersByEmails(deps.pool, realmId, wanted)).map((u) => [u.email.toLowerCase(), u]));
   const missing = wanted.filter((e) => !found.has(e));
   if (missing.length > 0) {
