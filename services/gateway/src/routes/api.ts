@@ -77,8 +77,10 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
     // One metrics series per contract route, not one for the whole wildcard.
     req.metricsRoute = fastifyPath(match.route);
     // Refused here, before streaming: a service that answers 413 mid-body closes the connection
-    // and the gateway would only see a broken pipe (503). Uploads have the owner's own limit.
-    if (!match.route.upload && Number(req.headers["content-length"] ?? 0) > MAX_FORM_BODY_BYTES) {
+    // and the gateway would only see a broken pipe (503). A file sent to an upload route has the
+    // owner's own limit; anything else sent there is no file and has the services' body limit.
+    const limited = !(match.route.upload && isMultipart(req));
+    if (limited && Number(req.headers["content-length"] ?? 0) > MAX_FORM_BODY_BYTES) {
       throw new ApiError("REQUEST_TOO_LARGE", "Request body too large", { status: 413 });
     }
     const subdomain = subdomainOfHost(deps.hosts, req.headers.host);
@@ -98,7 +100,7 @@ export async function apiRoutes(app: FastifyInstance, deps: ApiRouteDeps): Promi
       responseHeaders: admission.responseHeaders,
       onStatus: admission.onStatus,
       longPoll: match.route.longPoll === true,
-      maxBodyBytes: match.route.upload ? undefined : MAX_FORM_BODY_BYTES,
+      maxBodyBytes: limited ? MAX_FORM_BODY_BYTES : undefined,
     });
   };
   const { compress } = deps;
