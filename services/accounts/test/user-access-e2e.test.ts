@@ -156,9 +156,19 @@ describe("limited user access for guests", () => {
 
     // member2 shares nothing with the guest: its typing succeeds but reaches only the others.
     ok(await as(member2).post("/typing", { type: "direct", op: "start", to: JSON.stringify([guest.user_id, admin.user_id]) }));
-    ok(await as(admin).post("/typing", { type: "direct", op: "start", to: JSON.stringify([guest.user_id]) }));
+    // The admin, whom the guest accesses, types to the guest and member2: the guest is told, with
+    // member2 as the "Unknown user" stand-in (id kept, stand-in email).
+    ok(await as(admin).post("/typing", { type: "direct", op: "start", to: JSON.stringify([guest.user_id, member2.user_id]) }));
     const typed = await readUntil(q, "the admin's typing", (ev) => ev.some((e) => e.type === "typing" && e.sender.user_id === admin.user_id));
     expect(typed.filter((e) => e.type === "typing").map((e) => e.sender.user_id)).toEqual([admin.user_id]);
+    const recipients = typed.find((e) => e.type === "typing").recipients.sort((a: any, b: any) => a.user_id - b.user_id);
+    expect(recipients).toEqual(
+      [
+        { user_id: admin.user_id, email: admin.email },
+        { user_id: guest.user_id, email: guest.email },
+        { user_id: member2.user_id, email: expect.stringMatching(new RegExp(`^user${member2.user_id}@[^@]+\\.invalid$`)) },
+      ].sort((a, b) => a.user_id - b.user_id),
+    );
     const adminQueue = await queueOf(admin);
     ok(await as(member2).post("/typing", { type: "direct", op: "stop", to: JSON.stringify([guest.user_id, admin.user_id]) }));
     const adminTold = await readUntil(adminQueue, "member2's typing stop", (ev) => ev.some((e) => e.type === "typing"));

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { baseConfigShape, loadConfig, SERVICE_PORTS } from "@chat/platform";
+import { baseConfigShape, envBool, loadConfig, SERVICE_PORTS } from "@chat/platform";
 
 const seconds = (def: number) => z.coerce.number().min(0).default(def);
 const positiveInt = (def: number) => z.coerce.number().int().positive().default(def);
@@ -31,6 +31,12 @@ export const eventsConfigShape = {
   EVENTS_DEDUPE_TTL_SECONDS: positiveInt(6 * 3600),
   /** Longest wait for one service's register state before POST /register answers 503. */
   EVENTS_STATE_TIMEOUT_MS: positiveInt(10_000),
+  /**
+   * Accounts' setting of this name (whether limiting a guest's access to users limits the
+   * presence they see), read here to bring a register's state up to date the way accounts
+   * builds it: set both services to the same value.
+   */
+  CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: envBool(true),
 };
 
 export type EventsConfig = z.infer<z.ZodObject<typeof eventsConfigShape>>;

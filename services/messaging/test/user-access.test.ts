@@ -122,10 +122,10 @@ describe("limited user access", () => {
       await m.outbox();
       await m.ok(await m.call("POST", "/typing", who, { type: "direct", op: "start", to: JSON.stringify(to.map((u) => u.user_id)) }));
       const sent = (await m.outbox()).filter((e) => e.type === "messaging.typing.started");
-      expect(sent).toHaveLength(1);
-      // The event still names every participant: the conversation is the same for all of them.
-      expect(sorted(sent[0].payload.client.event.recipients.map((r: any) => r.user_id))).toEqual(sorted([who, ...to].map((u) => u.user_id)));
-      return sorted(sent[0].payload.client.users);
+      expect(sent.length).toBeGreaterThan(0);
+      // Every copy still names every participant: the conversation is the same for all of them.
+      for (const e of sent) expect(sorted(e.payload.client.event.recipients.map((r: any) => r.user_id))).toEqual(sorted([who, ...to].map((u) => u.user_id)));
+      return sorted(sent.flatMap((e) => e.payload.client.users));
     };
     // member2 shares nothing with the guest; the moderator shares a conversation with it.
     expect(await typingTo(org.member2, [org.guest])).toEqual([org.member2.user_id]);
@@ -139,6 +139,58 @@ describe("limited user access", () => {
     await limit(org, false);
     expect(await typingTo(org.member2, [org.guest])).toEqual(sorted([org.guest.user_id, org.member2.user_id]));
     await limit(org, true);
+  });
+
+  it("direct typing told to a guest who does not access some other participant: in the guest's copy those are the stand-in", async () => {
+    // The guest accesses the member (the channel "room") and no one else here; guest2 has a
+    // conversation with the member and one with the first stranger, so it misses the guest
+    // and the second stranger.
+    const guest2 = await org.extra(71, 600);
+    const [known, unknown] = [await org.extra(73), await org.extra(74)];
+    await m.send(org.member, { type: "private", to: JSON.stringify([guest2.user_id]), content: "hi" });
+    await m.send(known, { type: "private", to: JSON.stringify([guest2.user_id]), content: "hello" });
+    const participants = [org.member, org.guest, guest2, known, unknown, org.bot];
+    const stand = (u: { user_id: number }) => ({ user_id: u.user_id, email: `user${u.user_id}@${org.slug}.invalid` });
+    const real = (u: { user_id: number; email: string }) => ({ user_id: u.user_id, email: u.email });
+    const to = JSON.stringify([org.guest, guest2, known, unknown, org.bot].map((u) => u.user_id));
+    /** Each copy of the typing event sent: its receivers and its recipients (in the order the sender's ids give). */
+    const copies = async (op: "start" | "stop") => {
+      await m.outbox();
+      await m.ok(await m.call("POST", "/typing", org.member, { type: "direct", op, to }));
+      const sent = (await m.outbox()).filter((e) => e.type === (op === "start" ? "messaging.typing.started" : "messaging.typing.stopped"));
+      for (const e of sent) expect(e.payload.client.event.sender).toEqual(real(org.member));
+      return new Map(sent.map((e) => [JSON.stringify(sorted(e.payload.client.users)), sortedById(e.payload.client.event.recipients)]));
+    };
+    const sortedById = (list: Array<{ user_id: number }>) => [...list].sort((a, b) => a.user_id - b.user_id);
+    const others = JSON.stringify(sorted(participants.filter((u) => u !== org.guest && u !== guest2).map((u) => u.user_id)));
+    const expected = new Map([
+      [others, sortedById(participants.map(real))],
+      [JSON.stringify([org.guest.user_id]), sortedById([real(org.member), real(org.guest), stand(guest2), stand(known), stand(unknown), real(org.bot)])],
+      [JSON.stringify([guest2.user_id]), sortedById([real(org.member), stand(org.guest), real(guest2), real(known), stand(unknown), real(org.bot)])],
+    ]);
+    for (const op of ["start", "stop"] as const) {
+      const got = await copies(op);
+      expect(got).toEqual(expected);
+      const guestCopy = JSON.stringify(got.get(JSON.stringify([org.guest.user_id])));
+      expect(guestCopy).not.toContain(known.email);
+      expect(guestCopy).not.toContain(guest2.email);
+      expect(guestCopy).not.toContain(unknown.email);
+    }
+    // Once the conversation has a message, every participant shares it: one copy, the real emails.
+    await m.send(org.member, { type: "private", to, content: "all of us" });
+    expect(await copies("start")).toEqual(new Map([[JSON.stringify(sorted(participants.map((u) => u.user_id))), sortedById(participants.map(real))]]));
+  });
+
+  it("where guests are not limited, a guest's copy of direct typing names everyone", async () => {
+    const guest3 = await org.extra(72, 600);
+    await limit(org, false);
+    await m.outbox();
+    await m.ok(await m.call("POST", "/typing", org.member, { type: "direct", op: "start", to: JSON.stringify([guest3.user_id, org.owner.user_id]) }));
+    const sent = (await m.outbox()).filter((e) => e.type === "messaging.typing.started");
+    await limit(org, true);
+    expect(sent).toHaveLength(1);
+    expect(sorted(sent[0].payload.client.users)).toEqual(sorted([guest3.user_id, org.member.user_id, org.owner.user_id]));
+    expect(sent[0].payload.client.event.recipients.map((r: any) => r.email).sort()).toEqual([guest3.email, org.member.email, org.owner.email].sort());
   });
 
   it("a direct conversation's first message: the guest gains its other participants; later ones change nothing", async () => {

@@ -82,7 +82,15 @@ export async function doRegister(rt: EventsRuntime, who: Identity, params: Regis
   if (queued.kind === "ok" && queued.events.length > 0) {
     const state = parseState(slices);
     const events = queued.events.map((e) => JSON.parse(e) as Record<string, unknown> & { id: number; type: string });
-    const lastEventId = applyEvents(state, events, { userId: who.userId, fetchTypes, includeSubscribers: params.include_subscribers, clientGravatar: params.client_gravatar, slimPresence: params.slim_presence, userListIncomplete: params.client_capabilities?.user_list_incomplete === true });
+    const lastEventId = applyEvents(state, events, {
+      userId: who.userId,
+      fetchTypes,
+      includeSubscribers: params.include_subscribers,
+      clientGravatar: params.client_gravatar,
+      slimPresence: params.slim_presence,
+      userListIncomplete: params.client_capabilities?.user_list_incomplete === true,
+      accessLimitsPresence: rt.config.CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE,
+    });
     if (lastEventId >= 0) await rt.store.pruneTo(queue.id, lastEventId);
     return JSON.stringify({ result: "success", msg: "", ...state, ...tail(lastEventId) });
   }

@@ -1,10 +1,10 @@
-import { MessagingTypingStarted, MessagingTypingStopped, type TypingClientEvent } from "@chat/contracts";
+import { inaccessibleUserEmail, MessagingTypingStarted, MessagingTypingStopped, type TypingClientEvent } from "@chat/contracts";
 import { badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { accessStreamById, viewerOf } from "../queries/streams";
 import { getUser, getUsersByIds } from "../queries/users";
 import { getUserSettings } from "../queries/user-settings";
-import { guestsNotAccessingSender } from "../queries/user-access";
+import { guestsNotAccessingSender, participantsUnseenByGuests } from "../queries/user-access";
 import { selectSubscriberIds } from "../store/subscriptions";
 import type { UserRow } from "../store/users";
 import { checkCanPost } from "./messages";
@@ -38,6 +38,8 @@ const typingUser = (u: UserRow) => ({ user_id: u.id, email: u.email });
  * typing notifications off (Zulip's check_send_typing_notification), nor the guests an
  * organization that limits guests keeps from the sender (before a first message, a guest may
  * share nothing with them yet). The sender is not told who was left out: the request succeeds.
+ * A guest who is told but does not access some other participant sees that participant as
+ * Zulip's "Unknown user" stand-in (the real id, the stand-in's email), as a hidden sender is shown.
  */
 async function doSendDirectTyping(deps: AppDeps, who: Identity, req: TypingRequest): Promise<void> {
   if (req.to === undefined) throw badRequest("Missing 'to' argument");
@@ -49,16 +51,31 @@ async function doSendDirectTyping(deps: AppDeps, who: Identity, req: TypingReque
   const missing = ids.find((id) => !users.has(id));
   if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
   const recipients = ids.map((id) => users.get(id)!);
-  const event: TypingClientEvent = {
+  const realm = await deps.accounts.getRealm(who.realmId);
+  const event = (hide: ReadonlySet<number>): TypingClientEvent => ({
     type: "typing",
     op: req.op,
     message_type: "direct",
     sender: typingUser(users.get(who.userId)!),
-    recipients: recipients.map(typingUser),
-  };
+    // A participant the receiver does not access is Zulip's stand-in there, as elsewhere: the
+    // id stays (it tells which conversation this is), the email is the stand-in's.
+    recipients: recipients.map((u) => (hide.has(u.id) ? { user_id: u.id, email: inaccessibleUserEmail(u.id, realm.string_id) } : typingUser(u))),
+  });
   const active = recipients.filter((u) => u.isActive).map((u) => u.id);
-  const hidden = await guestsNotAccessingSender(deps.pool, await deps.accounts.getRealm(who.realmId), users.get(who.userId)!, active);
-  await notifyTyping(deps, who, event, await receivingTyping(deps, who.realmId, active.filter((id) => !hidden.has(id))));
+  const hidden = await guestsNotAccessingSender(deps.pool, realm, users.get(who.userId)!, active);
+  const told = await receivingTyping(deps, who.realmId, active.filter((id) => !hidden.has(id)));
+  // The receivers who do not access every participant (guests, before a first message) get
+  // their own copy, one per set of participants hidden from them; the others share one.
+  const unseen = await participantsUnseenByGuests(deps.pool, realm, told, recipients);
+  const copies = new Map<string, { hide: Set<number>; users: number[] }>();
+  for (const id of told) {
+    const hide = unseen.get(id) ?? new Set<number>();
+    const key = [...hide].sort((a, b) => a - b).join(",");
+    const copy = copies.get(key);
+    if (copy) copy.users.push(id);
+    else copies.set(key, { hide, users: [id] });
+  }
+  await notifyTyping(deps, who, [...copies.values()].map((c) => ({ event: event(c.hide), users: c.users })));
 }
 
 /**
@@ -91,7 +108,7 @@ async function doSendChannelTyping(deps: AppDeps, who: Identity, req: TypingRequ
     // Zulip strips the topic parameter's whitespace and uses it as given otherwise.
     topic: req.topic.trim(),
   };
-  await notifyTyping(deps, who, event, await receivingTyping(deps, who.realmId, subscribers.filter((id) => !hidden.has(id))));
+  await notifyTyping(deps, who, [{ event, users: await receivingTyping(deps, who.realmId, subscribers.filter((id) => !hidden.has(id))) }]);
 }
 
 /** Those of `userIds` who receive typing notifications (their receives_typing_notifications). */
@@ -100,10 +117,19 @@ async function receivingTyping(deps: AppDeps, realmId: number, userIds: number[]
   return userIds.filter((id) => settings.get(id)!.receivesTypingNotifications);
 }
 
-/** Nothing is stored: the outbox row alone, so the event keeps its place among the realm's events. */
-async function notifyTyping(deps: AppDeps, who: Identity, event: TypingClientEvent, users: number[]): Promise<void> {
-  if (users.length === 0) return;
-  const [type, schema] = event.op === "start" ? ["messaging.typing.started", MessagingTypingStarted] : ["messaging.typing.stopped", MessagingTypingStopped];
-  const payload = schema.parse({ sender_id: who.userId, client: { event, users } });
-  await withTx(deps.pool, (tx) => emitEvent(tx, { type, realmId: who.realmId, payload }));
+/**
+ * Nothing is stored: an outbox row per copy of the event (one, unless receivers see the
+ * participants differently), so the event keeps its place among the realm's events.
+ */
+async function notifyTyping(deps: AppDeps, who: Identity, copies: Array<{ event: TypingClientEvent; users: number[] }>): Promise<void> {
+  const rows = copies
+    .filter((c) => c.users.length > 0)
+    .map(({ event, users }) => {
+      const [type, schema] = event.op === "start" ? ["messaging.typing.started", MessagingTypingStarted] : ["messaging.typing.stopped", MessagingTypingStopped];
+      return { type, payload: schema.parse({ sender_id: who.userId, client: { event, users } }) };
+    });
+  if (rows.length === 0) return;
+  await withTx(deps.pool, async (tx) => {
+    for (const { type, payload } of rows) await emitEvent(tx, { type, realmId: who.realmId, payload });
+  });
 }

@@ -75,9 +75,13 @@ function condition(t: Exclude<ResolvedTerm, { kind: "all" }>, userId: number, bi
     case "dm":
       return t.recipientId === null ? "false" : `(m.stream_id IS NULL AND m.recipient_id = ${bind(t.recipientId)})`;
     case "dm_including":
-      // A group conversation's key lists three or more ids: two commas at least.
-      return `(m.stream_id IS NULL AND EXISTS (SELECT 1 FROM recipients r WHERE r.id = m.recipient_id
-        AND (',' || r.user_ids_key || ',') LIKE ${bind(`%,${t.userId},%`)}${t.groupOnly ? " AND r.user_ids_key LIKE '%,%,%'" : ""}))`;
+      // The user's conversations are read once per statement, by the recipients_direct_participants
+      // index (its expression spelled as it was created), not matched per message against a
+      // pattern; as an array, their messages can be read by conversation (messages_recipient)
+      // where the viewer received many others. A group conversation's key lists three or more
+      // ids: two commas at least.
+      return `(m.stream_id IS NULL AND m.recipient_id = ANY (ARRAY(SELECT r.id FROM recipients r WHERE r.user_ids_key IS NOT NULL
+        AND string_to_array(r.user_ids_key, ',')::bigint[] @> ARRAY[${bind(t.userId)}::bigint]${t.groupOnly ? " AND r.user_ids_key LIKE '%,%,%'" : ""})))`;
     case "is":
       switch (t.what) {
         case "dm":

@@ -48,3 +48,22 @@ export async function guestsNotAccessingSender(db: Queryable, realm: InternalRea
   const partners = (await selectConversationPartners(db, realm.id, [sender.id])).get(sender.id)!;
   return new Set(guests.filter((id) => !partners.has(id)));
 }
+
+/**
+ * For each guest among `receiverIds` who does not access some of `participants` (a direct
+ * conversation's, before its first message), those participants; receivers who access them all
+ * are absent. Bots and the receiver themselves are always accessible.
+ */
+export async function participantsUnseenByGuests(db: Queryable, realm: InternalRealm, receiverIds: number[], participants: UserRow[]): Promise<Map<number, Set<number>>> {
+  const out = new Map<number, Set<number>>();
+  const humans = participants.filter((u) => !u.isBot);
+  if (!limitsGuests(realm) || humans.length < 2) return out;
+  const guests = await selectGuestIds(db, realm.id, receiverIds);
+  if (guests.length === 0) return out;
+  const partners = await selectConversationPartners(db, realm.id, guests);
+  for (const guest of guests) {
+    const unseen = humans.filter((u) => u.id !== guest && !partners.get(guest)!.has(u.id)).map((u) => u.id);
+    if (unseen.length > 0) out.set(guest, new Set(unseen));
+  }
+  return out;
+}

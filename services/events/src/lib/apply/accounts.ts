@@ -27,8 +27,7 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
       // accounts: left to the client, as a fresh register would show it.
       // With it, the user is left out whether active or not (a deactivated one on a role change).
       if (!ctx.userListIncomplete) return false;
-      state.realm_users = state.realm_users.filter((u: any) => u.user_id !== person.user_id);
-      if (state.realm_non_active_users) state.realm_non_active_users = state.realm_non_active_users.filter((u: any) => u.user_id !== person.user_id);
+      forgetUser(state, person.user_id, ctx);
       return true;
     case "update": {
       const user = [...state.realm_users, ...(state.realm_non_active_users ?? [])].find((u: any) => u.user_id === person.user_id);
@@ -73,6 +72,21 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
     default:
       return false;
   }
+}
+
+/**
+ * A user the guest lost access to leaves the state as a fresh register leaves them out: the user
+ * lists, the statuses, and the presences where user access limits presence (keyed by id, or in
+ * the legacy form by the API email the user list holds).
+ */
+function forgetUser(state: State, userId: number, ctx: ApplyContext): void {
+  const listed = [...state.realm_users, ...(state.realm_non_active_users ?? [])].find((u: any) => u.user_id === userId);
+  state.realm_users = state.realm_users.filter((u: any) => u.user_id !== userId);
+  if (state.realm_non_active_users) state.realm_non_active_users = state.realm_non_active_users.filter((u: any) => u.user_id !== userId);
+  if (state.user_status && typeof state.user_status === "object") delete state.user_status[String(userId)];
+  if (!ctx.accessLimitsPresence || state.presences === null || typeof state.presences !== "object") return;
+  if (ctx.slimPresence) delete state.presences[String(userId)];
+  else if (typeof listed?.email === "string") delete state.presences[listed.email];
 }
 
 function userGroup(state: State, event: AppliedEvent, ctx: ApplyContext): boolean {

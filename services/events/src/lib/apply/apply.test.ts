@@ -275,6 +275,69 @@ describe("realm_user remove (a guest lost access to a user)", () => {
     expect(applyEvent(s, remove, ctx)).toBe(false);
     expect(s.realm_users).toEqual([{ user_id: 5 }, { user_id: 6 }]);
   });
+
+  describe("the user's status and presence leave the state, as a fresh register leaves them out", () => {
+    const website = { client: "website", status: "active", timestamp: 9, pushable: false };
+    const legacy = () => ({ aggregated: { client: "website", status: "active", timestamp: 9 }, website });
+    const full = () => ({
+      realm_users: [
+        { user_id: 5, email: "me@example.com" },
+        { user_id: 6, email: "user6@org.invalid" },
+      ],
+      user_status: { "5": { status_text: "mine" }, "6": { away: true, status_text: "out" } } as Record<string, unknown>,
+      presences: {} as Record<string, unknown>,
+    });
+    const incomplete = { ...ctx, userListIncomplete: true };
+
+    it("status always; presence by id where user access limits presence", () => {
+      const s = { ...full(), presences: { "5": { active_timestamp: 9, idle_timestamp: 9 }, "6": { active_timestamp: 9, idle_timestamp: 9 } } };
+      expect(applyEvent(s, remove, { ...incomplete, slimPresence: true, accessLimitsPresence: true })).toBe(true);
+      expect(s).toEqual({
+        realm_users: [{ user_id: 5, email: "me@example.com" }],
+        user_status: { "5": { status_text: "mine" } },
+        presences: { "5": { active_timestamp: 9, idle_timestamp: 9 } },
+      });
+    });
+
+    it("legacy presence is keyed by the API email the user list held", () => {
+      const s = { ...full(), presences: { "me@example.com": legacy(), "user6@org.invalid": legacy() } };
+      expect(applyEvent(s, remove, { ...incomplete, accessLimitsPresence: true })).toBe(true);
+      expect(Object.keys(s.presences)).toEqual(["me@example.com"]);
+      expect(s.user_status).toEqual({ "5": { status_text: "mine" } });
+    });
+
+    it("a deactivated user's entries go too", () => {
+      const s = {
+        realm_users: [{ user_id: 5, email: "me@example.com" }],
+        realm_non_active_users: [{ user_id: 6, email: "user6@org.invalid" }],
+        user_status: { "6": { status_text: "gone" } } as Record<string, unknown>,
+        presences: { "user6@org.invalid": legacy() } as Record<string, unknown>,
+      };
+      expect(applyEvent(s, remove, { ...incomplete, accessLimitsPresence: true })).toBe(true);
+      expect(s).toEqual({ realm_users: [{ user_id: 5, email: "me@example.com" }], realm_non_active_users: [], user_status: {}, presences: {} });
+    });
+
+    it("presence stays where the server does not limit it with user access", () => {
+      const s = { ...full(), presences: { "6": { active_timestamp: 9, idle_timestamp: 9 } } };
+      expect(applyEvent(s, remove, { ...incomplete, slimPresence: true, accessLimitsPresence: false })).toBe(true);
+      expect(s.presences).toEqual({ "6": { active_timestamp: 9, idle_timestamp: 9 } });
+      expect(s.user_status).toEqual({ "5": { status_text: "mine" } });
+    });
+
+    it("is idempotent: a state fetched after the removal stays as it was", () => {
+      const s = { realm_users: [{ user_id: 5, email: "me@example.com" }], user_status: { "5": { status_text: "mine" } }, presences: { "me@example.com": legacy() } };
+      const before = structuredClone(s);
+      expect(applyEvent(s, remove, { ...incomplete, accessLimitsPresence: true })).toBe(true);
+      expect(s).toEqual(before);
+    });
+
+    it("without user_list_incomplete the event is the client's, and the state is untouched", () => {
+      const s = full();
+      const before = structuredClone(s);
+      expect(applyEvent(s, remove, { ...ctx, accessLimitsPresence: true })).toBe(false);
+      expect(s).toEqual(before);
+    });
+  });
 });
 
 describe("presence", () => {

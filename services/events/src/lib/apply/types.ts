@@ -13,6 +13,11 @@ export interface ApplyContext {
   slimPresence?: boolean;
   /** The user_list_incomplete client capability: a user a guest lost access to leaves realm_users (else a stand-in replaces them). */
   userListIncomplete?: boolean;
+  /**
+   * The server's CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE: a limited guest's presence state
+   * holds only the users they access, so a user they lose access to leaves it.
+   */
+  accessLimitsPresence?: boolean;
 }
 
 /** Applies one event (without its id) in place; false when it cannot be applied faithfully. */
