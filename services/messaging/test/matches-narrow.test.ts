@@ -93,7 +93,7 @@ describe("GET /messages/matches_narrow", () => {
 
   it("refuses bad input with Zulip's errors", async () => {
     expectError(await matches(org.member, [coffee], [{ operator: "channel", operand: "secret" }]), 400, "BAD_NARROW", "Invalid narrow operator: unknown channel secret");
-    expectError(await matches(org.member, [coffee], [{ operator: "bogus", operand: "x" }]), 400, "BAD_NARROW", "Invalid narrow operator: unknown operator");
+    expectError(await matches(org.member, [coffee], [{ operator: "bogus", operand: "x" }]), 400, "BAD_NARROW", "Invalid narrow operator: unknown operator bogus");
     expectError(await m.call("GET", "/messages/matches_narrow", org.member, { narrow: "[]" }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'msg_ids' argument");
     expectError(await m.call("GET", "/messages/matches_narrow", org.member, { msg_ids: `[${coffee}]` }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'narrow' argument");
     expectError(await m.call("GET", "/messages/matches_narrow", org.member, { msg_ids: "coffee", narrow: "[]" }), 400, "BAD_REQUEST", "msg_ids is not valid JSON");

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { selectConversationPartners } from "../src/store/user-access";
-import { startMessaging, type Messaging, type Org } from "./helpers";
+import { expectError, startMessaging, type Messaging, type Org } from "./helpers";
 
 /**
  * Messaging's part of limited user access (the organization's can_access_all_users_group, kept
@@ -133,11 +133,14 @@ describe("limited user access", () => {
     await m.ok(await m.call("POST", "/typing", org.member2, { type: "direct", op: "stop", to: JSON.stringify([org.guest.user_id]) }));
     expect((await m.outbox()).filter((e) => e.type === "messaging.typing.stopped").map((e) => e.payload.client.users)).toEqual([[org.member2.user_id]]);
     expect(await typingTo(org.moderator, [org.guest])).toEqual(sorted([org.guest.user_id, org.moderator.user_id]));
-    // The guest typing to member2 reaches member2, who accesses everyone.
+    // The guest typing to member2 reaches member2, who accesses everyone (as in Zulip, typing is
+    // not refused where the message itself would be).
     expect(await typingTo(org.guest, [org.member2])).toEqual(sorted([org.guest.user_id, org.member2.user_id]));
+    expect(await typingTo(org.guest, [org.moderator])).toEqual(sorted([org.guest.user_id, org.moderator.user_id]));
     // Where guests are not limited, the guest is told.
     await limit(org, false);
     expect(await typingTo(org.member2, [org.guest])).toEqual(sorted([org.guest.user_id, org.member2.user_id]));
+    expect(await typingTo(org.guest, [org.member2])).toEqual(sorted([org.guest.user_id, org.member2.user_id]));
     await limit(org, true);
   });
 
@@ -191,6 +194,72 @@ describe("limited user access", () => {
     expect(sent).toHaveLength(1);
     expect(sorted(sent[0].payload.client.users)).toEqual(sorted([guest3.user_id, org.member.user_id, org.owner.user_id]));
     expect(sent[0].payload.client.event.recipients.map((r: any) => r.email).sort()).toEqual([guest3.email, org.member.email, org.owner.email].sort());
+  });
+
+  it("a guest may not send a direct message to a user it does not access; nothing is stored or sent", async () => {
+    // The guest shares the channel "room" with the admin and the member, and a conversation with
+    // the moderator; member2 and the owner it does not access (no conversation with them yet).
+    const refused = "You do not have permission to access some of the recipients.";
+    const stranger = await org.extra(75);
+    const attempts: Array<Record<string, unknown>> = [
+      { type: "direct", to: JSON.stringify([stranger.user_id]) },
+      { type: "private", to: JSON.stringify([stranger.user_id]) },
+      { type: "direct", to: JSON.stringify([stranger.email]) },
+      { type: "private", to: stranger.email },
+      // A group conversation with one user it does not access among ones it does.
+      { type: "direct", to: JSON.stringify([org.member.user_id, stranger.user_id]) },
+      { type: "direct", to: JSON.stringify([org.bot.user_id, org.moderator.user_id, stranger.user_id]) },
+    ];
+    await m.outbox();
+    const messages = await m.count("messages");
+    const recipients = await m.count("recipients");
+    for (const params of attempts) {
+      expectError(await m.call("POST", "/messages", org.guest, { ...params, content: "hello?" }), 400, "BAD_REQUEST", refused);
+      // The scheduler's check of a scheduled message refuses it the same way.
+      expectError(await m.call("POST", "/internal/messages/check", org.guest, { ...params, content: "later" }), 400, "BAD_REQUEST", refused);
+    }
+    // Even where the user is deactivated: the guest is not told their email.
+    // (Deactivated while guests are not limited: accounts then asks messaging nothing.)
+    await limit(org, false);
+    await m.deactivate(stranger);
+    await limit(org, true);
+    const gone = await m.call("POST", "/messages", org.guest, { type: "direct", to: JSON.stringify([stranger.user_id]), content: "hello?" });
+    expectError(gone, 400, "BAD_REQUEST", refused);
+    expect(await m.count("messages")).toBe(messages);
+    expect(await m.count("recipients")).toBe(recipients);
+    expect(await m.outbox()).toEqual([]);
+  });
+
+  it("a guest may write to the users it accesses: a conversation it has, a channel it shares, bots and itself", async () => {
+    const ids = [
+      // The moderator started a conversation with the guest: the guest may reply.
+      await m.send(org.guest, { type: "private", to: JSON.stringify([org.moderator.user_id]), content: "thanks" }),
+      await m.send(org.guest, { type: "direct", to: JSON.stringify([org.member.email]), content: "we share a channel" }),
+      await m.send(org.guest, { type: "direct", to: JSON.stringify([org.member.user_id, org.admin.user_id, org.bot.user_id]), content: "group" }),
+      await m.send(org.guest, { type: "direct", to: JSON.stringify([org.bot.user_id]), content: "a bot" }),
+      await m.send(org.guest, { type: "direct", to: JSON.stringify([org.guest.user_id]), content: "a note to self" }),
+    ];
+    expect(new Set(ids).size).toBe(5);
+    await m.ok(await m.call("POST", "/internal/messages/check", org.guest, { type: "direct", to: JSON.stringify([org.moderator.user_id]), content: "later" }));
+  });
+
+  it("a conversation someone else starts with the guest makes them accessible; where guests are not limited, anyone is", async () => {
+    const stranger = await org.extra(76);
+    const write = () => m.call("POST", "/messages", org.guest, { type: "direct", to: JSON.stringify([stranger.user_id]), content: "hi" });
+    expectError(await write(), 400, "BAD_REQUEST", "You do not have permission to access some of the recipients.");
+    await limit(org, false);
+    await m.ok(await write());
+    await limit(org, true);
+    // That message shared a conversation with them: the guest accesses them from now on.
+    await m.ok(await write());
+    const other = await org.extra(77);
+    await m.send(other, { type: "direct", to: JSON.stringify([org.guest.user_id]), content: "hello guest" });
+    await m.ok(await m.call("POST", "/messages", org.guest, { type: "direct", to: JSON.stringify([other.user_id]), content: "hello back" }));
+  });
+
+  it("the limit is on guests only: a member writes to anyone", async () => {
+    const stranger = await org.extra(78);
+    await m.ok(await m.call("POST", "/messages", org.member2, { type: "direct", to: JSON.stringify([stranger.user_id]), content: "hi" }));
   });
 
   it("a direct conversation's first message: the guest gains its other participants; later ones change nothing", async () => {

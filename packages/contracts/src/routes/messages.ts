@@ -98,14 +98,19 @@ export const InternalSendMessage = route({
   response: SendResponse,
 });
 
+/**
+ * A narrow operand. Which of these an operator takes (a string; a string or an id; a string or a
+ * list of ids), and a `negated` that is not a boolean, the service checks, to answer in Zulip's
+ * words for the operator (so both are open here).
+ */
+const NarrowOperand = z.unknown().meta({
+  description: "A string; an integer id (channel, stream, id, sender, dm-including, group-pm-with); or a list of user ids (dm, pm-with).",
+});
+
 /** A narrow term: `{operator, operand, negated?}` or the legacy `[operator, operand]` pair. */
 export const NarrowTerm = z.union([
-  z.object({
-    operator: z.string(),
-    operand: z.union([z.string(), z.number().int(), z.array(z.union([z.string(), z.number().int()]))]),
-    negated: z.boolean().optional(),
-  }),
-  z.tuple([z.string(), z.union([z.string(), z.number().int(), z.array(z.union([z.string(), z.number().int()]))])]),
+  z.object({ operator: z.string(), operand: NarrowOperand, negated: z.unknown().meta({ description: "A boolean." }).optional() }),
+  z.tuple([z.string(), NarrowOperand]),
 ]);
 export type NarrowTerm = z.infer<typeof NarrowTerm>;
 

@@ -16,7 +16,7 @@ import { markReadForMuters } from "../queries/muted-users";
 import { canSeeStream, findStream, viewerOf, type AccessedStream } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
 import { getUserSettings } from "../queries/user-settings";
-import { guestsNotAccessingSender } from "../queries/user-access";
+import { checkCanAccessRecipients, guestsNotAccessingSender } from "../queries/user-access";
 import type { UserSettingsView } from "../lib/user-settings";
 import { followsWhenMentioned, policyAfterSend, VISIBILITY } from "../lib/visibility-policy";
 import { insertSendKey, lockSendKey, selectSendKey } from "../store/idempotency";
@@ -456,6 +456,8 @@ async function planDirectMessage(
     if (missing !== undefined) throw badRequest(`Invalid email '${missing}'`);
     users = emails.map((e) => found.get(e.toLowerCase())!);
   }
+  // Before anything else is told about the recipients (a deactivated one's email).
+  await checkCanAccessRecipients(deps.pool, realm, sender, users);
   const inactive = users.find((u) => !u.isActive);
   if (inactive) throw badRequest(`'${inactive.email}' is no longer using Zulip.`);
   checkPrivateMessagePolicy(realm, sender, users);

@@ -38,6 +38,8 @@ const typingUser = (u: UserRow) => ({ user_id: u.id, email: u.email });
  * typing notifications off (Zulip's check_send_typing_notification), nor the guests an
  * organization that limits guests keeps from the sender (before a first message, a guest may
  * share nothing with them yet). The sender is not told who was left out: the request succeeds.
+ * Such a guest may type to users it does not access (Zulip checks no access for typing, though
+ * it refuses the message itself).
  * A guest who is told but does not access some other participant sees that participant as
  * Zulip's "Unknown user" stand-in (the real id, the stand-in's email), as a hidden sender is shown.
  */

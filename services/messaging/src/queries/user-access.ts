@@ -1,5 +1,5 @@
 import type { InternalRealm } from "@chat/contracts";
-import type { Queryable } from "@chat/platform";
+import { badRequest, type Queryable } from "@chat/platform";
 import { isGuestRole } from "../lib/permissions";
 import { selectConversationPartners, selectGuestIds } from "../store/user-access";
 import type { UserRow } from "../store/users";
@@ -33,6 +33,16 @@ export async function inaccessibleUsers(db: Queryable, realm: InternalRealm, vie
   const partners = (await selectConversationPartners(db, realm.id, [viewer.userId])).get(viewer.userId)!;
   for (const u of candidates) if (!partners.has(u.id)) denied.add(u.id);
   return denied;
+}
+
+/**
+ * A guest of an organization that limits guests may not write (a direct message, a typing
+ * notification) to a user they do not access (Zulip 8.0's refusal); the users a conversation of
+ * theirs already includes, bots and themselves they access. Elsewhere this reads nothing.
+ */
+export async function checkCanAccessRecipients(db: Queryable, realm: InternalRealm, sender: Pick<UserRow, "id" | "role">, recipients: Iterable<UserRow>): Promise<void> {
+  const denied = await inaccessibleUsers(db, realm, { userId: sender.id, role: sender.role }, recipients);
+  if (denied.size > 0) throw badRequest("You do not have permission to access some of the recipients.");
 }
 
 /**
