@@ -381,6 +381,15 @@ export function createServer(opts: ServerOptions): FastifyInstance {
   // app.close() (without runService, as in tests) shuts down too: answers to requests fastify does
   // not see (a raw route's) must close their connections, or close() waits for keep-alive.
   app.addHook("preClose", async () => markShuttingDown(app));
+  // Node's close() drops the keep-alive connections idle at that moment only; one still reading
+  // a request's body (an early answer's, which node reads and drops) goes idle later and would
+  // hold close() until its keep-alive timeout. Dropped as they go idle (runService does it too).
+  let reaper: NodeJS.Timeout | undefined;
+  app.addHook("preClose", async () => {
+    reaper = setInterval(() => app.server.closeIdleConnections?.(), 100);
+    reaper.unref();
+  });
+  app.addHook("onClose", async () => clearInterval(reaper));
   // HTTP/2 connections are told to go away (GOAWAY): their open streams still finish (the events
   // service answers its held polls at preClose), then they close and the server can.
   if (opts.http2) app.addHook("preClose", async () => raw.sessions.forEach((s) => s.close()));
