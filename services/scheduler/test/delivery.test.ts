@@ -4,7 +4,7 @@ import { deliverNextDue } from "../src/actions/delivery";
 import { AccountsClient, MessagingClient } from "../src/clients/services";
 import type { SchedulerDeps } from "../src/deps";
 import { DeliveryLoop } from "../src/workers/delivery-loop";
-import { alice, bob, BOT_ID, CHANNEL, startHarness, T0, ts, type Harness } from "./helpers";
+import { alice, bob, BOT_ID, CHANNEL, REALM, startHarness, T0, ts, type Harness } from "./helpers";
 
 let h: Harness;
 beforeAll(async () => {
@@ -20,6 +20,8 @@ beforeEach(async () => {
   h.peer.refusing.clear();
   h.peer.sendDelays.clear();
   h.peer.maxInFlight.clear();
+  h.peer.checkDelays.clear();
+  h.peer.deactivatedRealms.clear();
   h.peer.users.get(alice.userId)!.is_active = true;
   await h.pool.query("DELETE FROM scheduled_messages");
   await h.pool.query("DELETE FROM outbox");
@@ -96,7 +98,12 @@ describe("delivery", () => {
     expect(h.peer.messages).toHaveLength(1);
     expect(h.peer.messages[0]).toMatchObject({ sender: BOT_ID, key: `scheduled-failure:${id}:1` });
     expect(h.peer.messages[0].params).toMatchObject({ type: "private", to: JSON.stringify([alice.userId]) });
-    expect(h.peer.messages[0].params.content).toContain("You do not have permission to post in this channel.");
+    // In Zulip's words: the time (shown in the reader's zone), the error quoted, a link to the list.
+    expect(h.peer.messages[0].params.content).toBe(
+      "The message you scheduled for <time:2030-01-01 12:01:00+00:00> was not sent because of the following error:\n\n" +
+        "> You do not have permission to post in this channel.\n\n" +
+        "[View scheduled messages](#scheduled)",
+    );
     // A failed message is not retried by itself.
     h.clock.advance(3_600_000);
     expect(await h.loop().runPass()).toEqual({ delivered: 0, failed: 0 });
@@ -122,6 +129,33 @@ describe("delivery", () => {
     expect(await h.loop().runPass()).toEqual({ delivered: 0, failed: 1 });
     const { rows } = await h.pool.query("SELECT failed, failure_message FROM scheduled_messages");
     expect(rows[0]).toEqual({ failed: true, failure_message: "Account is deactivated" });
+  });
+
+  it("re-checks the organization at delivery: a deactivated organization's message fails, as in Zulip", async () => {
+    const id = await toChannel("into the void");
+    h.peer.deactivatedRealms.add(REALM);
+    h.clock.advance(60_000);
+    expect(await h.loop().runPass()).toEqual({ delivered: 0, failed: 1 });
+    expect(h.peer.messages.filter((m) => m.sender === alice.userId)).toEqual([]);
+    expect(await list()).toEqual([expect.objectContaining({ scheduled_message_id: id, failed: true })]);
+    const [update] = await h.events("scheduler.scheduled_message.updated");
+    expect(update.payload).toMatchObject({ failure_reason: "This organization has been deactivated", client: { event: { op: "update", scheduled_message: { failed: true } } } });
+  });
+
+  it("an edit that raced a failed delivery still needs a new time", async () => {
+    const id = await toChannel("first");
+    h.peer.checkDelays.set("second", 300);
+    h.peer.refusing.add(CHANNEL);
+    // The edit reads the pending message and waits for messaging's check; meanwhile the message
+    // comes due and fails.
+    const editing = h.call("PATCH", `/scheduled_messages/${id}`, { as: alice, params: { content: "second" } });
+    await new Promise((r) => setTimeout(r, 50));
+    h.clock.advance(60_000);
+    expect(await h.loop().runPass()).toEqual({ delivered: 0, failed: 1 });
+    const res = await editing;
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Scheduled delivery time must be in the future." });
+    expect(await list()).toEqual([expect.objectContaining({ content: "first", failed: true })]);
   });
 
   it("sends once when the scheduler dies after messaging accepted the message", async () => {

@@ -154,7 +154,7 @@ describe("scheduled messages", () => {
     const [, update] = await nextEvents(queue, 2);
     expect(update).toMatchObject({ type: "scheduled_messages", op: "update", scheduled_message: { scheduled_message_id: res.body.scheduled_message_id, failed: true } });
     const notice = await waitUntil("the notice", async () => {
-      const found = await messagesWithContent(member, "Your message scheduled for", [{ operator: "is", operand: "dm" }]);
+      const found = await messagesWithContent(member, "The message you scheduled for", [{ operator: "is", operand: "dm" }]);
       return found.length ? found[0] : null;
     });
     expect(notice.type).toBe("private");

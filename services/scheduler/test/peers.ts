@@ -17,6 +17,10 @@ export interface Peer {
   /** Channels messaging refuses to post to (as if the sender lost permission). */
   refusing: Set<number>;
   notificationBotId: number | null;
+  /** Organizations accounts reports as deactivated. */
+  deactivatedRealms: Set<number>;
+  /** Milliseconds messaging takes to check a message with this content (default none). */
+  checkDelays: Map<string, number>;
   /** Milliseconds messaging takes to accept a message with this content (default none). */
   sendDelays: Map<string, number>;
   /** Per sender, the most sends it ever had in progress at once. */
@@ -38,6 +42,8 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
     users: new Map(),
     refusing: new Set(),
     notificationBotId: null,
+    deactivatedRealms: new Set(),
+    checkDelays: new Map(),
     sendDelays: new Map(),
     maxInFlight: new Map(),
     close: () => app.close(),
@@ -60,6 +66,8 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
   });
   app.post("/api/v1/internal/messages/check", async (req, reply) => {
     const b = req.body as Record<string, string>;
+    const checkDelay = peer.checkDelays.get(b.content);
+    if (checkDelay) await new Promise((r) => setTimeout(r, checkDelay));
     const bad = addressCheck(b);
     if (bad) return reply.status(bad.status).send(bad.body);
     const content = b.content.trimEnd();
@@ -105,11 +113,10 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
       }));
     return { result: "success", msg: "", users };
   });
-  app.get("/api/v1/internal/realms/:id", async (req) => ({
-    result: "success",
-    msg: "",
-    realm: { id: Number((req.params as { id: string }).id), notification_bot_id: peer.notificationBotId },
-  }));
+  app.get("/api/v1/internal/realms/:id", async (req) => {
+    const id = Number((req.params as { id: string }).id);
+    return { result: "success", msg: "", realm: { id, deactivated: peer.deactivatedRealms.has(id), notification_bot_id: peer.notificationBotId } };
+  });
   await app.listen({ host: "127.0.0.1", port });
   peer.url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return peer;

@@ -199,6 +199,24 @@ describe("PATCH /scheduled_messages/{id}", () => {
     expect((await list())[0]).toMatchObject({ type: "stream", to: CHANNEL, topic: "back", content: "first" });
   });
 
+  it("two edits at once both take effect: neither overwrites the other with what it read before", async () => {
+    const id = await create();
+    h.peer.checkDelays.set("slow content", 300);
+    try {
+      // The content edit waits for messaging's check while the topic edit is applied.
+      const contentEdit = edit(id, { content: "slow content" });
+      await new Promise((r) => setTimeout(r, 50));
+      expect((await edit(id, { topic: "new topic" })).status).toBe(200);
+      expect((await contentEdit).status).toBe(200);
+    } finally {
+      h.peer.checkDelays.clear();
+    }
+    const [m] = await list();
+    expect(m).toMatchObject({ content: "slow content", rendered_content: "<p>slow content</p>", topic: "new topic" });
+    const updates = (await h.events("scheduler.scheduled_message.updated")).map((e) => e.payload.client.event.scheduled_message);
+    expect(updates.map((u) => [u.topic, u.content])).toEqual([["new topic", "first"], ["new topic", "slow content"]]);
+  });
+
   it("refuses bad edits and changes nothing", async () => {
     const id = await create();
     const before = await list();

@@ -158,13 +158,40 @@ describe("delivery through messaging", () => {
     expect(rows[0].failure_message).toMatch(/does not exist|Not authorized/);
 
     const { rows: notices } = await m.deps.pool.query(
-      "SELECT m.sender_id, m.content FROM messages m JOIN usermessages um ON um.message_id = m.id AND um.user_id = $1 WHERE m.content LIKE 'Your message scheduled for%' ORDER BY m.id DESC LIMIT 1",
+      "SELECT m.sender_id, m.content FROM messages m JOIN usermessages um ON um.message_id = m.id AND um.user_id = $1 WHERE m.content LIKE 'The message you scheduled for%' ORDER BY m.id DESC LIMIT 1",
       [org.member.user_id],
     );
     expect(notices).toHaveLength(1);
     expect(notices[0].content).toContain(rows[0].failure_message);
     const bot = await deps.accounts.getNotificationBotId(org.realmId);
     expect(Number(notices[0].sender_id)).toBe(bot);
+  });
+});
+
+describe("read state of a delivered message for its sender", () => {
+  it("a reminder to oneself arrives unread, unless asked otherwise; to others it starts read as the client's sends do", async () => {
+    const web = { ...org.member.as, client: "website" };
+    const stamp = Date.now();
+    const cases = [
+      { content: `note to self ${stamp}`, to: [org.member.user_id], read_by_sender: undefined, read: false },
+      { content: `note to self, read ${stamp}`, to: [org.member.user_id], read_by_sender: true, read: true },
+      { content: `to a colleague ${stamp}`, to: [org.member2.user_id], read_by_sender: undefined, read: true },
+    ];
+    for (const c of cases) {
+      const res = await call("POST", "/scheduled_messages", {
+        as: web,
+        params: { type: "direct", to: c.to, content: c.content, scheduled_delivery_timestamp: at(30), read_by_sender: c.read_by_sender },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    clock.advance(30_000);
+    expect(await new DeliveryLoop(deps, { intervalMs: 50, concurrency: 1 }).runPass()).toEqual({ delivered: 3, failed: 0 });
+    for (const c of cases) {
+      const [sent] = await messagesWith(c.content);
+      const got = await m.call("GET", `/messages/${sent.id}`, org.member);
+      expect(got.status).toBe(200);
+      expect(got.body.message.flags.includes("read"), c.content).toBe(c.read);
+    }
   });
 });
 

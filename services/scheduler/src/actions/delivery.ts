@@ -32,6 +32,9 @@ export async function deliverNextDue(deps: SchedulerDeps, hooks: DeliveryHooks =
     if (!row) return "idle";
     let messageId: number;
     try {
+      // The organization and the sender are checked again as they are now, as Zulip does.
+      const realm = await deps.accounts.getRealm(row.realmId);
+      if (realm.deactivated) throw new Refused("This organization has been deactivated");
       const sender = await deps.accounts.getUser(row.realmId, row.senderId);
       if (!sender) throw new Refused("The sender no longer exists");
       if (!sender.is_active) throw new Refused("Account is deactivated");
@@ -72,8 +75,9 @@ async function failDelivery(deps: SchedulerDeps, tx: Queryable, row: ScheduledMe
   await notifyFailureByDirectMessage(deps, failed, reason);
 }
 
+/** The time as Zulip writes it in the notice (`2030-01-01 12:01:00+00:00`), inside `<time:...>`. */
 function formatTime(at: Date): string {
-  return at.toISOString().replace("T", " ").replace(/:\d\d\.\d+Z$/, " UTC");
+  return at.toISOString().replace("T", " ").replace(/\.\d+Z$/, "+00:00");
 }
 
 /**
@@ -89,9 +93,12 @@ async function notifyFailureByDirectMessage(deps: SchedulerDeps, row: ScheduledM
       deps.log.warn({ realmId: row.realmId, scheduledMessageId: row.id }, "no notification bot; failure notice not sent");
       return;
     }
+    // Zulip's wording: the time shown in the reader's time zone, the error quoted, and a link to
+    // the list where the message waits to be rescheduled or deleted.
     const content =
-      `Your message scheduled for ${formatTime(row.scheduledAt)} was not sent: ${reason}\n\n` +
-      `It is kept in your scheduled messages. Give it a new delivery time to try again, or delete it.`;
+      `The message you scheduled for <time:${formatTime(row.scheduledAt)}> was not sent because of the following error:\n\n` +
+      `> ${reason}\n\n` +
+      `[View scheduled messages](#scheduled)`;
     await deps.messaging.send(identityOf(bot, "Internal"), {
       type: "private",
       to: [row.senderId],

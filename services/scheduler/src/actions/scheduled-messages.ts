@@ -83,6 +83,13 @@ export interface ScheduleRequest {
   readBySender: boolean | undefined;
 }
 
+/**
+ * A direct message to nobody but the sender: a reminder to oneself. Unless the client said
+ * otherwise, it arrives unread, whatever the client (Zulip's check_schedule_message); other
+ * scheduled messages follow the sending client's default, as a send does.
+ */
+const isToSelfOnly = (a: Addressee, senderId: number) => a.recipientType === "private" && a.userIds?.length === 1 && a.userIds[0] === senderId;
+
 /** POST /scheduled_messages: validate like a send, store, tell the sender's clients. */
 export async function doScheduleMessage(deps: SchedulerDeps, who: Identity, req: ScheduleRequest): Promise<number> {
   const scheduledAt = deliveryTime(deps, req.scheduledDeliveryTimestamp);
@@ -98,7 +105,7 @@ export async function doScheduleMessage(deps: SchedulerDeps, who: Identity, req:
       content: checked.content,
       renderedContent: checked.renderedContent,
       scheduledAt,
-      readBySender: req.readBySender ?? null,
+      readBySender: req.readBySender ?? (isToSelfOnly(addressee, who.userId) ? false : null),
       sendingClient: who.client,
       createdAt: deps.clock.now(),
     });
@@ -136,29 +143,44 @@ export async function doEditScheduledMessage(deps: SchedulerDeps, who: Identity,
   if (newType === "stream" && req.topic === undefined) throw badRequest("Topic required when updating scheduled message type to channel.");
   const scheduledAt = req.scheduledDeliveryTimestamp === undefined ? undefined : deliveryTime(deps, req.scheduledDeliveryTimestamp);
 
-  // Read (without holding a lock across messaging's check), validate, then lock and apply.
-  const current = await withTx(deps.pool, (tx) => accessScheduledMessage(tx, who, id));
-  if (current.delivered) throw badRequest("Scheduled message was already sent");
-  if (current.failed && scheduledAt === undefined) throw badRequest("Scheduled delivery time must be in the future.");
+  // What the edit makes of a stored message, and messaging's check of it when it needs one.
+  const refuseIn = (row: ScheduledMessageRow) => {
+    // Delivered meanwhile by the loop: the edit comes too late.
+    if (row.delivered) throw badRequest("Scheduled message was already sent");
+    if (row.failed && scheduledAt === undefined) throw badRequest("Scheduled delivery time must be in the future.");
+  };
+  const planFor = (row: ScheduledMessageRow) => {
+    const recipientType = newType ?? row.recipientType;
+    const addressee: Addressee =
+      req.to !== undefined ? parseTo(recipientType, req.to, who.userId) : { recipientType, streamId: row.streamId, userIds: row.userIds };
+    return { addressee, topic: recipientType === "stream" ? req.topic ?? row.topic : null, content: req.content ?? row.content };
+  };
+  const checkFor = async (row: ScheduledMessageRow) => {
+    const plan = planFor(row);
+    // A topic alone does not change a direct message: nothing to check then.
+    const changesMessage =
+      req.type !== undefined || req.to !== undefined || req.content !== undefined || (req.topic !== undefined && plan.addressee.recipientType === "stream");
+    const checked = changesMessage
+      ? await checkWithMessaging(deps, who, plan.addressee, plan.topic, plan.content)
+      : { content: row.content, topic: row.topic, renderedContent: row.renderedContent };
+    return { plan, checked };
+  };
 
-  const recipientType = newType ?? current.recipientType;
-  const addressee: Addressee =
-    req.to !== undefined
-      ? parseTo(recipientType, req.to, who.userId)
-      : { recipientType, streamId: current.streamId, userIds: current.userIds };
-  const topic = recipientType === "stream" ? req.topic ?? current.topic : null;
-  const content = req.content ?? current.content;
-  let checked = { content: current.content, topic: current.topic, renderedContent: current.renderedContent };
-  if (req.type !== undefined || req.to !== undefined || req.content !== undefined || (req.topic !== undefined && recipientType === "stream")) {
-    checked = await checkWithMessaging(deps, who, addressee, topic, content);
-  }
+  // Read and check without holding the row's lock across messaging's check; then lock and
+  // apply. Another edit (or the delivery loop's failure) that changed the message meanwhile
+  // would be overwritten with what was read before it: then the edit is checked again against
+  // what is there now, this time under the lock.
+  const current = await withTx(deps.pool, (tx) => accessScheduledMessage(tx, who, id));
+  refuseIn(current);
+  let { plan, checked } = await checkFor(current);
 
   await withTx(deps.pool, async (tx) => {
     const locked = await accessScheduledMessage(tx, who, id);
-    // Delivered meanwhile by the loop: the edit comes too late.
-    if (locked.delivered) throw badRequest("Scheduled message was already sent");
+    refuseIn(locked);
+    if (!sameMessage(locked, current)) ({ plan, checked } = await checkFor(locked));
+    const recipientType = plan.addressee.recipientType;
     const row = await updateScheduledMessage(tx, who.realmId, id, {
-      ...addressee,
+      ...plan.addressee,
       topic: recipientType === "stream" ? checked.topic : null,
       content: checked.content,
       renderedContent: checked.renderedContent,
@@ -167,6 +189,18 @@ export async function doEditScheduledMessage(deps: SchedulerDeps, who: Identity,
     });
     await notifyUpdated(tx, row);
   });
+}
+
+/** Whether what an edit builds on (addressee, topic, content) is unchanged between two reads. */
+function sameMessage(a: ScheduledMessageRow, b: ScheduledMessageRow): boolean {
+  return (
+    a.recipientType === b.recipientType &&
+    a.streamId === b.streamId &&
+    JSON.stringify(a.userIds) === JSON.stringify(b.userIds) &&
+    a.topic === b.topic &&
+    a.content === b.content &&
+    a.renderedContent === b.renderedContent
+  );
 }
 
 /** DELETE /scheduled_messages/{id}. */

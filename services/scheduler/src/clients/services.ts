@@ -62,10 +62,15 @@ export class AccountsClient {
     return res.users.find((u) => u.user_id === userId && u.realm_id === realmId) ?? null;
   }
 
+  /** What delivery needs of an organization: whether it is deactivated, and its notification bot. */
+  async getRealm(realmId: number): Promise<{ deactivated: boolean; notificationBotId: number | null }> {
+    const res = await this.http.call<{ realm: { deactivated?: boolean; notification_bot_id?: number | null } }>("GET", `/internal/realms/${realmId}`);
+    return { deactivated: res.realm.deactivated === true, notificationBotId: res.realm.notification_bot_id ?? null };
+  }
+
   /** The realm's notification bot, or null when accounts does not name one. */
   async getNotificationBotId(realmId: number): Promise<number | null> {
-    const res = await this.http.call<{ realm: { notification_bot_id?: number | null } }>("GET", `/internal/realms/${realmId}`);
-    return res.realm.notification_bot_id ?? null;
+    return (await this.getRealm(realmId)).notificationBotId;
   }
 }
 
