@@ -116,13 +116,15 @@ describe("applyEvents", () => {
     expect(state.user_status).toEqual({});
   });
 
-  it("takes the custom emoji dictionary of a realm_emoji event whole; reactions change no state", () => {
+  it("takes the custom emoji dictionary of a realm_emoji event whole; reactions and submessages change no state", () => {
     const state: Record<string, unknown> = { realm_emoji: {} };
     const emoji = { "3": { id: "3", name: "parrot", source_url: "/user_avatars/2/emoji/images/3.gif", still_url: null, deactivated: true, author_id: 6 } };
     expect(applyEvent(state, { id: 1, type: "realm_emoji", op: "update", realm_emoji: emoji }, ctx)).toBe(true);
     expect(state.realm_emoji).toEqual(emoji);
     const reaction = { id: 2, type: "reaction", op: "add", user_id: 6, message_id: 9, emoji_name: "smile", emoji_code: "1f642", reaction_type: "unicode_emoji" };
     expect(applyEvent(state, reaction, ctx)).toBe(true);
+    const vote = { id: 3, type: "submessage", msg_type: "widget", message_id: 9, submessage_id: 2, sender_id: 6, content: "{}" };
+    expect(applyEvent(state, vote, ctx)).toBe(true);
     expect(state).toEqual({ realm_emoji: emoji });
   });
 
@@ -203,6 +205,20 @@ describe("unread_msgs kept as a fresh register shows it", () => {
     // A content edit without a move changes only whether the message mentions the user.
     expect(applyEvent(state, { id: 2, type: "update_message", user_id: 6, message_id: 13, message_ids: [13], flags: ["mentioned"], edit_timestamp: 2, rendering_only: false, content: "@me" }, ctx)).toBe(true);
     expect(state.unread_msgs.mentions).toEqual([11, 13]);
+  });
+
+  it("forgets messages moved from a channel the user is in to one they are not in (their rows are gone), the newest left to the database", () => {
+    const state = { ...withChannels(), starred_messages: [12], never_subscribed: [{ stream_id: 9, name: "Elsewhere" }] };
+    applyEvents(state, [inChannel(11, 7, "old"), inChannel(12, 7, "old"), inChannel(13, 7, "keep")], ctx);
+    const move = { id: 1, type: "update_message", user_id: 6, message_id: 11, message_ids: [11, 12], edit_timestamp: 1, rendering_only: false, stream_id: 7, new_stream_id: 9, orig_subject: "old" };
+    expect(applyEvent(state, move, ctx)).toBe(true);
+    expect(state.unread_msgs).toMatchObject({ count: 1, streams: [{ stream_id: 7, topic: "keep", unread_message_ids: [13] }] });
+    expect(state.starred_messages).toEqual([]);
+    expect(applyEvent(state, { ...move, message_id: 13, message_ids: [13] }, ctx)).toBe(false);
+    // Without the subscriptions, whether the user kept them is unknown.
+    const blind = { max_message_id: 20, starred_messages: [11] };
+    expect(applyEvent(blind, { ...move, message_ids: [11] }, ctx)).toBe(false);
+    expect(applyEvent(blind, { ...move, message_ids: [12] }, ctx)).toBe(true);
   });
 
   it("takes a message marked unread as its details place it: listed in mentions or not, counted unless muted", () => {

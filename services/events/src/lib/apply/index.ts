@@ -24,8 +24,9 @@ const appliers: Record<string, Applier> = {
   invites_changed: noState,
   // Exports are listed by GET /export/realm, not in register's state.
   realm_export: noState,
-  // Reactions live in messages, which register's state does not hold.
+  // Reactions and widgets' submessages live in messages, which register's state does not hold.
   reaction: noState,
+  submessage: noState,
   ...messageAppliers,
   ...channelAppliers,
   ...accountAppliers,

@@ -1,6 +1,6 @@
 import { aggregateUnread } from "@chat/contracts";
 import { fetched, sortedUnique, type Applier, type State } from "./types";
-import { editUnread, mentionOf, unreadItemFromDetails, unreadItemOf } from "./unread";
+import { editUnread, flattenUnread, mentionOf, unreadItemFromDetails, unreadItemOf } from "./unread";
 
 function touchRecentConversation(state: State, message: any, userId: number): void {
   if (!Array.isArray(state.recent_private_conversations) || message.type !== "private") return;
@@ -18,6 +18,29 @@ function setFirstMessageId(state: State, streamId: number, messageId: number): v
   for (const key of ["streams", "subscriptions", "unsubscribed", "never_subscribed"]) {
     for (const s of state[key] ?? []) if (s.stream_id === streamId && s.first_message_id === null) s.first_message_id = messageId;
   }
+}
+
+/**
+ * Whether a move between channels took the messages from the user: a subscriber of the old
+ * channel who is not subscribed to the new one loses them (messaging drops their rows, as
+ * Zulip does), though the event is an update_message (those who cannot read the new channel
+ * at all get a delete_message instead). Null when the state cannot tell and it matters.
+ */
+function leftBehind(state: State, from: number, to: number, ids: number[]): boolean | null {
+  if (Array.isArray(state.subscriptions)) {
+    const subscribed = (id: number) => state.subscriptions.some((s: any) => s.stream_id === id);
+    return subscribed(from) && !subscribed(to);
+  }
+  const held = ids.includes(state.max_message_id) || (Array.isArray(state.starred_messages) && state.starred_messages.some((id: number) => ids.includes(id)));
+  return held || (state.unread_msgs && flattenUnread(state).some((i) => ids.includes(i.id))) ? null : false;
+}
+
+/** Messages the user no longer has: gone from unread and starred; the newest one gone needs the database. */
+function forgetMessages(state: State, ids: number[]): boolean {
+  if (typeof state.max_message_id === "number" && ids.includes(state.max_message_id)) return false;
+  if (!editUnread(state, (items) => items.filter((i) => !ids.includes(i.id)))) return false;
+  if (Array.isArray(state.starred_messages)) state.starred_messages = state.starred_messages.filter((id: number) => !ids.includes(id));
+  return true;
 }
 
 export const messageAppliers: Record<string, Applier> = {
@@ -68,9 +91,7 @@ export const messageAppliers: Record<string, Applier> = {
     // The newest message gone: the new maximum (or a conversation's) needs the database.
     if (typeof state.max_message_id === "number" && ids.includes(state.max_message_id)) return false;
     if (Array.isArray(state.recent_private_conversations) && state.recent_private_conversations.some((c: any) => ids.includes(c.max_message_id))) return false;
-    if (!editUnread(state, (items) => items.filter((i) => !ids.includes(i.id)))) return false;
-    if (Array.isArray(state.starred_messages)) state.starred_messages = state.starred_messages.filter((id: number) => !ids.includes(id));
-    return true;
+    return forgetMessages(state, ids);
   },
 
   /**
@@ -82,6 +103,11 @@ export const messageAppliers: Record<string, Applier> = {
     const ids: number[] = event.message_ids ?? [event.message_id];
     const topic: string | undefined = event.subject;
     const streamId: number | undefined = event.new_stream_id;
+    if (streamId !== undefined && typeof event.stream_id === "number") {
+      const left = leftBehind(state, event.stream_id, streamId, ids);
+      if (left === null) return false;
+      if (left) return forgetMessages(state, ids);
+    }
     return editUnread(state, (items) => items.map((i) => {
       if (!ids.includes(i.id)) return i;
       const moved = i.kind === "stream" ? { ...i, streamId: streamId ?? i.streamId, topic: topic ?? i.topic } : i;
