@@ -24,7 +24,8 @@ const FALLBACK: Record<string, string> = {
   PORT: "Port the HTTP server listens on.",
   DATABASE_URL:
     "PostgreSQL connection URL as libpq and pg read it, a Unix socket directory as the host or in a `host` parameter included (deployment.md). Each service keeps its tables in its own schema of this database.",
-  DATABASE_POOL_SIZE: "Connections each process keeps open to PostgreSQL.",
+  DATABASE_POOL_SIZE:
+    "Connections each process keeps open to PostgreSQL. At most three quarters of them (all but a quarter, rounded up) hold transactions at once; the rest stay free for the reads code in a transaction makes through the pool, so a burst of requests waiting on one row's lock cannot take every connection from the request holding it.",
   REDIS_URL: "Redis connection URL (`rediss://` for TLS).",
   AMQP_URL: "RabbitMQ connection URL (`amqps://` for TLS).",
   AMQP_EXCHANGE: "Topic exchange the domain events are published to.",

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
 import pg from "pg";
 import { outboxCommitted, takeOutboxWrites } from "./outbox-signal";
@@ -84,8 +85,84 @@ function takeAfterCommit(tx: object): Array<() => void> {
   return fns;
 }
 
+/**
+ * How many transactions of one pool may be open at once: the pool's size less a reserve. Code in
+ * a transaction also reads through the pool (caches, replicas, helpers that take the pool); were
+ * every connection held by transactions queued behind the lock of one that needs one more
+ * connection to finish, none would move until the pool's connect timeout (every request a 503).
+ * The reserve keeps connections for those reads, so the lock holder always gets one.
+ */
+export function txSlots(poolSize: number): number {
+  return Math.max(1, poolSize - Math.max(1, Math.ceil(poolSize / 4)));
+}
+
+class TxGate {
+  #free: number;
+  readonly #waiting: Array<() => void> = [];
+  constructor(slots: number, readonly timeoutMs: number) {
+    this.#free = slots;
+  }
+
+  async acquire(): Promise<void> {
+    if (this.#free > 0 && this.#waiting.length === 0) {
+      this.#free--;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const grant = () => {
+        if (timer) clearTimeout(timer);
+        resolve();
+      };
+      const timer =
+        this.timeoutMs > 0
+          ? setTimeout(() => {
+              const at = this.#waiting.indexOf(grant);
+              if (at >= 0) this.#waiting.splice(at, 1);
+              // The pool's own wording, so it is answered as the pool's timeout is (a 503).
+              reject(new Error("timeout exceeded when trying to connect"));
+            }, this.timeoutMs)
+          : null;
+      this.#waiting.push(grant);
+    });
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free++;
+  }
+}
+
+const txGates = new WeakMap<pg.Pool, TxGate>();
+function txGate(pool: pg.Pool): TxGate {
+  let gate = txGates.get(pool);
+  if (!gate) {
+    const options = (pool as unknown as { options: { max?: number; connectionTimeoutMillis?: number } }).options;
+    gate = new TxGate(txSlots(options.max ?? 10), options.connectionTimeoutMillis ?? 0);
+    txGates.set(pool, gate);
+  }
+  return gate;
+}
+
+/** The pools whose transaction the current code runs in (a nested `withTx` takes no second slot). */
+const openTxs = new AsyncLocalStorage<{ pool: pg.Pool; open: boolean }[]>();
+
 /** Runs `fn` in one transaction: commit on success, rollback on any error. */
 export async function withTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
+  const outer = openTxs.getStore() ?? [];
+  const nested = outer.some((t) => t.pool === pool && t.open);
+  const gate = nested ? null : txGate(pool);
+  await gate?.acquire();
+  const mine = { pool, open: true };
+  try {
+    return await openTxs.run([...outer, mine], () => runTx(pool, fn));
+  } finally {
+    mine.open = false;
+    gate?.release();
+  }
+}
+
+async function runTx<T>(pool: pg.Pool, fn: (tx: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   // A checked-out client whose server goes away between statements emits 'error'; without a
   // listener that would crash the process. The failure still reaches the caller via the next query.

@@ -84,6 +84,11 @@ export async function doCreateBot(deps: AccountsDeps, who: Identity, p: CreateBo
       role: ROLE.member,
       botType: p.botType,
       botOwnerId: who.userId,
+    }).catch((err: unknown) => {
+      // The same bot created at once by another request got the email between the check above
+      // and the insert: the answer the check would have given.
+      if (err instanceof ApiError && err.message === `Email '${email}' already in use`) throw badRequest("Username already in use");
+      throw err;
     });
     if (p.botType === OUTGOING_WEBHOOK_BOT) {
       await addBotServiceInTx(tx, user, { name: p.serviceName || shortName, baseUrl: p.payloadUrl!, interface: interfaceType });

@@ -199,7 +199,12 @@ export async function doUpdateUserGroup(
       const name = checkName(p.name);
       if (name !== group.name) {
         if (await groupNameTaken(tx, who.realmId, name)) throw badRequest(`User group '${name}' already exists.`);
-        await tx.query("UPDATE user_groups SET name = $3 WHERE realm_id = $1 AND id = $2", [who.realmId, groupId, name]);
+        // Another group renamed (or created) to this name at once passed the same check: the
+        // unique name refuses the second, with the answer the check gives.
+        await tx.query("UPDATE user_groups SET name = $3 WHERE realm_id = $1 AND id = $2", [who.realmId, groupId, name]).catch((err: unknown) => {
+          if ((err as { code?: string }).code === "23505") throw badRequest(`User group '${name}' already exists.`);
+          throw err;
+        });
         data.name = name;
       }
     }

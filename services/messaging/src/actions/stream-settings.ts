@@ -53,9 +53,42 @@ export async function doUpdateStream(deps: AppDeps, who: Identity, streamId: num
   }
   const realm = await deps.accounts.getRealm(who.realmId);
   const isDefault = (await selectDefaultStreamIds(deps.pool, who.realmId)).has(stream.id);
-  const privacy = proposedPrivacy(stream, req, isDefault);
+  // Zulip's order: the combination asked for is judged before web-public access (again below, locked).
+  proposedPrivacy(stream, req, isDefault);
   if (req.isWebPublic) await checkWebPublic(deps, who, realm);
 
+  // The changes are judged against the channel as locked, not as read before: of two identical
+  // renames (or privacy changes) at once, the second finds the first's result, as in a serial order.
+  const done = await withTx(deps.pool, async (tx) => {
+    const before = await selectStreamForUpdate(tx, who.realmId, stream.id);
+    if (!before || before.deactivated) throw badRequest("Invalid channel ID");
+    const { changes, updates, privacyChanged, postPolicy, newName } = await planUpdate(deps, who, realm, before, sub, isDefault, req);
+    if (!(await updateStream(tx, who.realmId, stream.id, changes))) throw badRequest("Channel name already in use.");
+    const after = (await selectStreamForUpdate(tx, who.realmId, stream.id))!;
+    // Events name the channel as it was until the rename, which comes last; the changes before
+    // the privacy change go to those who saw the channel before it (Zulip's order).
+    const named = { ...after, name: before.name };
+    const early = { ...named, inviteOnly: before.inviteOnly, isWebPublic: before.isWebPublic, historyPublicToSubscribers: before.historyPublicToSubscribers };
+    for (const [property, value, extra] of updates) await notifyUpdate(tx, deps, early, property, value, extra);
+    if (privacyChanged) await notifyPrivacy(tx, deps, early, named);
+    if (req.isDefaultStream === true) await addDefaultStream(tx, deps, who.realmId, stream.id);
+    if (req.isDefaultStream === false) await removeDefaultStream(tx, deps, who.realmId, stream.id);
+    if (postPolicy !== undefined) {
+      await notifyUpdate(tx, deps, named, "stream_post_policy", postPolicy);
+      // Zulip still sends the legacy property for older clients.
+      await notifyUpdate(tx, deps, named, "is_announcement_only", postPolicy === 2);
+    }
+    if (newName !== undefined) await notifyUpdate(tx, deps, named, "name", newName);
+    return changesDone(realm, before, after, changes, privacyChanged, postPolicy);
+  });
+  if (Object.keys(done).length === 0) return;
+  const actor = await getUser(deps, who.realmId, who.userId);
+  if (actor) await notifyStreamChanged(deps, realm, actor, stream.id, done);
+}
+
+/** What a PATCH changes in `stream` (as locked), every check of Zulip's in its order. */
+async function planUpdate(deps: AppDeps, who: Identity, realm: InternalRealm, stream: StreamRow, sub: { active: boolean } | null | undefined, isDefault: boolean, req: StreamUpdate) {
+  const privacy = proposedPrivacy(stream, req, isDefault);
   const changes: StreamChanges = {};
   const updates: Update[] = [];
   if (req.description !== undefined) {
@@ -85,31 +118,7 @@ export async function doUpdateStream(deps: AppDeps, who: Identity, streamId: num
   if (postPolicy !== undefined) changes.streamPostPolicy = postPolicy;
   const newName = req.newName === undefined ? undefined : await checkNewName(deps, stream, req.newName);
   if (newName !== undefined) changes.name = newName;
-
-  const done = await withTx(deps.pool, async (tx) => {
-    const before = await selectStreamForUpdate(tx, who.realmId, stream.id);
-    if (!before || before.deactivated) throw badRequest("Invalid channel ID");
-    if (!(await updateStream(tx, who.realmId, stream.id, changes))) throw badRequest("Channel name already in use.");
-    const after = (await selectStreamForUpdate(tx, who.realmId, stream.id))!;
-    // Events name the channel as it was until the rename, which comes last; the changes before
-    // the privacy change go to those who saw the channel before it (Zulip's order).
-    const named = { ...after, name: before.name };
-    const early = { ...named, inviteOnly: before.inviteOnly, isWebPublic: before.isWebPublic, historyPublicToSubscribers: before.historyPublicToSubscribers };
-    for (const [property, value, extra] of updates) await notifyUpdate(tx, deps, early, property, value, extra);
-    if (privacyChanged) await notifyPrivacy(tx, deps, early, named);
-    if (req.isDefaultStream === true) await addDefaultStream(tx, deps, who.realmId, stream.id);
-    if (req.isDefaultStream === false) await removeDefaultStream(tx, deps, who.realmId, stream.id);
-    if (postPolicy !== undefined) {
-      await notifyUpdate(tx, deps, named, "stream_post_policy", postPolicy);
-      // Zulip still sends the legacy property for older clients.
-      await notifyUpdate(tx, deps, named, "is_announcement_only", postPolicy === 2);
-    }
-    if (newName !== undefined) await notifyUpdate(tx, deps, named, "name", newName);
-    return changesDone(realm, before, after, changes, privacyChanged, postPolicy);
-  });
-  if (Object.keys(done).length === 0) return;
-  const actor = await getUser(deps, who.realmId, who.userId);
-  if (actor) await notifyStreamChanged(deps, realm, actor, stream.id, done);
+  return { changes, updates, privacyChanged, postPolicy, newName };
 }
 
 /** The changes the notification bot tells the channel of, old and new. */

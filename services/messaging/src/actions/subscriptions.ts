@@ -279,8 +279,11 @@ async function subscribeUsers(
         continue;
       }
       const color = colors.get(stream.name.toLowerCase()) ?? pickColor(used, own.length);
+      if (!(await upsertActiveSubscription(tx, realmId, user.id, stream.id, color))) {
+        (out.alreadySubscribed[key] ??= []).push(stream.name);
+        continue;
+      }
       used.add(color);
-      await upsertActiveSubscription(tx, realmId, user.id, stream.id, color);
       (out.subscribed[key] ??= []).push(stream.name);
       const list = out.added.get(stream.id) ?? [];
       list.push(user.id);

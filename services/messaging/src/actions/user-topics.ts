@@ -21,9 +21,9 @@ export async function setVisibilityPolicy(
   policy: number,
   at: Date,
 ): Promise<void> {
-  const held = await selectUserTopic(tx, realmId, userId, streamId, topic);
-  if ((held?.visibilityPolicy ?? 0) === policy) return;
-  await setUserTopic(tx, realmId, userId, streamId, topic, policy, at);
+  // The write itself tells whether the policy changed (a check before it would let two identical
+  // requests at once both see the old policy and both announce the change).
+  if (!(await setUserTopic(tx, realmId, userId, streamId, topic, policy, at))) return;
   const event: z.infer<typeof UserTopicClientEvent> = {
     type: "user_topic",
     stream_id: streamId,

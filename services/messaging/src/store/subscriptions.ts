@@ -84,12 +84,18 @@ export async function countUserSubscriptions(db: Queryable, realmId: number, use
 }
 
 /** Subscribes (or re-activates) a user; existing personal settings are kept on re-activation. */
-export async function upsertActiveSubscription(db: Queryable, realmId: number, userId: number, streamId: number, color: string): Promise<void> {
-  await db.query(
+/**
+ * Subscribes (a new row, or an inactive one made active); false when the subscription was active
+ * already. A lock taken before cannot cover a row that does not exist yet: of two subscribes at
+ * once, the second waits here for the first's row and then finds it active.
+ */
+export async function upsertActiveSubscription(db: Queryable, realmId: number, userId: number, streamId: number, color: string): Promise<boolean> {
+  const { rowCount } = await db.query(
     `INSERT INTO subscriptions (realm_id, user_id, stream_id, active, color) VALUES ($1, $2, $3, true, $4)
-     ON CONFLICT (user_id, stream_id) DO UPDATE SET active = true`,
+     ON CONFLICT (user_id, stream_id) DO UPDATE SET active = true WHERE NOT subscriptions.active`,
     [realmId, userId, streamId, color],
   );
+  return (rowCount ?? 0) > 0;
 }
 
 export async function deactivateSubscription(db: Queryable, realmId: number, userId: number, streamId: number): Promise<void> {

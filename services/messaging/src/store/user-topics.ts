@@ -43,19 +43,29 @@ export async function selectMutedTopicTuples(db: Queryable, realmId: number, use
   return rows.map((r) => [r.name, r.topic_name, Number(r.at)]);
 }
 
-/** Sets a policy; 0 (inherit) removes the row, as Zulip does. */
-export async function setUserTopic(db: Queryable, realmId: number, userId: number, streamId: number, topic: string, policy: number, at: Date): Promise<void> {
+/**
+ * Sets a policy; 0 (inherit) removes the row, as Zulip does. True when it changed anything: of
+ * two identical writes at once, the second waits for the first's row and then finds nothing to do.
+ */
+export async function setUserTopic(db: Queryable, realmId: number, userId: number, streamId: number, topic: string, policy: number, at: Date): Promise<boolean> {
   if (policy === 0) {
-    await db.query("DELETE FROM user_topics WHERE realm_id = $1 AND user_id = $2 AND stream_id = $3 AND lower(topic_name) = lower($4)", [realmId, userId, streamId, topic]);
-    return;
+    const { rowCount } = await db.query("DELETE FROM user_topics WHERE realm_id = $1 AND user_id = $2 AND stream_id = $3 AND lower(topic_name) = lower($4)", [
+      realmId,
+      userId,
+      streamId,
+      topic,
+    ]);
+    return (rowCount ?? 0) > 0;
   }
-  await db.query(
+  const { rowCount } = await db.query(
     `INSERT INTO user_topics (realm_id, user_id, stream_id, topic_name, visibility_policy, last_updated)
      VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (user_id, stream_id, lower(topic_name)) DO UPDATE SET visibility_policy = EXCLUDED.visibility_policy,
-       last_updated = EXCLUDED.last_updated`,
+       last_updated = EXCLUDED.last_updated
+     WHERE user_topics.visibility_policy <> EXCLUDED.visibility_policy`,
     [realmId, userId, streamId, topic, policy, at],
   );
+  return (rowCount ?? 0) > 0;
 }
 
 /** Every user's visibility policy for one topic (compared case-insensitively). */
