@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isDeepStrictEqual } from "node:util";
 import { afterAll, beforeAll, expect } from "vitest";
+import { createPool } from "@chat/platform";
 import { contractEventErrors, expectZulipEvent } from "./openapi";
 import { apiClient, runDemo, startStack, type ApiClient, type DemoOutput, type DemoUser, type Stack, type StackOptions } from "./stack";
 
@@ -47,6 +48,40 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
 // The stack of one test file
 
 /** The gateway's per-user rate limits off: these files register and poll far more than a client. */
+/** Each distinct answer (status and msg) with how often it came: what a burst of requests got. */
+export function tally(answers: Answer[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of answers) {
+    const key = `${a.status} ${a.body?.msg ?? JSON.stringify(a.body)}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+/**
+ * Runs `send` while a service's outbox table is locked, so that every request's transaction stops
+ * at its first event until at least `waiting` of them wait on a lock: concurrent requests surely
+ * overlap (instead of by chance), and none commits before the others have read what it changes.
+ */
+export async function withOutboxLocked<T>(databaseUrl: string, schema: string, waiting: number, send: () => Promise<T>): Promise<T> {
+  const pool = createPool(databaseUrl, schema, 2);
+  const holder = await pool.connect();
+  try {
+    await holder.query("BEGIN");
+    await holder.query("LOCK TABLE outbox IN SHARE MODE");
+    const sent = send();
+    await until("requests waiting on a lock", async () => {
+      const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+      return rows[0].n >= waiting;
+    });
+    await holder.query("COMMIT");
+    return await sent;
+  } finally {
+    holder.release();
+    await pool.end();
+  }
+}
+
 export const NO_RATE_LIMITS: StackOptions = { serviceEnv: { gateway: { RATE_LIMITING_ENABLED: "false" } } };
 
 /** A file's stack and demo organizations, once `useDemoStack`'s hook has started them. */

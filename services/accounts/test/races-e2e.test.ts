@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createPool } from "@chat/platform";
 import type { DemoOrg } from "@chat/testkit";
-import { NO_RATE_LIMITS, ok, until, useDemoStack, type Answer } from "@chat/testkit/e2e";
+import { NO_RATE_LIMITS, ok, tally, useDemoStack, withOutboxLocked, type Answer } from "@chat/testkit/e2e";
 
 /**
  * Requests that claim one name, sent at once through the whole stack: every answer is one Zulip
@@ -12,39 +11,9 @@ let org: DemoOrg;
 const e2e = useDemoStack(NO_RATE_LIMITS, ({ demo }) => ([org] = demo.orgs));
 const { as } = e2e;
 
-/** Each distinct answer (status and msg) with how often it came. */
-function tally(answers: Answer[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const a of answers) {
-    const key = `${a.status} ${a.body?.msg ?? JSON.stringify(a.body)}`;
-    out[key] = (out[key] ?? 0) + 1;
-  }
-  return out;
-}
-
-/**
- * Sends `count` requests at once while accounts' outbox is locked, so that each transaction stops
- * at its first event until at least `waiting` of them wait on a lock: the requests surely overlap,
- * each past its checks before any commits (instead of by chance).
- */
-async function heldBurst(count: number, waiting: number, send: (i: number) => Promise<Answer>): Promise<Answer[]> {
-  const pool = createPool(e2e.stack.env.databaseUrl, "accounts", 2);
-  const holder = await pool.connect();
-  try {
-    await holder.query("BEGIN");
-    await holder.query("LOCK TABLE outbox IN SHARE MODE");
-    const sent = Promise.all(Array.from({ length: count }, (_, i) => send(i)));
-    await until("requests waiting on a lock", async () => {
-      const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
-      return rows[0].n >= waiting;
-    });
-    await holder.query("COMMIT");
-    return await sent;
-  } finally {
-    holder.release();
-    await pool.end();
-  }
-}
+/** `count` requests at once, held at their first event until `waiting` of them wait (withOutboxLocked). */
+const heldBurst = (count: number, waiting: number, send: (i: number) => Promise<Answer>): Promise<Answer[]> =>
+  withOutboxLocked(e2e.stack.env.databaseUrl, "accounts", waiting, () => Promise.all(Array.from({ length: count }, (_, i) => send(i))));
 
 describe("one name claimed by requests at once", () => {
   it("renaming several user groups to one name: one is renamed, the others hear the name is taken", async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { DemoOrg, DemoUser } from "@chat/testkit";
 import { checkEvent, register as registerQueue, sleep, typesOf, useDemoStack, verifyAction as verify, VOLATILE_STATE } from "@chat/testkit/e2e";
 import { applyEvent, type ApplyContext } from "../src/lib/apply/index";
+import { CAPABILITIES } from "./verify-kit";
 
 /**
  * The whole stack through the gateway: register, act through the public API, collect events
@@ -22,14 +23,6 @@ const e2e = useDemoStack(
 );
 const { as } = e2e;
 
-const CAPABILITIES = {
-  notification_settings_null: true,
-  bulk_message_deletion: true,
-  user_avatar_url_field_optional: false,
-  stream_typing_notifications: true,
-  user_settings_object: true,
-  linkifier_url_template: true,
-};
 
 const queueOf = (u: DemoUser, params: Record<string, unknown> = {}) => registerQueue(as(u), { client_capabilities: CAPABILITIES, ...params });
 /** Register's answer (its queue stays open). */

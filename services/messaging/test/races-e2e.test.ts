@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createPool } from "@chat/platform";
 import type { DemoOrg, DemoUser } from "@chat/testkit";
-import { drain, NO_RATE_LIMITS, ok, register, sleep, typesOf, until, useDemoStack, type Answer, type EventQueue } from "@chat/testkit/e2e";
+import { drain, NO_RATE_LIMITS, ok, register, sleep, tally, typesOf, useDemoStack, withOutboxLocked, type Answer, type EventQueue } from "@chat/testkit/e2e";
 
 /**
  * The same request sent many times at once through the whole stack, as a double-clicking client
@@ -22,16 +21,6 @@ const BURST = 40;
 
 const burst = (n: number, send: (i: number) => Promise<Answer>): Promise<Answer[]> => Promise.all(Array.from({ length: n }, (_, i) => send(i)));
 
-/** Each distinct answer (status and msg) with how often it came. */
-function tally(answers: Answer[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const a of answers) {
-    const key = `${a.status} ${a.body?.msg ?? JSON.stringify(a.body)}`;
-    out[key] = (out[key] ?? 0) + 1;
-  }
-  return out;
-}
-
 /** The queue's events up to the first that `isMarker` accepts (that one left out). */
 async function eventsBefore(q: EventQueue, isMarker: (e: any) => boolean, timeoutMs = 15_000): Promise<any[]> {
   const got: any[] = [];
@@ -46,29 +35,8 @@ async function eventsBefore(q: EventQueue, isMarker: (e: any) => boolean, timeou
   }
 }
 
-/**
- * Runs `send` while messaging's outbox is locked, so that every request's transaction stops at its
- * first event until at least `waiting` of them wait on a lock: the requests surely overlap
- * (instead of by chance), and none commits before the others have read what it changes.
- */
-async function withTransactionsHeld<T>(waiting: number, send: () => Promise<T>): Promise<T> {
-  const pool = createPool(e2e.stack.env.databaseUrl, "messaging", 2);
-  const holder = await pool.connect();
-  try {
-    await holder.query("BEGIN");
-    await holder.query("LOCK TABLE outbox IN SHARE MODE");
-    const sent = send();
-    await until("requests waiting on a lock", async () => {
-      const { rows } = await pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
-      return rows[0].n >= waiting;
-    });
-    await holder.query("COMMIT");
-    return await sent;
-  } finally {
-    holder.release();
-    await pool.end();
-  }
-}
+/** Runs `send` with messaging's transactions held at their first event until `waiting` wait (withOutboxLocked). */
+const withTransactionsHeld = <T>(waiting: number, send: () => Promise<T>): Promise<T> => withOutboxLocked(e2e.stack.env.databaseUrl, "messaging", waiting, send);
 
 let channels = 0;
 async function newChannel(owner: DemoUser): Promise<{ id: number; name: string }> {
