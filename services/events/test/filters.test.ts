@@ -216,7 +216,7 @@ describe("client capabilities", () => {
   it("user_settings_object drops the legacy settings events; linkifiers and channel typing need theirs", async () => {
     const who = user();
     const modern = await queueFor(inst, who, {
-      client_capabilities: { user_settings_object: true, linkifier_url_template: true, stream_typing_notifications: true },
+      client_capabilities: { notification_settings_null: true, user_settings_object: true, linkifier_url_template: true, stream_typing_notifications: true },
     });
     const legacy = await queueFor(inst, who);
     await publish([who.userId], { type: "update_display_settings", user: who.email, setting_name: "dense_mode", setting: true });

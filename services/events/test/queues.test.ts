@@ -83,6 +83,31 @@ describe("registering a queue", () => {
     expect(await queueKeys()).toEqual(before);
   });
 
+  it("client_capabilities needs notification_settings_null, as Zulip's does; capabilities it does not define are ignored", async () => {
+    const queueKeys = async () => (await ev.redis.keys(`${inst.config.REDIS_PREFIX}q:*`)).sort();
+    const before = await queueKeys();
+    const who = user();
+    for (const caps of [{}, { bulk_message_deletion: true }]) {
+      for (const res of [
+        await inst.call("POST", "/register", { as: who, params: { fetch_event_types: [], client_capabilities: caps } }),
+        await inst.call("GET", "/events", { as: who, params: { dont_block: true, client_capabilities: caps } }),
+      ]) {
+        expect(res.status).toBe(400);
+        expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: 'client_capabilities["notification_settings_null"] field is missing' });
+      }
+    }
+    expect(await queueKeys()).toEqual(before);
+    // A capability from a later Zulip (or a typo) is not an error, whatever its value.
+    const res = await inst.call("POST", "/register", {
+      as: who,
+      params: { fetch_event_types: [], client_capabilities: { notification_settings_null: true, bulk_message_deletion: true, some_future_capability: 1 } },
+    });
+    expect(res.status).toBe(200);
+    const q = res.body.queue_id;
+    await direct(1, [who.userId], { type: "delete_message", message_type: "private", message_ids: [7, 8] });
+    expect((await poll(inst, who, q, -1, { dont_block: true })).body.events).toEqual([{ id: 0, type: "delete_message", message_type: "private", message_ids: [7, 8] }]);
+  });
+
   it("lists unknown parameters as ignored", async () => {
     const res = await inst.call("POST", "/register", { as: user(), params: { fetch_event_types: [], slim_presence: true, shiny_new_flag: true } });
     expect(res.status).toBe(200);
@@ -666,7 +691,7 @@ describe("size cap", () => {
   it("a waiting poll learns at once that its queue was dropped", async () => {
     const local = await ev.start({ env: { EVENTS_QUEUE_MAX_EVENTS: "1" }, consume: false });
     const who = user();
-    const q = await queueFor(local, who, { client_capabilities: { bulk_message_deletion: false } });
+    const q = await queueFor(local, who, { client_capabilities: { notification_settings_null: false, bulk_message_deletion: false } });
     const waiting = poll(local, who, q, -1);
     await new Promise((r) => setTimeout(r, 150));
     // One notice, two events for this old-style client: over the cap of 1.

@@ -15,12 +15,29 @@ export const QueueNarrowTerm = z.union([
   z.looseObject({ operator: z.string(), operand: z.string(), negated: z.boolean().optional() }),
 ]);
 
+/**
+ * Register's `client_capabilities` (Zulip's `ClientCapabilities`): `notification_settings_null`
+ * is required whenever the object is sent, the others are optional; keys Zulip does not define
+ * are ignored (dropped here).
+ */
+export const ClientCapabilities = z.object({
+  notification_settings_null: z.boolean(),
+  bulk_message_deletion: z.boolean().optional(),
+  user_avatar_url_field_optional: z.boolean().optional(),
+  stream_typing_notifications: z.boolean().optional(),
+  user_settings_object: z.boolean().optional(),
+  linkifier_url_template: z.boolean().optional(),
+  user_list_incomplete: z.boolean().optional(),
+  include_deactivated_groups: z.boolean().optional(),
+  archived_channels: z.boolean().optional(),
+});
+
 export const queueParams = {
   /** Event types the queue accepts; null (or absent) means all. Unknown names are ignored. */
   event_types: p.json(z.array(z.string()).nullable()).nullable(),
   narrow: p.json(z.array(QueueNarrowTerm)).default([]),
   all_public_streams: p.bool().default(false),
-  client_capabilities: p.json(z.record(z.string(), z.boolean())).default({ notification_settings_null: false }),
+  client_capabilities: p.json(ClientCapabilities).default({ notification_settings_null: false }),
   apply_markdown: p.bool().default(false),
   client_gravatar: p.bool().default(true),
   /** `presence` events without the deprecated `email` (and register's presences by user id). */
