@@ -122,6 +122,19 @@ describe("content edits", () => {
     expect(await m.clientEvents()).toEqual([]);
   });
 
+  it("a widget's content cannot be edited, not even by its sender; its topic can", async () => {
+    const poll = await m.send(org.member, { type: "stream", to: "general", topic: "widgets", content: "/poll Lunch?\nPizza" });
+    await m.outbox();
+    expectError(await edit(org.member2, poll, { content: "/poll Dinner?" }), 400, "BAD_REQUEST", "You don't have permission to edit this message");
+    expectError(await edit(org.member, poll, { content: "/poll Dinner?" }), 400, "BAD_REQUEST", "Widgets cannot be edited.");
+    expect(await m.clientEvents()).toEqual([]);
+    expect((await getOne(org.member, poll)).content).toContain("Lunch?");
+    await m.ok(await edit(org.member, poll, { topic: "widgets 2", send_notification_to_new_thread: false }));
+    // A plain message may become one (Zulip makes no widget of an edit).
+    const plain = await m.send(org.member, { type: "stream", to: "general", topic: "widgets", content: "hi" });
+    await m.ok(await edit(org.member, plain, { content: "/poll Now?" }));
+  });
+
   it("the organization's switch and time limit for content edits", async () => {
     const id = await m.send(org.member, { type: "stream", to: "general", topic: "limits", content: "old" });
     m.clock.advance(619_000);
@@ -347,6 +360,16 @@ describe("moves to another channel", () => {
     expect(await firstIds(to)).toBe(first);
     expect((await m.clientEvents()).filter((e) => e.event.type === "stream").map((e) => [e.event.stream_id, e.event.value])).toEqual([[from, null]]);
     expect(target).toBeGreaterThan(first);
+  });
+
+  it("an archived channel is no destination, not even for an owner", async () => {
+    const archived = await m.createStream(org.owner, "archived soon", [org.owner, org.member]);
+    await m.ok(await m.call("DELETE", `/streams/${archived}`, org.owner));
+    const id = await m.send(org.member, { type: "stream", to: "general", topic: "to the archive", content: "x" });
+    await m.outbox();
+    expectError(await edit(org.owner, id, { stream_id: archived }), 400, "BAD_REQUEST", "Invalid channel ID");
+    expect(await m.clientEvents()).toEqual([]);
+    expect((await getOne(org.member, id)).stream_id).toBe(general);
   });
 
   it("moving into a channel one may not post in is refused", async () => {

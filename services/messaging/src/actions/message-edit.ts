@@ -32,6 +32,7 @@ import {
   type MessageRow,
 } from "../store/messages";
 import { selectStreamById, type StreamRow } from "../store/streams";
+import { firstSubmessage } from "../store/submessages";
 import { selectSubscriberIds } from "../store/subscriptions";
 import { selectMessageRowsForUpdate, updateMessageFlags } from "../store/usermessages";
 import type { UserRow } from "../store/users";
@@ -111,6 +112,8 @@ async function checkUpdateMessage(
     topic: trimmed === message.topic ? undefined : trimmed,
     streamId,
     propagateMode: req.propagateMode,
+    // Only a content edit asks whether the message is a widget (a poll, a todo list).
+    isWidget: req.content !== undefined && (await firstSubmessage(tx, who.realmId, message.id)) !== null,
   });
   const waiting = settings.waiting_period_threshold;
   if (topic !== undefined) {
@@ -191,12 +194,13 @@ async function renderEdit(
 }
 
 /**
- * Zulip's access_stream_by_id for a move's destination: a web-public or (for non-guests) public
- * channel, or one the user is subscribed to; administrators get no exception here.
+ * Zulip's access_stream_by_id (require_active) for a move's destination: an active channel,
+ * web-public or (for non-guests) public, or one the user is subscribed to; administrators get no
+ * exception here.
  */
 async function accessTargetStream(tx: Queryable, who: Identity, streamId: number): Promise<StreamRow> {
   const found = await findStream(tx, viewerOf(who), streamId);
-  const ok = found && (found.stream.isWebPublic || (!found.stream.inviteOnly && !isGuestRole(who.role)) || found.sub?.active);
+  const ok = found && !found.stream.deactivated && (found.stream.isWebPublic || (!found.stream.inviteOnly && !isGuestRole(who.role)) || found.sub?.active);
   if (!found || !ok) throw badRequest("Invalid channel ID");
   return found.stream;
 }

@@ -27,6 +27,8 @@ describe("message edit rules", () => {
     expect(() => checkEditPayload(true, { content: "x", propagateMode: "change_later" })).toThrow("Invalid propagate_mode without topic edit");
     expect(() => checkEditPayload(true, { topic: " ", propagateMode: "change_one" })).toThrow("Topic can't be empty!");
     expect(() => checkEditPayload(true, { content: "x", streamId: 3, propagateMode: "change_one" })).toThrow("Cannot change message content while changing channel");
+    expect(() => checkEditPayload(true, { content: "x", propagateMode: "change_one", isWidget: true })).toThrow("Widgets cannot be edited.");
+    expect(checkEditPayload(true, { topic: "y", propagateMode: "change_one", isWidget: true })).toBe("y");
     expect(checkEditPayload(true, { topic: "a".repeat(70), propagateMode: "change_all" })).toBe(`${"a".repeat(57)}...`);
   });
 

@@ -51,12 +51,13 @@ export function pastTimeLimit(dateSent: Date, now: Date, limitSeconds: number): 
 
 /**
  * Zulip's validate_message_edit_payload: the request is well formed for this message (before
- * any permission check). `topic` and `streamId` are undefined when they do not change anything.
+ * any permission check). `topic` and `streamId` are undefined when they do not change anything;
+ * `isWidget` tells whether the message has submessages (a poll, a todo list).
  * Returns the new topic as stored (truncated like a sent one), if any.
  */
 export function checkEditPayload(
   isStreamMessage: boolean,
-  req: { content?: string; topic?: string; streamId?: number; propagateMode: string },
+  req: { content?: string; topic?: string; streamId?: number; propagateMode: string; isWidget?: boolean },
 ): string | undefined {
   const { content, topic, streamId, propagateMode } = req;
   if (topic === undefined && content === undefined && streamId === undefined) throw badRequest("Nothing to change");
@@ -69,6 +70,8 @@ export function checkEditPayload(
   }
   const newTopic = topic === undefined ? undefined : normalizeTopic(topic);
   if (streamId !== undefined && content !== undefined) throw badRequest("Cannot change message content while changing channel");
+  // A widget's state lives in its submessages: its content stays as sent.
+  if (content !== undefined && req.isWidget) throw badRequest("Widgets cannot be edited.");
   return newTopic;
 }
 
