@@ -31,11 +31,11 @@ const as = (who: "owner" | "admin" | "member") => apiClient(demo.base_url, org()
 const linkIn = (text: string, path: string) => mailLink(text, path).path;
 let clients = 0;
 /**
- * A browser's GET, or POST of the page's form, through the gateway, each from a client address
- * of its own: one address gets 5 mails a day (Zulip's sends_email_by_ip).
+ * A browser's GET, or POST of the page's form, through the gateway, each from a client network
+ * of its own (an IPv6 /64): one network gets 5 mails a day (Zulip's sends_email_by_ip).
  */
 const browse = (path: string, form?: Record<string, string>) =>
-  browsePage(stack.baseUrl, path, { form, headers: { "x-forwarded-for": `2001:db8::${(++clients).toString(16)}` } });
+  browsePage(stack.baseUrl, path, { form, headers: { "x-forwarded-for": `2001:db8:${(++clients).toString(16)}::1` } });
 
 let n = 0;
 const newAddress = () => `joiner${++n}-${Date.now()}@example.com`;

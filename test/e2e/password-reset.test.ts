@@ -24,11 +24,11 @@ const api = (user?: DemoUser) => apiClient(stack.baseUrl, user?.email, user?.api
 let clients = 0;
 /**
  * A browser's GET or form POST through the gateway, at the root, on `host` (default: the
- * deployment's), each from a client address of its own behind the trusted proxy: one address
- * gets 5 reset mails a day (Zulip's sends_email_by_ip).
+ * deployment's), each from a client network of its own (an IPv6 /64) behind the trusted proxy: one
+ * network gets 5 reset mails a day (Zulip's sends_email_by_ip).
  */
 const browse = (path: string, form?: Record<string, string>, host?: string) =>
-  browsePage(stack.baseUrl, path, { form, host, headers: { "x-forwarded-for": `2001:db8::${(++clients).toString(16)}` } });
+  browsePage(stack.baseUrl, path, { form, host, headers: { "x-forwarded-for": `2001:db8:${(++clients).toString(16)}::1` } });
 const linkIn = mailLink;
 
 const mailsTo = (to: string) => catcher.mails.filter((m) => m.to.toLowerCase() === to.toLowerCase());

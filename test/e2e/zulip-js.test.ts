@@ -146,7 +146,7 @@ describe("zulip-js, Zulip's JavaScript client, unchanged", () => {
     expect(page).toMatchObject({ found_newest: true, found_anchor: false });
     const byId = success(await bob.messages.retrieve({ anchor: sent.id, num_before: 0, num_after: 0, narrow }));
     expect(byId).toMatchObject({ anchor: sent.id, found_anchor: true, messages: [expect.objectContaining({ id: sent.id, flags: [] })] });
-    const dms = success(await bob.messages.retrieve({ anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "dm", operand: [member.email] }] }));
+    const dms = success(await bob.messages.retrieve({ anchor: "newest", num_before: 5, num_after: 0, narrow: [{ operator: "dm", operand: member.email }] }));
     expect(dms.messages.map((m: any) => m.id)).toEqual([dm.id, dm2.id]);
 
     // An edit (PATCH, every parameter in the query string, message_id repeated there).

@@ -52,7 +52,9 @@ export function verifierFor(as: (u: DemoUser) => ApiClient) {
       includeSubscribers: Boolean(params.include_subscribers),
       clientGravatar: params.client_gravatar !== false,
     };
-    return verify(action, { register: () => queueOf(u, params), apply: (state, e) => applyEvent(state, e, ctx), settle, volatile: VOLATILE, timeoutMs: 8000, pollMs: 200 });
+    // Events that cross two services (accounts, then messaging's subscribers) take seconds when the
+    // whole suite shares the machine.
+    return verify(action, { register: () => queueOf(u, params), apply: (state, e) => applyEvent(state, e, ctx), settle, volatile: VOLATILE, timeoutMs: 20_000, pollMs: 200 });
   }
 
   /**
