@@ -25,7 +25,7 @@ const FALLBACK: Record<string, string> = {
   DATABASE_URL:
     "PostgreSQL connection URL as libpq and pg read it, a Unix socket directory as the host or in a `host` parameter included (deployment.md). Each service keeps its tables in its own schema of this database.",
   DATABASE_POOL_SIZE:
-    "Connections each process keeps open to PostgreSQL. At most three quarters of them (all but a quarter, rounded up) hold transactions at once; the rest stay free for the reads code in a transaction makes through the pool, so a burst of requests waiting on one row's lock cannot take every connection from the request holding it.",
+    "Connections each accounts, messaging and scheduler process keeps open to PostgreSQL (the gateway and events open none). All but a quarter of them (the quarter rounded up; at least one) may hold transactions at once, 7 of the default 10; a transaction beyond that waits for a slot as for a connection. The rest stay free for the reads code in a transaction makes through the pool, so a burst of requests waiting on one row's lock cannot take every connection from the request holding it.",
   REDIS_URL: "Redis connection URL (`rediss://` for TLS).",
   AMQP_URL: "RabbitMQ connection URL (`amqps://` for TLS).",
   AMQP_EXCHANGE: "Topic exchange the domain events are published to.",
