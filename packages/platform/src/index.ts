@@ -1,4 +1,5 @@
 export * from "./amqp";
+export * from "./client-network";
 export * from "./clock";
 export * from "./config";
 export * from "./db";

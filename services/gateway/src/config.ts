@@ -18,7 +18,7 @@ export const gatewayConfigShape = {
   /** Per authenticated user: requests per window (Zulip's `api_by_user`). */
   RATE_LIMIT_USER_MAX: positiveInt(200),
   RATE_LIMIT_USER_WINDOW_SECONDS: positiveInt(60),
-  /** Per client IP on routes without authentication (Zulip's `api_by_ip`). */
+  /** Per client on routes without authentication (Zulip's `api_by_ip`): an IPv4 address, an IPv6 /64 network. */
   RATE_LIMIT_IP_MAX: positiveInt(100),
   RATE_LIMIT_IP_WINDOW_SECONDS: positiveInt(60),
   /** Attempts of `POST /fetch_api_key` per username (Zulip's `authenticate_by_username`). */

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import type { RouteDef } from "@chat/contracts";
-import { ApiError, MAX_REQUEST_BODY_BYTES, serviceUnavailable, unauthorized, type Clock, type Identity, type Logger, type Role } from "@chat/platform";
+import { ApiError, clientNetwork, MAX_REQUEST_BODY_BYTES, serviceUnavailable, unauthorized, type Clock, type Identity, type Logger, type Role } from "@chat/platform";
 import type { Authenticator } from "./auth/authenticate";
 import { readBody } from "./body";
 import { clientIp, clientName } from "./client-info";
@@ -72,7 +72,8 @@ export class Gate {
       const results = await this.check([[rule, `${who.realmId}:${who.userId}`]], false);
       return { identity, body: key?.body, responseHeaders: rateLimitHeaders(results, this.deps.clock.now()) };
     }
-    const checks: Array<[RateLimitRule, string]> = [[this.rules.ip, clientIp(req, this.deps.config.TRUST_PROXY_HOPS)]];
+    // By network: an IPv6 client has a whole /64 to take a fresh address from per request.
+    const checks: Array<[RateLimitRule, string]> = [[this.rules.ip, clientNetwork(clientIp(req, this.deps.config.TRUST_PROXY_HOPS))]];
     if (!PASSWORD_ROUTES.has(route.path)) {
       const results = await this.check(checks, false);
       return { identity: null, responseHeaders: rateLimitHeaders(results, this.deps.clock.now()) };
@@ -99,7 +100,7 @@ export class Gate {
    * checked (right ones included).
    */
   private async authenticate(req: FastifyRequest, apiKey: string | null) {
-    const ip = clientIp(req, this.deps.config.TRUST_PROXY_HOPS);
+    const ip = clientNetwork(clientIp(req, this.deps.config.TRUST_PROXY_HOPS));
     const rule = this.rules.authFailures;
     if (this.deps.config.RATE_LIMITING_ENABLED) {
       const state = await this.deps.limiter.peek(rule, ip).catch(() => null);

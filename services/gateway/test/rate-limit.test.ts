@@ -135,6 +135,15 @@ describe("per-IP limit on routes without authentication", () => {
     expect((await from("203.0.113.8")).status).toBe(200);
   });
 
+  it("counts an IPv6 client by its /64: a fresh address of the same network per request does not get around it", async () => {
+    const from = (ip: string) => call(gw.url, "GET", "/api/v1/open", { headers: { "x-forwarded-for": ip } });
+    for (let i = 0; i < 4; i++) expect((await from(`2001:db8:7::${(i + 1).toString(16)}`)).status).toBe(200);
+    const limited = await from("2001:db8:7::ffff:1");
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe("RATE_LIMIT_HIT");
+    expect((await from("2001:db8:8::1")).status).toBe(200);
+  });
+
   it("trusts only the configured number of proxies in X-Forwarded-For", async () => {
     // A client cannot dodge its limit by prepending addresses of its own.
     for (let i = 0; i < 4; i++) {

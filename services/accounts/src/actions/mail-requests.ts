@@ -1,5 +1,4 @@
-import { ApiError, type Queryable } from "@chat/platform";
-import { clientNetwork } from "../lib/client-network";
+import { ApiError, clientNetwork, type Queryable } from "@chat/platform";
 import { deleteMailRequestsBefore, insertMailRequest, mailRequestTimesSince } from "../store/mail-requests";
 
 /**
