@@ -1,3 +1,4 @@
+import { serviceClient } from "@chat/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError, startMessaging, type Messaging, type Org } from "./helpers";
 
@@ -94,6 +95,24 @@ describe("emoji", () => {
       '<p>ok <span aria-label="+1" class="emoji emoji-1f44d" role="img" title="+1">:+1:</span> ' +
         '<span aria-label="heart" class="emoji emoji-2764" role="img" title="heart">:heart:</span> ©</p>',
     );
+  });
+});
+
+describe("code blocks", () => {
+  it("a fence naming no language takes the organization's default_code_block_language", async () => {
+    const accounts = serviceClient(m.accountsApp, m.deps.config.INTERNAL_TOKEN);
+    const plain = '<div class="codehilite"><pre><span></span><code>None\n</code></pre></div>';
+    expect((await rendered("```\nNone\n```")).html).toBe(plain);
+    await m.ok(await accounts("PATCH", "/realm", { as: org.owner.as, params: { default_code_block_language: "python" } }));
+    try {
+      const python = '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="kc">None</span>\n</code></pre></div>';
+      expect((await rendered("```\nNone\n```")).html).toBe(python);
+      expect((await m.ok(await m.call("POST", "/messages/render", org.member, { content: "~~~\nNone\n~~~" }))).rendered).toBe(python);
+      // A fence naming its language keeps it.
+      expect((await rendered("```text\nNone\n```")).html).toBe(plain.replace('class="codehilite"', 'class="codehilite" data-code-language="Text only"'));
+    } finally {
+      await m.ok(await accounts("PATCH", "/realm", { as: org.owner.as, params: { default_code_block_language: "" } }));
+    }
   });
 });
 

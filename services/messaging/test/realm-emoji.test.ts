@@ -217,3 +217,32 @@ describe("register", () => {
     expect(none).not.toHaveProperty("realm_emoji");
   });
 });
+
+describe("custom emoji in messages", () => {
+  it(":name: renders as Zulip's img.emoji while the emoji is active, in its organization only", async () => {
+    const own = await m.createOrg();
+    const elsewhere = await m.createOrg();
+    await m.createStream(own.owner, "general", [own.owner, own.member]);
+    await m.createStream(elsewhere.owner, "general", [elsewhere.owner]);
+    await m.ok(await upload(own.member, "ship_it", [{ body: png(), type: "image/png" }]));
+    await m.ok(await upload(own.admin, "smile", [{ body: png(), type: "image/png" }]));
+    const byName = new Map(Object.values(await list(own.member)).map((e: any) => [e.name, e.source_url as string]));
+    const content = ":ship_it: and :smile: `:ship_it:`";
+    const fetched = async (who: TestUser) => {
+      const id = await m.send(who, { type: "stream", to: "general", topic: "emoji", content });
+      return (await m.ok(await m.call("GET", `/messages/${id}`, who))).message.content as string;
+    };
+    // A custom emoji shadows the Unicode one of its name, as in Zulip.
+    const expected =
+      `<p><img alt=":ship_it:" class="emoji" src="${byName.get("ship_it")}" title="ship it"> and ` +
+      `<img alt=":smile:" class="emoji" src="${byName.get("smile")}" title="smile"> <code>:ship_it:</code></p>`;
+    expect(await fetched(own.member)).toBe(expected);
+    expect((await m.ok(await m.call("POST", "/messages/render", own.member, { content }))).rendered).toBe(expected);
+    expect(await fetched(elsewhere.owner)).toBe(
+      '<p>:ship_it: and <span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span> <code>:ship_it:</code></p>',
+    );
+    // Deactivated: new messages show the name as typed (old ones keep their image).
+    await m.ok(await call("DELETE", "/realm/emoji/ship_it", own.member));
+    expect(await fetched(own.member)).toContain("<p>:ship_it: and <img");
+  });
+});

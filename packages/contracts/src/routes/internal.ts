@@ -227,6 +227,11 @@ export const RealmSettings = z.object({
    * accounts that do not keep the setting yet: role:everyone.
    */
   can_access_all_users_group: z.string().optional(),
+  /**
+   * The language of a fenced code block that names none ("" none); it decides how messaging
+   * renders such a block. Absent from accounts that do not send it yet: "".
+   */
+  default_code_block_language: z.string().optional(),
 });
 export type RealmSettings = z.infer<typeof RealmSettings>;
 

@@ -32,6 +32,7 @@ export function realmSettings(r: RealmRow, defaultInviteLimit: number): RealmSet
     allow_edit_history: r.allowEditHistory,
     new_stream_announcements_stream_id: r.newStreamAnnouncementsStreamId,
     can_access_all_users_group: r.canAccessAllUsersGroup,
+    default_code_block_language: r.defaultCodeBlockLanguage,
   };
 }
 

@@ -49,7 +49,9 @@ describe("renderMarkdown", () => {
   });
   it("detects wildcards; silent ones notify nobody", () => {
     expect(renderMarkdown("@**all**").streamWildcard).toBe(true);
-    expect(renderMarkdown("@**channel**").html).toBe('<p><span class="user-mention" data-user-id="*">@channel</span></p>');
+    // Clients tell a channel wildcard from a user by its channel-wildcard-mention class.
+    expect(renderMarkdown("@**channel**").html).toBe('<p><span class="user-mention channel-wildcard-mention" data-user-id="*">@channel</span></p>');
+    expect(renderMarkdown("@_**all**").html).toBe('<p><span class="user-mention channel-wildcard-mention silent" data-user-id="*">all</span></p>');
     expect(renderMarkdown("@_**everyone**").streamWildcard).toBe(false);
     const t = renderMarkdown("@**topic**");
     expect(t.topicWildcard).toBe(true);
@@ -63,11 +65,12 @@ describe("renderMarkdown", () => {
     expect([...r.mentionedGroupIds]).toEqual([30]);
   });
   it("scans candidates before lookup", () => {
-    expect(scanMentionCandidates("@**Ann** @**X|7** @*grp* #**chan>t**")).toEqual({
+    expect(scanMentionCandidates("@**Ann** @**X|7** @*grp* #**chan>t** :party:parrot: 12:30")).toEqual({
       userNames: ["ann"],
       userIds: [7],
       groupNames: ["grp"],
       streamNames: ["chan"],
+      emojiNames: ["party", "parrot"],
     });
   });
   it("applies the organization's linkifiers outside code and links", () => {
@@ -100,5 +103,46 @@ describe("uploaded image previews in messages", () => {
     expect(fenced.split("message_inline_image").length - 1).toBe(1);
     expect(fenced.endsWith(preview)).toBe(true);
     expect(renderMarkdown("```spoiler s\n[photo.png](" + img + ")\n```").html).toContain(`<div class="spoiler-content" aria-hidden="true">\n<p><a href="${img}">photo.png</a></p>\n${preview}`);
+  });
+});
+
+describe("custom emoji", () => {
+  const withEmoji = () => {
+    const d = emptyDirectory();
+    d.customEmoji.set("party_parrot", "/user_avatars/2/emoji/images/7-abc.gif");
+    d.customEmoji.set("smile", "/user_avatars/2/emoji/images/8-def.png");
+    d.customEmoji.set("zulip", "/user_avatars/2/emoji/images/9-ghi.png");
+    return d;
+  };
+
+  it("render as Zulip's img.emoji, and shadow the Unicode and Zulip emoji of their name", () => {
+    expect(renderMarkdown(":party_parrot: :smile: :zulip: :grinning:", withEmoji()).html).toBe(
+      '<p><img alt=":party_parrot:" class="emoji" src="/user_avatars/2/emoji/images/7-abc.gif" title="party parrot"> ' +
+        '<img alt=":smile:" class="emoji" src="/user_avatars/2/emoji/images/8-def.png" title="smile"> ' +
+        '<img alt=":zulip:" class="emoji" src="/user_avatars/2/emoji/images/9-ghi.png" title="zulip"> ' +
+        '<span aria-label="grinning" class="emoji emoji-1f600" role="img" title="grinning">:grinning:</span></p>',
+    );
+  });
+
+  it("stay as typed in code, and when the organization has none of the name", () => {
+    expect(renderMarkdown("`:party_parrot:` :party_parrot:").html).toBe("<p><code>:party_parrot:</code> :party_parrot:</p>");
+  });
+});
+
+describe("fenced code languages", () => {
+  it("an unknown language is its data-code-language in lower case, as Zulip lower-cases the fence's word", () => {
+    expect(renderMarkdown("```MyDSL\nx\n```").html).toBe('<div class="codehilite" data-code-language="mydsl"><pre><span></span><code>x\n</code></pre></div>');
+  });
+
+  it("a fence naming none takes the organization's default language; one naming its own keeps it", () => {
+    const d = emptyDirectory();
+    d.defaultCodeBlockLanguage = "py";
+    expect(renderMarkdown("```\nNone\n```", d).html).toBe(
+      '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="kc">None</span>\n</code></pre></div>',
+    );
+    expect(renderMarkdown("```text\nNone\n```", d).html).toBe('<div class="codehilite" data-code-language="Text only"><pre><span></span><code>None\n</code></pre></div>');
+    // The default may name a block kind too (Zulip hands the fence to that kind's handler).
+    d.defaultCodeBlockLanguage = "quote";
+    expect(renderMarkdown("```\nwise\n```", d).html).toBe("<blockquote>\n<p>wise</p>\n</blockquote>");
   });
 });

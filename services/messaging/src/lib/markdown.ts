@@ -28,6 +28,10 @@ export interface MentionDirectory {
   streamsByName: Map<string, { id: number; name: string }>;
   /** The organization's linkifiers, in its order. */
   linkifiers: CompiledLinkifier[];
+  /** The organization's active custom emoji the content names, by name: their image's URL. */
+  customEmoji: Map<string, string>;
+  /** The organization's default_code_block_language: a fence naming none takes it ("" none). */
+  defaultCodeBlockLanguage: string;
 }
 
 /** What a rendered message mentions (silent mentions excluded: they notify nobody). */
@@ -55,12 +59,20 @@ export const emptyDirectory = (): MentionDirectory => ({
   groupsByName: new Map(),
   streamsByName: new Map(),
   linkifiers: [],
+  customEmoji: new Map(),
+  defaultCodeBlockLanguage: "",
 });
 
 const STREAM_WILDCARDS = new Set(["all", "everyone", "stream", "channel"]);
 
-/** Names referenced by mention and channel-link syntax, to look up before rendering. */
-export function scanMentionCandidates(content: string): { userNames: string[]; userIds: number[]; groupNames: string[]; streamNames: string[] } {
+/** Names referenced by mention, channel-link and emoji syntax, to look up before rendering. */
+export function scanMentionCandidates(content: string): {
+  userNames: string[];
+  userIds: number[];
+  groupNames: string[];
+  streamNames: string[];
+  emojiNames: string[];
+} {
   const userNames = new Set<string>();
   const userIds = new Set<number>();
   const groupNames = new Set<string>();
@@ -72,8 +84,14 @@ export function scanMentionCandidates(content: string): { userNames: string[]; u
   }
   for (const m of content.matchAll(/@_?\*([^*\n]+?)\*/g)) groupNames.add(m[1].toLowerCase());
   for (const m of content.matchAll(/#\*\*([^*\n]+?)\*\*/g)) streamNames.add(m[1].split(">")[0].toLowerCase());
-  return { userNames: [...userNames], userIds: [...userIds], groupNames: [...groupNames], streamNames: [...streamNames] };
+  // Overlapping (`:a:b:` names both): where the text splits decides which one renders.
+  const emojiNames = new Set<string>();
+  for (const m of content.matchAll(EMOJI_NAME_CANDIDATE)) emojiNames.add(m[1]);
+  return { userNames: [...userNames], userIds: [...userIds], groupNames: [...groupNames], streamNames: [...streamNames], emojiNames: [...emojiNames] };
 }
+
+/** Custom emoji names as uploads allow them (lower-case letters, digits, `_` and `-`). */
+const EMOJI_NAME_CANDIDATE = /:([0-9a-z_-]+)(?=:)/g;
 
 function splitNameId(text: string): [string, number | null] {
   const m = /^(.*)\|(\d+)$/.exec(text);
@@ -138,7 +156,7 @@ function renderUserMention(env: RenderEnv, text: string, isSilent: boolean): str
   const lower = text.toLowerCase();
   if (STREAM_WILDCARDS.has(lower)) {
     if (!isSilent) env.out.streamWildcard = true;
-    return `<span class="${cls}" data-user-id="*">${at}${escape(text)}</span>`;
+    return `<span class="user-mention channel-wildcard-mention${isSilent ? " silent" : ""}" data-user-id="*">${at}${escape(text)}</span>`;
   }
   if (lower === "topic") {
     if (!isSilent) env.out.topicWildcard = true;
@@ -264,13 +282,23 @@ function linkifierRule(md: MarkdownIt) {
 /** `:name:`, and the emoji characters themselves (as Unicode writes them for display, not bare `©` or `↔`). */
 const EMOJI_SYNTAX = new RegExp(":[\\p{L}\\p{N}_\\+\\-]+:|\\p{RGI_Emoji}", "gv");
 
-/** The HTML of an emoji written `text`, or null when it names none (Zulip's make_emoji). */
-function emojiHtml(text: string): string | null {
+/** An image emoji (custom, or Zulip's logo) written `:name:`, as Zulip's make_realm_emoji. */
+function imageEmojiHtml(name: string, src: string): string {
+  return `<img alt=":${escape(name)}:" class="emoji" src="${escape(src)}" title="${escape(name.replace(/_/g, " "))}">`;
+}
+
+/**
+ * The HTML of an emoji written `text`, or null when it names none (Zulip's Emoji pattern: the
+ * organization's custom emoji first, then Zulip's logo, then the Unicode names).
+ */
+function emojiHtml(text: string, customEmoji: Map<string, string>): string | null {
   let code: string | undefined;
   let shown = text;
   if (text.startsWith(":") && text.endsWith(":") && text.length > 2) {
     const name = text.slice(1, -1);
-    if (name === "zulip") return `<img alt=":zulip:" class="emoji" src="/static/generated/emoji/images/emoji/unicode/zulip.png" title="zulip">`;
+    const custom = customEmoji.get(name);
+    if (custom !== undefined) return imageEmojiHtml(name, custom);
+    if (name === "zulip") return imageEmojiHtml(name, "/static/generated/emoji/images/emoji/unicode/zulip.png");
     code = emojiCodeByName(name);
   } else {
     code = Array.from(text.replace(/\ufe0f/g, ""), (c) => c.codePointAt(0)!.toString(16).padStart(4, "0")).join("-");
@@ -285,6 +313,7 @@ function emojiHtml(text: string): string | null {
 
 /** Emoji in plain text (not in code, nor in a web address shown as a link) become Zulip's emoji spans. */
 function emojiRule(state: StateCore): void {
+  const customEmoji = (state.env as RenderEnv).dir.customEmoji;
   for (const block of state.tokens) {
     if (block.type !== "inline" || !block.children) continue;
     const out: Token[] = [];
@@ -298,7 +327,7 @@ function emojiRule(state: StateCore): void {
       }
       let pos = 0;
       for (const match of tok.content.matchAll(EMOJI_SYNTAX)) {
-        const html = emojiHtml(match[0]);
+        const html = emojiHtml(match[0], customEmoji);
         if (html === null) continue;
         if (match.index > pos) out.push(textToken(state, tok.content.slice(pos, match.index)));
         const t = new state.Token("html_inline", "", 0);
@@ -348,7 +377,10 @@ function createRenderer(): MarkdownIt {
   md.core.ruler.after("zulip_linkifiers", "zulip_emoji", emojiRule);
   md.renderer.rules.fence = (tokens, idx, _options, env: RenderEnv) => {
     const token = tokens[idx];
-    const lang = token.info.trim().split(/\s+/)[0];
+    const info = token.info.trim();
+    // Zulip lower-cases the word (an unknown one is the data-code-language as written in lower
+    // case); a fence naming none takes the organization's default.
+    const lang = info.split(/\s+/)[0] || env.dir.defaultCodeBlockLanguage;
     // Zulip's fenced blocks whose body is Markdown too: quotes, and spoilers (the rest of the
     // opening line is the header).
     const kind = lang.toLowerCase();
@@ -362,14 +394,14 @@ function createRenderer(): MarkdownIt {
       }
     }
     if (kind === "spoiler") {
-      const header = token.info.trim().slice(lang.length).trim();
+      const header = info.slice(lang.length).trim();
       return (
         `<div class="spoiler-block"><div class="spoiler-header">\n${header ? md.render(header, env) : ""}` +
         `</div><div class="spoiler-content" aria-hidden="true">\n${md.render(token.content, env)}</div></div>\n`
       );
     }
     if (MATH_FENCE_LANGUAGES.has(kind)) return renderMathBlock(token.content, env);
-    const language = lang ? lookupCodeLanguage(lang) : null;
+    const language = kind ? lookupCodeLanguage(kind) : null;
     const attr = language ? ` data-code-language="${escape(language.name)}"` : "";
     return `<div class="codehilite"${attr}><pre><span></span><code>${highlightCode(token.content, language?.grammar ?? null, env)}</code></pre></div>\n`;
   };

@@ -1,15 +1,18 @@
 import type { AppDeps } from "../deps";
 import { compileLinkifiers } from "../lib/linkifiers";
 import { emptyDirectory, scanMentionCandidates, type MentionDirectory } from "../lib/markdown";
+import { selectActiveRealmEmojiByNames } from "../store/realm-emoji";
 import { selectStreamsByNames } from "../store/streams";
 import { selectUserSubscriptions } from "../store/subscriptions";
+import { emojiImagePath } from "./realm-emoji";
 import { canSeeStream, type Viewer } from "./streams";
 import { getActiveUsersByNames, getUsersByIds } from "./users";
 
 /**
  * Looks up every user, group and channel the content's mention syntax names, as `viewer` may
- * see them (`everyChannel`: any active channel, for the notification bot), and the
- * organization's linkifiers: everything rendering needs.
+ * see them (`everyChannel`: any active channel, for the notification bot), the custom emoji it
+ * names, and the organization's linkifiers (and default code language, when a fence names
+ * none): everything rendering needs.
  */
 export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, content: string, everyChannel = false): Promise<MentionDirectory> {
   const dir = emptyDirectory();
@@ -41,5 +44,17 @@ export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, conte
       if (everyChannel ? !s.deactivated : canSeeStream(viewer, s, subs.get(s.id))) dir.streamsByName.set(s.name.toLowerCase(), { id: s.id, name: s.name });
     }
   }
+  if (scan.emojiNames.length > 0) {
+    for (const e of await selectActiveRealmEmojiByNames(deps.pool, viewer.realmId, scan.emojiNames)) {
+      dir.customEmoji.set(e.name, emojiImagePath(e.realmId, e.fileName));
+    }
+  }
+  if (BARE_FENCE.test(content)) dir.defaultCodeBlockLanguage = (await deps.accounts.getRealm(viewer.realmId)).settings.default_code_block_language ?? "";
   return dir;
 }
+
+/**
+ * A line ending in a fence that names no language, where the organization's default applies
+ * (closing fences match too: the realm's settings are cached).
+ */
+const BARE_FENCE = /(?:```|~~~)[ \t]*$/m;

@@ -33,6 +33,12 @@ export async function selectRealmEmoji(db: Queryable, realmId: number): Promise<
   return rows.map(toRealmEmoji);
 }
 
+/** The realm's active custom emoji among `names`. */
+export async function selectActiveRealmEmojiByNames(db: Queryable, realmId: number, names: string[]): Promise<RealmEmojiRow[]> {
+  const { rows } = await db.query(`SELECT ${COLUMNS} FROM realm_emoji WHERE realm_id = $1 AND name = ANY($2::text[]) AND NOT deactivated`, [realmId, names]);
+  return rows.map(toRealmEmoji);
+}
+
 export async function selectActiveRealmEmojiByName(db: Queryable, realmId: number, name: string): Promise<RealmEmojiRow | null> {
   const { rows } = await db.query(`SELECT ${COLUMNS} FROM realm_emoji WHERE realm_id = $1 AND name = $2 AND NOT deactivated`, [realmId, name]);
   return rows.length > 0 ? toRealmEmoji(rows[0]) : null;
