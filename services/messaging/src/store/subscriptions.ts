@@ -83,11 +83,11 @@ export async function countUserSubscriptions(db: Queryable, realmId: number, use
   return rows[0].n;
 }
 
-/** Subscribes (or re-activates) a user; existing personal settings are kept on re-activation. */
 /**
- * Subscribes (a new row, or an inactive one made active); false when the subscription was active
- * already. A lock taken before cannot cover a row that does not exist yet: of two subscribes at
- * once, the second waits here for the first's row and then finds it active.
+ * Subscribes (a new row, or an inactive one made active; its personal settings kept); false when
+ * the subscription was active already. A lock taken before cannot cover a row that does not
+ * exist yet: of two subscribes at once, the second waits here for the first's row and then finds
+ * it active.
  */
 export async function upsertActiveSubscription(db: Queryable, realmId: number, userId: number, streamId: number, color: string): Promise<boolean> {
   const { rowCount } = await db.query(
