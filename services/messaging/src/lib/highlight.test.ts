@@ -22,8 +22,8 @@ describe("code block languages", () => {
     expect(names).toEqual(["Python", "Python", "JavaScript", "TypeScript", "Bash", "Bash", "C++", "Rust", "YAML", "Markdown", "Text only", "C#", "Go", "S"]);
   });
 
-  it("keep a language Pygments does not know as the user wrote it, unhighlighted", () => {
-    expect(html("```MyPlayground\nx = <1>\n```")).toBe(block("MyPlayground", "x = &lt;1&gt;\n"));
+  it("keep a language Pygments does not know, lower-cased as Zulip's fence reads it, unhighlighted", () => {
+    expect(html("```MyPlayground\nx = <1>\n```")).toBe(block("myplayground", "x = &lt;1&gt;\n"));
     expect(html('```a"b\nx\n```')).toBe(block("a&quot;b", "x\n"));
   });
 
