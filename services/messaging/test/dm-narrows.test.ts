@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError, startMessaging, type Messaging, type Org, type TestUser } from "./helpers";
+import { expectError, startMessaging, userWithId, type Messaging, type Org, type TestUser } from "./helpers";
 
 /**
  * The direct-message narrows that find conversations by a participant (`dm-including`, the older
@@ -23,17 +23,6 @@ const sent: Sent[] = [];
 let people: TestUser[];
 let a: TestUser;
 
-/** A new user of `o` whose id is the first free one whose digits `fits` (the id sequence moved there). */
-async function userWithId(o: Org, fits: (digits: string) => boolean): Promise<TestUser> {
-  const { rows } = await m.accountsPool.query("SELECT max(id) AS max FROM users");
-  let id = Number(rows[0].max) + 1;
-  while (!fits(String(id))) id++;
-  await m.accountsPool.query("SELECT setval(pg_get_serial_sequence('users', 'id'), $1)", [id - 1]);
-  const u = await o.extra(id);
-  expect(u.user_id).toBe(id);
-  return u;
-}
-
 async function direct(from: TestUser, to: TestUser[]): Promise<void> {
   const id = await m.send(from, { type: "direct", to: JSON.stringify(to.map((u) => u.user_id)), content: `from ${from.user_id}` });
   const participants = [...new Set([from, ...to].map((u) => u.user_id))];
@@ -47,9 +36,9 @@ beforeAll(async () => {
   a = org.member2;
   const n = String(a.user_id);
   // Users whose ids hold a's digits at their start, at their end and inside.
-  const starts = await userWithId(org, (d) => d !== n && d.startsWith(n));
-  const ends = await userWithId(org, (d) => d.endsWith(n) && !d.startsWith(n));
-  const inside = await userWithId(org, (d) => d.includes(n) && !d.startsWith(n) && !d.endsWith(n));
+  const starts = await userWithId(m, org, (d) => d !== n && d.startsWith(n));
+  const ends = await userWithId(m, org, (d) => d.endsWith(n) && !d.startsWith(n));
+  const inside = await userWithId(m, org, (d) => d.includes(n) && !d.startsWith(n) && !d.endsWith(n));
   people = [org.owner, org.member, a, org.guest, org.bot, starts, ends, inside];
 
   await direct(a, [starts]);

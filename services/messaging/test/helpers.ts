@@ -213,3 +213,14 @@ export function expectError(res: { status: number; body: any }, status: number, 
   if (typeof msg === "string") expect(res.body.msg).toBe(msg);
   else if (msg) expect(res.body.msg).toMatch(msg);
 }
+
+/** A new user of `o` whose id is the first free one whose digits `fits` (the id sequence moved there). */
+export async function userWithId(m: Messaging, o: Org, fits: (digits: string) => boolean): Promise<TestUser> {
+  const { rows } = await m.accountsPool.query("SELECT max(id) AS max FROM users");
+  let id = Number(rows[0].max) + 1;
+  while (!fits(String(id))) id++;
+  await m.accountsPool.query("SELECT setval(pg_get_serial_sequence('users', 'id'), $1)", [id - 1]);
+  const u = await o.extra(id);
+  expect(u.user_id).toBe(id);
+  return u;
+}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { selectConversationPartners } from "../src/store/user-access";
-import { expectError, startMessaging, type Messaging, type Org } from "./helpers";
+import { expectError, startMessaging, userWithId, type Messaging, type Org } from "./helpers";
 
 /**
  * Messaging's part of limited user access (the organization's can_access_all_users_group, kept
@@ -290,25 +290,14 @@ describe("conversation partners read by the participants index", () => {
     return sorted(rows.map((r) => Number(r.other)));
   }
 
-  /** A new user of `o` whose id is the first free one whose digits `fits` (the id sequence moved there). */
-  async function userWithId(o: Org, fits: (digits: string) => boolean) {
-    const { rows } = await m.accountsPool.query("SELECT max(id) AS max FROM users");
-    let id = Number(rows[0].max) + 1;
-    while (!fits(String(id))) id++;
-    await m.accountsPool.query("SELECT setval(pg_get_serial_sequence('users', 'id'), $1)", [id - 1]);
-    const u = await o.extra(id);
-    expect(u.user_id).toBe(id);
-    return u;
-  }
-
   it("answers as the pattern did: ids that are part of others', group and self conversations, several users at once, one organization only", async () => {
     const o = await m.createOrg();
     const a = o.member2;
     const n = String(a.user_id);
     // Users whose ids hold a's digits at their start, end and middle.
-    const starts = await userWithId(o, (d) => d !== n && d.startsWith(n));
-    const ends = await userWithId(o, (d) => d !== n && d.endsWith(n));
-    const inside = await userWithId(o, (d) => d.includes(n) && !d.startsWith(n) && !d.endsWith(n));
+    const starts = await userWithId(m, o, (d) => d !== n && d.startsWith(n));
+    const ends = await userWithId(m, o, (d) => d !== n && d.endsWith(n));
+    const inside = await userWithId(m, o, (d) => d.includes(n) && !d.startsWith(n) && !d.endsWith(n));
     await m.send(a, { type: "private", to: JSON.stringify([starts.user_id]), content: "one" });
     await m.send(ends, { type: "private", to: JSON.stringify([inside.user_id]), content: "two" });
     await m.send(o.member, { type: "private", to: JSON.stringify([starts.user_id, ends.user_id, o.bot.user_id]), content: "group" });

@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "@chat/platform";
 import { formatAlertmanager } from "./alertmanager";
+import { errorOf } from "./errors.test-support";
 
-const errorOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return err instanceof ApiError ? { status: err.status, code: err.code, msg: err.message } : err;
-  }
-  throw new Error("no error");
-};
 const DEFAULTS = { name: "instance", desc: "alertname" };
 const alert = (status: string, alertname: string, instance: string, extra: Record<string, unknown> = {}) => ({
   status,

@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "@chat/platform";
 import { formatGitHub } from "./github";
-
-const errorOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return err instanceof ApiError ? { status: err.status, code: err.code, msg: err.message } : err;
-  }
-  throw new Error("no error");
-};
+import { errorOf } from "./errors.test-support";
 
 const repository = { name: "chat", full_name: "acme/chat", html_url: "https://github.com/acme/chat", stargazers_count: 42 };
 const REPO = "[acme/chat](https://github.com/acme/chat)";

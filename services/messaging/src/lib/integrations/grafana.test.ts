@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "@chat/platform";
 import { formatGrafana } from "./grafana";
-
-const errorOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return err instanceof ApiError ? { status: err.status, code: err.code, msg: err.message } : err;
-  }
-  throw new Error("no error");
-};
+import { errorOf } from "./errors.test-support";
 
 const alert = (status: string, alertname: string, extra: Record<string, unknown> = {}) => ({
   status,

@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "@chat/platform";
 import { decodeJsonPayload, eventWanted, flatTopic, parseJsonBody, payloadReader } from "./payload";
-
-const errorOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return err instanceof ApiError ? { status: err.status, code: err.code, msg: err.message } : err;
-  }
-  throw new Error("no error");
-};
+import { errorOf } from "./errors.test-support";
 
 describe("an integration URL's JSON body", () => {
   it("is read whatever it holds", () => {

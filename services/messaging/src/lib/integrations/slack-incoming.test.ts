@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "@chat/platform";
 import { decodeSlackPayload, formatSlackIncoming } from "./slack-incoming";
+import { errorOf } from "./errors.test-support";
 
-const errorOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return err instanceof ApiError ? { status: err.status, code: err.code, msg: err.message } : err;
-  }
-  throw new Error("no error");
-};
 const contentOf = (payload: unknown) => formatSlackIncoming(payload)[0]?.content;
 
 describe("Slack-compatible payloads", () => {
