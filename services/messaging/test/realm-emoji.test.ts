@@ -246,3 +246,29 @@ describe("custom emoji in messages", () => {
     expect(await fetched(own.member)).toContain("<p>:ship_it: and <img");
   });
 });
+
+describe("custom emoji in channel descriptions", () => {
+  it("render as in messages (Zulip renders descriptions with the organization's Markdown), on creation and on change; no image preview", async () => {
+    const own = await m.createOrg();
+    await m.createStream(own.owner, "general", [own.owner]);
+    await m.ok(await upload(own.member, "ship_it", [{ body: png(), type: "image/png" }]));
+    await m.createLinkifier(own.admin, "#(?P<id>[0-9]+)", "https://tracker.example/{id}");
+    const src = new Map(Object.values(await list(own.member)).map((e: any) => [e.name, e.source_url as string])).get("ship_it");
+    const img = `<img alt=":ship_it:" class="emoji" src="${src}" title="ship it">`;
+    await m.outbox();
+    await m.ok(await m.call("POST", "/users/me/subscriptions", own.member, { subscriptions: JSON.stringify([{ name: "launches", description: ":ship_it: see #12" }]) }));
+    const created = (await m.clientEvents()).find((e) => e.event.type === "stream" && e.event.op === "create")!;
+    const rendered = `<p>${img} see <a href="https://tracker.example/12">#12</a></p>`;
+    expect(created.event.streams[0].rendered_description).toBe(rendered);
+    const id = created.event.streams[0].stream_id as number;
+    expect((await m.ok(await m.call("GET", `/streams/${id}`, own.member))).stream.rendered_description).toBe(rendered);
+
+    const photo = "/user_uploads/1/ab/cd/photo.png";
+    await m.ok(await m.call("PATCH", `/streams/${id}`, own.admin, { description: `:ship_it: #**general** [photo.png](${photo})` }));
+    const update = (await m.clientEvents()).find((e) => e.event.type === "stream" && e.event.property === "description")!;
+    const general = (await m.ok(await m.call("GET", "/get_stream_id", own.admin, { stream: "general" }))).stream_id;
+    expect(update.event.rendered_description).toBe(
+      `<p>${img} <a class="stream" data-stream-id="${general}" href="/#narrow/channel/${general}-general">#general</a> <a href="${photo}">photo.png</a></p>`,
+    );
+  });
+});

@@ -8,10 +8,10 @@ import {
 import { ApiError, badRequest, emitEvent, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { streamObject } from "../lib/format";
-import { renderMarkdown } from "../lib/markdown";
 import { checkStreamName } from "../lib/normalize";
 import { isAdminRole, passesCommonPolicy } from "../lib/permissions";
 import { streamWatchers } from "../queries/audiences";
+import { renderChannelDescription } from "../queries/mentions";
 import { findStream, trafficFor, viewerOf } from "../queries/streams";
 import { getUser } from "../queries/users";
 import { selectDefaultStreamIds } from "../store/default-streams";
@@ -93,7 +93,7 @@ async function planUpdate(deps: AppDeps, who: Identity, realm: InternalRealm, st
   const updates: Update[] = [];
   if (req.description !== undefined) {
     changes.description = req.description.replace(/\n/g, " ");
-    changes.renderedDescription = renderMarkdown(changes.description).html;
+    changes.renderedDescription = await renderChannelDescription(deps, viewerOf(who), changes.description);
     updates.push(["description", changes.description, { rendered_description: changes.renderedDescription }]);
   }
   if (req.messageRetentionDays !== undefined) {

@@ -12,10 +12,10 @@ import {
 import { ApiError, badRequest, emitEvent, streamDoesNotExist, withTx, type Identity, type Queryable } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { pickColor, streamObject, subscriptionObject } from "../lib/format";
-import { renderMarkdown } from "../lib/markdown";
 import { checkStreamDescription, checkStreamName } from "../lib/normalize";
 import { isAdminRole, isGuestRole, passesCommonPolicy } from "../lib/permissions";
 import { streamWatchers } from "../queries/audiences";
+import { renderChannelDescription } from "../queries/mentions";
 import { canSeeStream, findVisibleStreamByName, trafficFor, viewerOf, type Viewer } from "../queries/streams";
 import { getUser, getUsersByEmails, getUsersByIds } from "../queries/users";
 import { insertStream, selectStreamsByIds, selectStreamsByNames, type StreamRow } from "../store/streams";
@@ -141,15 +141,16 @@ export async function bulkAddSubscriptions(
   if (toCreate.length > 0) checkCanCreate(req, caller, realm, now);
   if (toCreate.length > 0 && req.canRemoveSubscribersGroup !== undefined) await checkGroup(deps, realm, req.canRemoveSubscribersGroup);
   const settings = toCreate.length > 0 ? newStreamSettings(req, caller, realm) : null;
+  const rendered = await Promise.all(toCreate.map((s) => renderChannelDescription(deps, viewerOf(who), s.description)));
 
   const { out: result, created, streams } = await withTx(deps.pool, async (tx) => {
     const created: StreamRow[] = [];
-    for (const s of toCreate) {
+    for (const [i, s] of toCreate.entries()) {
       const stream = await insertStream(tx, {
         realmId: who.realmId,
         name: s.name,
         description: s.description,
-        renderedDescription: renderMarkdown(s.description).html,
+        renderedDescription: rendered[i],
         dateCreated: now,
         creatorId: caller.id,
         ...settings!,

@@ -146,3 +146,38 @@ describe("fenced code languages", () => {
     expect(renderMarkdown("```\nwise\n```", d).html).toBe("<blockquote>\n<p>wise</p>\n</blockquote>");
   });
 });
+
+describe("where Zulip's Markdown differs from CommonMark", () => {
+  it("a list may follow a line of text, keeping its start number; `1)` numbers nothing", () => {
+    expect(renderMarkdown("text\n2. a\n3. b").html).toBe('<p>text</p>\n<ol start="2">\n<li>a</li>\n<li>b</li>\n</ol>');
+    expect(renderMarkdown("> quoted\n2. a").html).toBe('<blockquote>\n<p>quoted</p>\n</blockquote>\n<ol start="2">\n<li>a</li>\n</ol>');
+    expect(renderMarkdown("1) a\n2) b").html).toBe("<p>1) a<br>\n2) b</p>");
+    expect(renderMarkdown("text\n1) a").html).toBe("<p>text<br>\n1) a</p>");
+    expect(renderMarkdown("1. a\n2) b").html).toBe("<ol>\n<li>a<br>\n2) b</li>\n</ol>");
+    // Zulip splits off a list only at a line that is an item as typed: not one of a `>` quote.
+    expect(renderMarkdown("> text\n> - a").html).toBe("<blockquote>\n<p>text<br>\n- a</p>\n</blockquote>");
+    // What stays as before: lists after a blank line, a bullet list after text, `text\n10.` (two digits).
+    expect(renderMarkdown("text\n- a").html).toBe("<p>text</p>\n<ul>\n<li>a</li>\n</ul>");
+    expect(renderMarkdown("text\n\n10. a").html).toBe('<p>text</p>\n<ol start="10">\n<li>a</li>\n</ol>');
+    expect(renderMarkdown("text\n10. a").html).toBe("<p>text<br>\n10. a</p>");
+  });
+
+  it("***x*** is strong around em", () => {
+    expect(renderMarkdown("***x*** and *a* ***b c*** **d *e***").html).toBe(
+      "<p><strong><em>x</em></strong> and <em>a</em> <strong><em>b c</em></strong> <strong>d <em>e</em></strong></p>",
+    );
+  });
+
+  it("aligned table cells carry Python-Markdown's style attribute", () => {
+    expect(renderMarkdown("| a | b | c | d |\n|:-|:-:|-:|-|\n| 1 | 2 | 3 | 4 |").html).toBe(
+      '<table>\n<thead>\n<tr>\n<th style="text-align: left;">a</th>\n<th style="text-align: center;">b</th>\n<th style="text-align: right;">c</th>\n<th>d</th>\n</tr>\n</thead>\n' +
+        '<tbody>\n<tr>\n<td style="text-align: left;">1</td>\n<td style="text-align: center;">2</td>\n<td style="text-align: right;">3</td>\n<td>4</td>\n</tr>\n</tbody>\n</table>',
+    );
+  });
+
+  it("has no reference links: a definition stays a line of text", () => {
+    expect(renderMarkdown("[docs][1]\n\n[1]: https://example.com").html).toBe(
+      '<p>[docs][1]</p>\n<p>[1]: <a href="https://example.com">https://example.com</a></p>',
+    );
+  });
+});

@@ -1,6 +1,7 @@
 import { emojiCodeByName, emojiNameByCode, MAX_MESSAGE_LENGTH } from "@chat/contracts";
 import { badRequest } from "@chat/platform";
 import MarkdownIt from "markdown-it";
+import type StateBlock from "markdown-it/lib/rules_block/state_block.mjs";
 import type StateCore from "markdown-it/lib/rules_core/state_core.mjs";
 import type StateInline from "markdown-it/lib/rules_inline/state_inline.mjs";
 import type Token from "markdown-it/lib/token.mjs";
@@ -358,12 +359,87 @@ function underscoreRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
+/**
+ * A line Zulip reads as a list item when it follows a line of text: its preprocessor puts a blank
+ * line before it, so the list starts there (an ordered one numbered by a single digit and `.`).
+ */
+const ITEM_AFTER_TEXT = /^[ \t]*(?:[*+-]|\d\.)[ \t]+/;
+
+type BlockRule = (state: StateBlock, startLine: number, endLine: number, silent: boolean) => boolean;
+
+/**
+ * Zulip's lists, on markdown-it's: only `1.` numbers an item (`1)` is text), and a list ends a
+ * paragraph exactly where Zulip's preprocessor splits one off: at a line that is an item as typed,
+ * whatever its number (`text\n2. a` is a list starting at 2), so not at a line of a `>` quote.
+ */
+function zulipListRule(list: BlockRule): BlockRule {
+  return (state: StateBlock, startLine: number, endLine: number, silent: boolean): boolean => {
+    const start = state.bMarks[startLine] + state.tShift[startLine];
+    if (/^\d+\)/.test(state.src.slice(start, state.eMarks[startLine]))) return false;
+    if (!silent || state.parentType !== "paragraph") return list(state, startLine, endLine, silent);
+    const lineStart = state.src.lastIndexOf("\n", state.bMarks[startLine] - 1) + 1;
+    if (!ITEM_AFTER_TEXT.test(state.src.slice(lineStart, state.eMarks[startLine]))) return false;
+    // As a paragraph's terminator markdown-it only lets an ordered list starting at 1 through.
+    const parent = state.parentType;
+    state.parentType = "list";
+    try {
+      return list(state, startLine, endLine, silent);
+    } finally {
+      state.parentType = parent;
+    }
+  };
+}
+
+/**
+ * Zulip writes `***x***` as `<strong><em>x</em></strong>`; markdown-it nests them the other way
+ * (with empty text tokens between the markers, where the delimiter runs were).
+ */
+function strongOutsideEm(state: StateCore): void {
+  for (const block of state.tokens) {
+    const t = block.children;
+    if (block.type !== "inline" || !t) continue;
+    const next = (k: number) => {
+      while (k < t.length && t[k].type === "text" && t[k].content === "") k++;
+      return k;
+    };
+    for (let i = 0; i < t.length; i++) {
+      if (t[i].type !== "em_open") continue;
+      const strong = next(i + 1);
+      if (t[strong]?.type !== "strong_open") continue;
+      let depth = 0;
+      let close = strong + 1;
+      for (; close < t.length; close++) {
+        if (t[close].type === "strong_open") depth++;
+        else if (t[close].type === "strong_close" && depth-- === 0) break;
+      }
+      const em = next(close + 1);
+      if (close >= t.length || t[em]?.type !== "em_close") continue;
+      [t[i], t[strong]] = [t[strong], t[i]];
+      [t[close], t[em]] = [t[em], t[close]];
+    }
+  }
+}
+
+/** A table cell's alignment as Python-Markdown writes it (`text-align: center;`), not markdown-it's `text-align:center`. */
+function tableAlignStyle(state: StateCore): void {
+  for (const tok of state.tokens) {
+    if (tok.type !== "th_open" && tok.type !== "td_open") continue;
+    const style = tok.attrGet("style");
+    const m = style && /^text-align:(\w+)$/.exec(style);
+    if (m) tok.attrSet("style", `text-align: ${m[1]};`);
+  }
+}
+
 function createRenderer(): MarkdownIt {
   // html: false -> raw HTML in a message is shown as text, never interpreted.
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
   // Zulip has no inline image syntax (`![x](y)` stays a plain link), and no underlined
   // (setext) headings: only `#` ones.
-  md.disable(["image", "lheading"]);
+  // Nor reference links: `[x]: https://...` stays a line of text, `[x][y]` too.
+  md.disable(["image", "lheading", "reference"]);
+  // The rule list is internal to markdown-it's Ruler, which offers no getter for one rule by name.
+  const blockRules = (md.block.ruler as unknown as { __rules__: Array<{ name: string; fn: BlockRule }> }).__rules__;
+  md.block.ruler.at("list", zulipListRule(blockRules.find((r) => r.name === "list")!.fn), { alt: ["paragraph", "reference", "blockquote"] });
   md.inline.ruler.before("emphasis", "zulip_underscores", underscoreRule);
   // Zulip's strikethrough is <del>.
   md.renderer.rules.s_open = () => "<del>";
@@ -375,6 +451,8 @@ function createRenderer(): MarkdownIt {
   md.use(imagePreviews);
   md.core.ruler.after("linkify", "zulip_linkifiers", linkifierRule(md));
   md.core.ruler.after("zulip_linkifiers", "zulip_emoji", emojiRule);
+  md.core.ruler.after("inline", "zulip_strong_em", strongOutsideEm);
+  md.core.ruler.after("block", "zulip_table_align", tableAlignStyle);
   md.renderer.rules.fence = (tokens, idx, _options, env: RenderEnv) => {
     const token = tokens[idx];
     const info = token.info.trim();
@@ -420,8 +498,11 @@ function createRenderer(): MarkdownIt {
 
 const renderer = createRenderer();
 
-/** Renders message Markdown to the HTML Zulip clients display, collecting mentions. */
-export function renderMarkdown(content: string, dir: MentionDirectory = emptyDirectory()): RenderResult {
+/**
+ * Renders message Markdown to the HTML Zulip clients display, collecting mentions. `previews:
+ * false` leaves out uploaded images' previews (a channel description's rendering, as Zulip's).
+ */
+export function renderMarkdown(content: string, dir: MentionDirectory = emptyDirectory(), options: { previews?: boolean } = {}): RenderResult {
   const out: RenderResult = {
     html: "",
     mentionedUserIds: new Set(),
@@ -432,7 +513,9 @@ export function renderMarkdown(content: string, dir: MentionDirectory = emptyDir
     hasAttachment: false,
     hasImage: false,
   };
-  out.html = renderer.render(content, { dir, out } satisfies RenderEnv).trimEnd();
+  const env: RenderEnv = { dir, out };
+  if (options.previews === false) env[NO_PREVIEWS] = true;
+  out.html = renderer.render(content, env).trimEnd();
   return out;
 }
 

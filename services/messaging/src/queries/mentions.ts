@@ -1,6 +1,6 @@
 import type { AppDeps } from "../deps";
 import { compileLinkifiers } from "../lib/linkifiers";
-import { emptyDirectory, scanMentionCandidates, type MentionDirectory } from "../lib/markdown";
+import { emptyDirectory, renderMarkdown, scanMentionCandidates, type MentionDirectory } from "../lib/markdown";
 import { selectActiveRealmEmojiByNames } from "../store/realm-emoji";
 import { selectStreamsByNames } from "../store/streams";
 import { selectUserSubscriptions } from "../store/subscriptions";
@@ -51,6 +51,15 @@ export async function buildMentionDirectory(deps: AppDeps, viewer: Viewer, conte
   }
   if (BARE_FENCE.test(content)) dir.defaultCodeBlockLanguage = (await deps.accounts.getRealm(viewer.realmId)).settings.default_code_block_language ?? "";
   return dir;
+}
+
+/**
+ * A channel description's HTML: Zulip renders it with the organization's Markdown as a message
+ * (custom emoji, linkifiers, mentions, links to channels `viewer`, who sets it, may see), but
+ * with no image previews.
+ */
+export async function renderChannelDescription(deps: AppDeps, viewer: Viewer, description: string): Promise<string> {
+  return renderMarkdown(description, await buildMentionDirectory(deps, viewer, description), { previews: false }).html;
 }
 
 /**
