@@ -54,7 +54,7 @@ export const DELIBERATE_DIFFERENCES: Record<string, string> = {
     ]),
   ),
   ...Object.fromEntries(
-    ["event_types", "narrow", "all_public_streams", "client_capabilities", "apply_markdown", "client_gravatar", "slim_presence", "queue_lifespan_secs"].map((name) => [
+    ["event_types", "narrow", "all_public_streams", "client_capabilities", "apply_markdown", "client_gravatar", "slim_presence", "queue_lifespan_secs", "include_subscribers"].map((name) => [
       `GET /events param ${name}: not among Zulip's parameters`,
       "GET /events without queue_id and with dont_block=true registers a queue from register-style parameters, as Zulip's view does (notes section 6); its YAML leaves them out",
     ]),

@@ -243,6 +243,10 @@ describe("include_subscribers", () => {
     const withSubs = await register(true);
     const without = await register(false);
     const byDefault = await queueFor(inst, who); // GET /events registers with Zulip's default, false
+    // ...and takes register's parameter (spec 4.4), not as an ignored one.
+    const byPoll = await inst.call("GET", "/events", { as: who, params: { dont_block: true, include_subscribers: true } });
+    expect(byPoll.body).toEqual({ result: "success", msg: "", events: [], queue_id: expect.any(String) });
+    const pollWithSubs = byPoll.body.queue_id as string;
     const channel = { stream_id: 7, name: "Denmark", description: "", invite_only: false };
     const add = { type: "subscription", op: "add", subscriptions: [{ ...channel, color: "#76ce90", subscribers: [who.userId, 3] }] };
     const create = { type: "stream", op: "create", streams: [{ ...channel, subscribers: [3] }] };
@@ -254,6 +258,7 @@ describe("include_subscribers", () => {
 
     const strip = ({ subscribers: _s, ...rest }: Record<string, unknown>) => rest;
     expect(await untilMarker(who, withSubs, 10)).toEqual([{ id: 0, ...add }, { id: 1, ...create }, { id: 2, ...peer }]);
+    expect(await untilMarker(who, pollWithSubs, 10)).toEqual([{ id: 0, ...add }, { id: 1, ...create }, { id: 2, ...peer }]);
     const stripped = [
       { id: 0, ...add, subscriptions: add.subscriptions.map(strip) },
       { id: 1, ...create, streams: create.streams.map(strip) },

@@ -78,8 +78,8 @@ describe("registering a queue", () => {
     expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "User not authorized for this query" });
     res = await inst.call("POST", "/register", { as: who, params: { event_types: "message" } });
     expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "event_types is not valid JSON" });
-    res = await inst.call("POST", "/register", { as: who, params: { queue_lifespan_secs: -5 } });
-    expect(res.body).toMatchObject({ code: "BAD_REQUEST" });
+    res = await inst.call("POST", "/register", { as: who, params: { fetch_event_types: [], queue_lifespan_secs: 1.5 } });
+    expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "queue_lifespan_secs is not an integer" });
     expect(await queueKeys()).toEqual(before);
   });
 
@@ -140,20 +140,41 @@ describe("event ids and acknowledgement", () => {
     expect(res.body.events).toEqual([]);
   });
 
-  it("refuses acknowledgements of pruned or never-queued events without changing the queue", async () => {
+  it("refuses an acknowledgement of pruned events without changing the queue", async () => {
     const who = user();
     const q = await queueFor(inst, who);
     for (let n = 0; n < 3; n++) await direct(1, [who.userId], { type: "custom", n });
     await poll(inst, who, q, 1, { dont_block: true });
 
-    let res = await poll(inst, who, q, 0, { dont_block: true });
+    const res = await poll(inst, who, q, 0, { dont_block: true });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "An event newer than 0 has already been pruned!" });
-    res = await poll(inst, who, q, 7, { dont_block: true });
+    expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "An event newer than 0 has already been pruned!" });
+    expect((await poll(inst, who, q, 1, { dont_block: true })).body.events.map((e: any) => e.id)).toEqual([2]);
+  });
+
+  it("an id past the newest event: the queued events are dropped all the same, then the poll is refused (as Zulip)", async () => {
+    const who = user();
+    const q = await queueFor(inst, who);
+    for (let n = 0; n < 3; n++) await direct(1, [who.userId], { type: "custom", n });
+    await poll(inst, who, q, 1, { dont_block: true });
+
+    let res = await poll(inst, who, q, 7, { dont_block: true });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: "BAD_REQUEST", msg: "Event 7 was not in this queue" });
+    expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Event 7 was not in this queue" });
+    // Event 2 went: acknowledging 1 again is acknowledging a pruned event.
     res = await poll(inst, who, q, 1, { dont_block: true });
-    expect(res.body.events.map((e: any) => e.id)).toEqual([2]);
+    expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "An event newer than 1 has already been pruned!" });
+    expect((await poll(inst, who, q, 2, { dont_block: true })).body.events).toEqual([]);
+
+    // Again with a blocking poll: the new event goes, and the poll is refused at once.
+    await direct(1, [who.userId], { type: "custom", n: 3 });
+    res = await poll(inst, who, q, 9);
+    expect(res.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Event 9 was not in this queue" });
+    expect((await poll(inst, who, q, 3, { dont_block: true })).body.events).toEqual([]);
+    // The same id once more: nothing left to drop, the same refusal; later events still come.
+    expect((await poll(inst, who, q, 9, { dont_block: true })).body).toMatchObject({ msg: "Event 9 was not in this queue" });
+    await direct(1, [who.userId], { type: "custom", n: 4 });
+    expect((await poll(inst, who, q, 3, { dont_block: true })).body.events).toEqual([{ id: 4, type: "custom", n: 4 }]);
   });
 
   it("accepts -1 on a fresh queue and no last_event_id at all", async () => {
@@ -651,6 +672,35 @@ describe("expiry", () => {
     expect(await local.app.events.sweeper.sweepOnce()).toEqual([qCapped]);
     expect(await ev.redis.exists(`${local.config.REDIS_PREFIX}q:${qCapped}`, `${local.config.REDIS_PREFIX}qe:${qCapped}`)).toBe(0);
     expect(await ev.redis.smembers(`${local.config.REDIS_PREFIX}u:1:${long.userId}`)).toEqual([]);
+    await own.teardown();
+  });
+
+  it("a negative lifespan is accepted, as Zulip accepts it: the queue works until the next sweep, which removes it unless a poll waits", async () => {
+    const { own, clock, local } = await sweptInstance(1);
+    const who = user();
+    for (const params of [{ queue_lifespan_secs: -5 }, { lifespan_secs: -1 }]) {
+      const res = await local.call("POST", "/register", { as: who, params: { fetch_event_types: [], ...params } });
+      expect(res.status).toBe(200);
+      expect(res.body.last_event_id).toBe(-1);
+    }
+    const byPoll = await local.call("GET", "/events", { as: who, params: { dont_block: true, lifespan_secs: -5 } });
+    expect(byPoll.status).toBe(200);
+    const queues = await ev.redis.smembers(`${local.config.REDIS_PREFIX}u:1:${who.userId}`);
+    expect(queues).toHaveLength(3);
+    const [kept, ...gone] = queues;
+    // Until then a queue answers; a waiting poll keeps it through a sweep.
+    await local.app.events.deliverer.doDeliverNotice(randomUUID(), 1, { event: { type: "custom", n: 1 }, users: [who.userId] });
+    expect((await poll(local, who, kept, -1, { dont_block: true })).body.events).toEqual([{ id: 0, type: "custom", n: 1 }]);
+    const waiting = poll(local, who, kept, 0);
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await local.app.events.sweeper.sweepOnce()).sort()).toEqual([...gone].sort());
+    for (const q of gone) expect((await poll(local, who, q, -1, { dont_block: true })).body).toMatchObject({ code: "BAD_EVENT_QUEUE_ID", queue_id: q });
+    // An event ends the wait; the next sweep removes it.
+    await local.app.events.deliverer.doDeliverNotice(randomUUID(), 1, { event: { type: "custom", n: 2 }, users: [who.userId] });
+    expect((await waiting).body.events).toEqual([{ id: 1, type: "custom", n: 2 }]);
+    clock.advance(1);
+    expect(await local.app.events.sweeper.sweepOnce()).toEqual([kept]);
+    expect(await ev.redis.smembers(`${local.config.REDIS_PREFIX}u:1:${who.userId}`)).toEqual([]);
     await own.teardown();
   });
 

@@ -51,6 +51,10 @@ export function verifierFor(as: (u: DemoUser) => ApiClient) {
       fetchTypes: (params.fetch_event_types ?? params.event_types ?? null) as string[] | null,
       includeSubscribers: Boolean(params.include_subscribers),
       clientGravatar: params.client_gravatar !== false,
+      slimPresence: params.slim_presence === true,
+      userListIncomplete: (params.client_capabilities as Record<string, unknown> | undefined)?.user_list_incomplete === true,
+      // The stack runs with accounts' default, CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE=true.
+      accessLimitsPresence: true,
     };
     // Events that cross two services (accounts, then messaging's subscribers) take seconds when the
     // whole suite shares the machine.

@@ -42,8 +42,11 @@ export const queueParams = {
   client_gravatar: p.bool().default(true),
   /** `presence` events without the deprecated `email` (and register's presences by user id). */
   slim_presence: p.bool().default(false),
-  /** Idle lifetime of the queue; 0 means the server default (600 s); capped at 7 days. */
-  queue_lifespan_secs: p.int(z.number().int().min(0)).default(0).alias("lifespan_secs"),
+  /**
+   * Idle lifetime of the queue; 0 means the server default (600 s); capped at 7 days. A negative
+   * one is accepted, as Zulip accepts it: the queue expires at the next sweep no poll waits through.
+   */
+  queue_lifespan_secs: p.int(z.number().int()).default(0).alias("lifespan_secs"),
 };
 
 /** Keys of Zulip's register response (feature levels up to 330) that state services may return. */
@@ -135,6 +138,8 @@ export const GetEvents = route({
     last_event_id: p.int(),
     dont_block: p.bool().default(false),
     ...queueParams,
+    /** Register's parameter (spec 4.4: register's parameters may be passed here), for the queue made without `queue_id`. */
+    include_subscribers: p.bool().default(false),
   },
   response: success({ events: z.array(ClientEvent), queue_id: z.string() }),
   longPoll: true,

@@ -19,7 +19,7 @@ export interface QueueParams {
   client_gravatar: boolean;
   slim_presence: boolean;
   queue_lifespan_secs: number;
-  /** Only POST /register takes it; queues made by GET /events get Zulip's default, false. */
+  /** Whether channel objects in events keep their `subscribers`; false unless asked for (Zulip's default). */
   include_subscribers?: boolean;
 }
 

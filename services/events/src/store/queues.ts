@@ -124,7 +124,8 @@ export class QueueStore {
   }
 
   private ttl(lifespanSecs: number): number {
-    return lifespanSecs * 1000 + TTL_MARGIN_MS;
+    // A negative lifespan (the queue is due at once) still keeps the keys until a sweep.
+    return Math.max(lifespanSecs, 0) * 1000 + TTL_MARGIN_MS;
   }
 
   /** Creates the queue with its indexes; `realmWide` adds it to the realm's public-channel receivers. */

@@ -136,6 +136,8 @@ return 1
 /**
  * A poll begins: acknowledge up to last_event_id (ARGV[5], '' = none), release any other poll,
  * return the remaining events; if there are none and the poll blocks, record that it waits.
+ * An id older than the acknowledged ones gets {'PRUNED'} and changes nothing; one that was never
+ * queued gets {'NOTIN'} after the queued events below it were dropped (Zulip's order).
  * A blocking poll that comes sooner than ARGV[11] ms (0 = never) after the queue's previous
  * blocking fetch changes nothing and gets {'PACE', ms to wait}: a queue that receives events
  * faster than its client polls is read at most once per that interval, and each answer carries
@@ -153,10 +155,19 @@ if last ~= '' then
   local pruned = tonumber(redis.call('HGET', m, 'pruned') or '-1')
   if L < pruned then return {'PRUNED'} end
   local top = redis.call('ZREVRANGEBYSCORE', e, L, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  local newest = pruned
-  if #top > 0 then newest = tonumber(top[2]) end
-  if newest ~= L then return {'NOTIN'} end
-  if #top > 0 then ack = L end
+  if #top > 0 then
+    local newest = tonumber(top[2])
+    if newest ~= L then
+      -- An id past the newest queued one (or between two): as Zulip does, the queued events
+      -- up to it are dropped all the same, and then the poll is refused.
+      redis.call('ZREMRANGEBYSCORE', e, '-inf', newest)
+      redis.call('HSET', m, 'pruned', newest)
+      return {'NOTIN'}
+    end
+    ack = L
+  elseif pruned ~= L then
+    return {'NOTIN'}
+  end
 end
 local pace = tonumber(ARGV[11])
 if ARGV[7] == '1' and pace > 0 then

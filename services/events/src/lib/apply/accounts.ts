@@ -47,6 +47,9 @@ function realmUser(state: State, event: AppliedEvent, ctx: ApplyContext): boolea
         // Only the user object's own keys (avatar_source and avatar_url_medium are own-user state).
         else if (k !== "user_id" && k in user) user[k] = v;
       }
+      // An address change sends the new Gravatar before the new API email: once both addresses
+      // agree again, the client computes it, as a fresh register leaves it null.
+      if (("new_email" in person || "delivery_email" in person) && computable(ctx, user.avatar_url, user)) user.avatar_url = null;
       if ("role" in person) Object.assign(user, ROLE_FLAGS(person.role));
       if ("is_active" in person) {
         state.realm_users = state.realm_users.filter((u: any) => u.user_id !== user.user_id);

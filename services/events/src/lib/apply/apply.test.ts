@@ -268,6 +268,22 @@ describe("realm_user avatar updates with client_gravatar", () => {
     expect(s.realm_users.map((u) => u.avatar_url)).toEqual([null, gravatar, gravatar]);
     expect(s).toMatchObject({ avatar_url: gravatar, avatar_source: "G" });
   });
+
+  it("an address change (delivery email, the new Gravatar, then the new API email): null once both addresses agree", () => {
+    const s = state();
+    const update = (person: Record<string, unknown>) => applyEvent(s, { id: 1, type: "realm_user", op: "update", person: { user_id: 5, ...person } }, ctx);
+    expect(update({ delivery_email: "new@example.com" })).toBe(true);
+    expect(update(avatarEvent(5).person)).toBe(true);
+    // The API email is still the old one: the client could not compute this Gravatar yet.
+    expect(s.realm_users[0].avatar_url).toBe(gravatar);
+    expect(update({ new_email: "new@example.com" })).toBe(true);
+    expect(s.realm_users[0]).toMatchObject({ email: "new@example.com", delivery_email: "new@example.com", avatar_url: null });
+    // A user whose API email is a dummy one keeps the URL.
+    const hidden = { id: 1, type: "realm_user", op: "update" };
+    expect(applyEvent(s, { ...hidden, person: { user_id: 7, delivery_email: "eight@example.com" } }, ctx)).toBe(true);
+    expect(applyEvent(s, { ...hidden, person: avatarEvent(7).person }, ctx)).toBe(true);
+    expect(s.realm_users[2].avatar_url).toBe(gravatar);
+  });
 });
 
 describe("realm_user remove (a guest lost access to a user)", () => {
