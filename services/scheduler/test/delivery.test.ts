@@ -21,6 +21,7 @@ beforeEach(async () => {
   h.peer.sendDelays.clear();
   h.peer.maxInFlight.clear();
   h.peer.checkDelays.clear();
+  h.peer.sendErrors.clear();
   h.peer.deactivatedRealms.clear();
   h.peer.users.get(alice.userId)!.is_active = true;
   await h.pool.query("DELETE FROM scheduled_messages");
@@ -36,6 +37,22 @@ const toChannel = (content: string, extra: Record<string, unknown> = {}) => sche
 async function list(as = alice) {
   return (await h.call("GET", "/scheduled_messages", { as })).body.scheduled_messages as any[];
 }
+/** The `scheduled_messages/remove` client events written so far, whichever action wrote them. */
+async function removals() {
+  const all = await h.events();
+  return all.filter((e) => e.payload.client?.event?.op === "remove").map((e) => e.payload.client);
+}
+/** A delivery pass whose process dies after messaging accepted each message, before recording it. */
+const dyingLoop = () =>
+  h.loop({
+    intervalMs: 50,
+    concurrency: 1,
+    hooks: {
+      afterSend: () => {
+        throw new Error("killed");
+      },
+    },
+  });
 
 describe("delivery", () => {
   it("sends nothing before the time, then sends once and leaves the list", async () => {
@@ -263,5 +280,134 @@ describe("delivery", () => {
       await loop.stop();
     }
     expect(h.peer.messages).toHaveLength(1);
+  });
+});
+
+describe("deleting or editing around a delivery", () => {
+  it("a deletion that waited for a delivery in progress succeeds as in Zulip, without a second remove", async () => {
+    const id = await toChannel("slow to send");
+    h.peer.sendDelays.set("slow to send", 300);
+    h.clock.advance(60_000);
+    const pass = h.loop().runPass();
+    await new Promise((r) => setTimeout(r, 100));
+    // The delivery holds the row: the deletion waits for it.
+    const deleting = h.call("DELETE", `/scheduled_messages/${id}`, { as: alice });
+    expect(await pass).toEqual({ delivered: 1, failed: 0 });
+    const res = await deleting;
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ result: "success", msg: "" });
+    expect(h.peer.messages).toHaveLength(1);
+    expect(await removals()).toEqual([{ event: { type: "scheduled_messages", op: "remove", scheduled_message_id: id }, users: [alice.userId] }]);
+    expect(await h.events("scheduler.scheduled_message.deleted")).toEqual([]);
+    const again = await h.call("DELETE", `/scheduled_messages/${id}`, { as: alice });
+    expect(again.status).toBe(404);
+    expect(again.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Scheduled message does not exist" });
+  });
+
+  it("an edit after a delivery the scheduler could not record is refused: the message went out as it was", async () => {
+    const id = await toChannel("as first written");
+    h.clock.advance(60_000);
+    expect(await dyingLoop().runPass()).toMatchObject({ delivered: 0, error: "killed" });
+    // The list still shows it: nothing recorded the delivery.
+    expect((await list()).map((m) => m.scheduled_message_id)).toEqual([id]);
+
+    const edit = await h.call("PATCH", `/scheduled_messages/${id}`, { as: alice, params: { content: "second thoughts" } });
+    expect(edit.status).toBe(400);
+    expect(edit.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Scheduled message was already sent" });
+    // The delivery is recorded now, with the one removal the sender's clients were owed.
+    expect(await list()).toEqual([]);
+    expect(await removals()).toEqual([{ event: { type: "scheduled_messages", op: "remove", scheduled_message_id: id }, users: [alice.userId] }]);
+    const [delivered] = await h.events("scheduler.scheduled_message.delivered");
+    expect(delivered.payload.message_id).toBe(h.peer.messages[0].id);
+    expect(await h.events("scheduler.scheduled_message.updated")).toEqual([]);
+    // Nothing more goes out: one message, as first written.
+    expect(await h.loop().runPass()).toEqual({ delivered: 0, failed: 0 });
+    expect(h.peer.messages.map((m) => m.params.content)).toEqual(["as first written"]);
+  });
+
+  it("a deletion after a delivery the scheduler could not record removes it once and sends nothing more", async () => {
+    const id = await toChannel("already out");
+    h.clock.advance(60_000);
+    await dyingLoop().runPass();
+    const res = await h.call("DELETE", `/scheduled_messages/${id}`, { as: alice });
+    expect(res.status).toBe(200);
+    expect(await removals()).toEqual([{ event: { type: "scheduled_messages", op: "remove", scheduled_message_id: id }, users: [alice.userId] }]);
+    expect(await list()).toEqual([]);
+    expect(await h.loop().runPass()).toEqual({ delivered: 0, failed: 0 });
+    expect(h.peer.messages).toHaveLength(1);
+  });
+
+  it("an edit of a due message that was never sent applies, and the new text is what goes out", async () => {
+    const id = await toChannel("draft");
+    h.peer.sendErrors.set("draft", { status: 429, code: "RATE_LIMIT_HIT" });
+    h.clock.advance(60_000);
+    const loop = h.loop();
+    expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0, deferred: 1 });
+    const edit = await h.call("PATCH", `/scheduled_messages/${id}`, { as: alice, params: { content: "final" } });
+    expect(edit.status, JSON.stringify(edit.body)).toBe(200);
+    h.clock.advance(60_000);
+    expect(await loop.runPass()).toEqual({ delivered: 1, failed: 0 });
+    expect(h.peer.messages.map((m) => m.params.content)).toEqual(["final"]);
+    expect(await removals()).toHaveLength(1);
+  });
+
+  it("a sender deactivated after a delivery the scheduler could not record: the message stands, no failure", async () => {
+    const id = await toChannel("said before leaving");
+    h.clock.advance(60_000);
+    await dyingLoop().runPass();
+    h.peer.users.get(alice.userId)!.is_active = false;
+    expect(await h.loop().runPass()).toEqual({ delivered: 1, failed: 0 });
+    const { rows } = await h.pool.query("SELECT delivered, failed, delivered_message_id FROM scheduled_messages WHERE id = $1", [id]);
+    expect(rows[0]).toEqual({ delivered: true, failed: false, delivered_message_id: h.peer.messages[0].id });
+    // No failure notice from the notification bot, no failed state shown.
+    expect(h.peer.messages).toHaveLength(1);
+    expect(await h.events("scheduler.scheduled_message.updated")).toEqual([]);
+  });
+});
+
+describe("retryable answers from messaging", () => {
+  const codes: Record<number, string> = { 401: "UNAUTHORIZED", 404: "BAD_REQUEST", 408: "BAD_REQUEST", 429: "RATE_LIMIT_HIT" };
+  for (const status of [401, 404, 408, 429]) {
+    it(`a ${status} puts that message off; the other senders' due messages go out in the same pass`, async () => {
+      await toChannel("stuck", { scheduled_delivery_timestamp: ts(T0) + 10 });
+      await toChannel("after stuck", { scheduled_delivery_timestamp: ts(T0) + 20 });
+      for (let i = 0; i < 3; i++) await schedule({ type: "stream", to: CHANNEL, topic: "t", content: `bob ${i}`, scheduled_delivery_timestamp: ts(T0) + 30 }, bob);
+      h.peer.sendErrors.set("stuck", { status, code: codes[status] });
+      h.clock.advance(60_000);
+      const loop = h.loop({ intervalMs: 1000, concurrency: 2 });
+      expect(await loop.runPass()).toEqual({ delivered: 3, failed: 0, deferred: 1 });
+      expect(h.peer.messages.map((m) => m.params.content)).toEqual(["bob 0", "bob 1", "bob 2"]);
+      // Not failed, still listed; Alice's later message keeps its place behind it.
+      expect((await list()).map((m) => [m.content, m.failed])).toEqual([["stuck", false], ["after stuck", false]]);
+
+      // It waits out its delay (doubling with each retry) instead of being tried on every pass.
+      const calls = h.peer.sendCalls;
+      expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0 });
+      expect(h.peer.sendCalls).toBe(calls);
+      h.clock.advance(1_000);
+      expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0, deferred: 1 });
+      h.clock.advance(1_000);
+      expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0 });
+      expect(h.peer.sendCalls).toBe(calls + 1);
+
+      // Once messaging answers again, both go, in order.
+      h.peer.sendErrors.clear();
+      h.clock.advance(1_000);
+      expect(await loop.runPass()).toEqual({ delivered: 2, failed: 0 });
+      expect(h.peer.messages.map((m) => m.params.content).slice(3)).toEqual(["stuck", "after stuck"]);
+    });
+  }
+
+  it("a rate limit's retry-after is waited for", async () => {
+    await toChannel("limited");
+    h.peer.sendErrors.set("limited", { status: 429, code: "RATE_LIMIT_HIT", extra: { "retry-after": 30 } });
+    h.clock.advance(60_000);
+    const loop = h.loop({ intervalMs: 1000, concurrency: 1 });
+    expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0, deferred: 1 });
+    h.peer.sendErrors.clear();
+    h.clock.advance(29_000);
+    expect(await loop.runPass()).toEqual({ delivered: 0, failed: 0 });
+    h.clock.advance(1_000);
+    expect(await loop.runPass()).toEqual({ delivered: 1, failed: 0 });
   });
 });

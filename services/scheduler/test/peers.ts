@@ -25,6 +25,8 @@ export interface Peer {
   sendDelays: Map<string, number>;
   /** Per sender, the most sends it ever had in progress at once. */
   maxInFlight: Map<number, number>;
+  /** Error answers messaging gives to sends with this content (a rate limit, a timeout, ...). */
+  sendErrors: Map<string, { status: number; code: string; extra?: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
     checkDelays: new Map(),
     sendDelays: new Map(),
     maxInFlight: new Map(),
+    sendErrors: new Map(),
     close: () => app.close(),
   };
   const inFlight = new Map<number, number>();
@@ -85,6 +88,8 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
       await new Promise((r) => setTimeout(r, delay));
       inFlight.set(sender, now - 1);
     }
+    const error = peer.sendErrors.get(b.content);
+    if (error) return reply.status(error.status).send({ result: "error", msg: `status ${error.status}`, code: error.code, ...error.extra });
     const seen = peer.messages.find((m) => m.sender === sender && m.key === b.idempotency_key);
     if (seen) return { result: "success", msg: "", id: seen.id };
     const bad = addressCheck(b);
@@ -95,6 +100,11 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
     const id = 1000 + peer.messages.length;
     peer.messages.push({ id, sender, key: b.idempotency_key, params: b });
     return { result: "success", msg: "", id };
+  });
+  app.get("/api/v1/internal/messages/sent", async (req) => {
+    const q = req.query as Record<string, string>;
+    const seen = peer.messages.find((m) => m.sender === Number(q.sender_id) && m.key === q.idempotency_key);
+    return { result: "success", msg: "", id: seen?.id ?? null };
   });
   app.get("/api/v1/internal/users", async (req) => {
     const q = req.query as Record<string, string>;

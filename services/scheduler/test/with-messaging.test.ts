@@ -113,6 +113,52 @@ describe("delivery through messaging", () => {
     expect(got.body.message.content).toBe(`<p>${content}</p>`);
   });
 
+  it("an edit after a delivery the scheduler could not record is refused; the message stays as sent", async () => {
+    await pool.query("DELETE FROM scheduled_messages WHERE NOT delivered");
+    const content = `before the crash ${Date.now()}`;
+    const res = await call("POST", "/scheduled_messages", {
+      as: org.member.as,
+      params: { type: "direct", to: [org.member2.user_id], content, scheduled_delivery_timestamp: at(30) },
+    });
+    const id = res.body.scheduled_message_id;
+    clock.advance(30_000);
+    const dying = new DeliveryLoop(deps, { intervalMs: 50, concurrency: 1, hooks: { afterSend: () => Promise.reject(new Error("killed")) } });
+    expect((await dying.runPass()).error).toBe("killed");
+    const [sent] = await messagesWith(content);
+    expect(sent).toBeDefined();
+
+    const edit = await call("PATCH", `/scheduled_messages/${id}`, { as: org.member.as, params: { content: "an edit too late" } });
+    expect(edit.status).toBe(400);
+    expect(edit.body).toEqual({ result: "error", code: "BAD_REQUEST", msg: "Scheduled message was already sent" });
+    const { rows } = await pool.query("SELECT delivered, delivered_message_id FROM scheduled_messages WHERE id = $1", [id]);
+    expect(rows[0]).toEqual({ delivered: true, delivered_message_id: sent.id });
+    const { rows: removes } = await pool.query("SELECT type FROM outbox WHERE (payload->>'scheduled_message_id')::bigint = $1 AND payload->'client'->'event'->>'op' = 'remove'", [id]);
+    expect(removes.map((r) => r.type)).toEqual(["scheduler.scheduled_message.delivered"]);
+    // Deleting it now removes nothing more.
+    expect((await call("DELETE", `/scheduled_messages/${id}`, { as: org.member.as })).status).toBe(200);
+    const { rows: after } = await pool.query("SELECT count(*)::int AS n FROM outbox WHERE (payload->>'scheduled_message_id')::bigint = $1 AND payload->'client'->'event'->>'op' = 'remove'", [id]);
+    expect(after[0].n).toBe(1);
+    expect(await new DeliveryLoop(deps, { intervalMs: 50, concurrency: 1 }).runPass()).toEqual({ delivered: 0, failed: 0 });
+    expect(await messagesWith("an edit too late")).toEqual([]);
+    expect(await messagesWith(content)).toHaveLength(1);
+  });
+
+  it("an edit of a due message messaging never accepted applies", async () => {
+    await pool.query("DELETE FROM scheduled_messages WHERE NOT delivered");
+    const content = `never sent ${Date.now()}`;
+    const res = await call("POST", "/scheduled_messages", {
+      as: org.member.as,
+      params: { type: "direct", to: [org.member2.user_id], content, scheduled_delivery_timestamp: at(30) },
+    });
+    clock.advance(30_000);
+    const edited = `${content}, edited`;
+    const edit = await call("PATCH", `/scheduled_messages/${res.body.scheduled_message_id}`, { as: org.member.as, params: { content: edited } });
+    expect(edit.status, JSON.stringify(edit.body)).toBe(200);
+    expect(await new DeliveryLoop(deps, { intervalMs: 50, concurrency: 1 }).runPass()).toEqual({ delivered: 1, failed: 0 });
+    expect(await messagesWith(edited)).toHaveLength(1);
+    expect(await messagesWith(content)).toEqual([]);
+  });
+
   it("two replicas racing deliver every message exactly once", async () => {
     await pool.query("DELETE FROM scheduled_messages WHERE NOT delivered");
     const stream = await m.createStream(org.member, `race-${Date.now()}`, [org.member, org.member2]);

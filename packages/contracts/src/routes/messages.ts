@@ -99,9 +99,25 @@ export const InternalSendMessage = route({
 });
 
 /**
+ * Service-to-service: the id of the message a sender's internal send with `idempotency_key`
+ * became, or null when no send with that key was accepted. A send of that key still in progress
+ * is waited for. The scheduler asks before it lets a user change or delete a scheduled message
+ * whose delivery may have happened without being recorded (a crash between the send and its
+ * own commit).
+ */
+export const InternalSentMessage = route({
+  method: "GET",
+  path: "/internal/messages/sent",
+  service: "messaging",
+  auth: "internal",
+  params: { realm_id: p.int().required(), sender_id: p.int().required(), idempotency_key: p.str().required() },
+  response: success({ id: z.number().int().nullable() }),
+});
+
+/**
  * A narrow operand. Which of these an operator takes (a string; a string or an id; a string or a
- * list of ids), and a `negated` that is not a boolean, the service checks, to answer in Zulip's
- * words for the operator (so both are open here).
+ * list of ids), and a `negated` that is not a boolean, narrowTermProblem tells, in Zulip's words
+ * for the operator (so both are open here).
  */
 const NarrowOperand = z.unknown().meta({
   description: "A string; an integer id (channel, stream, id, sender, dm-including, group-pm-with); or a list of user ids (dm, pm-with).",

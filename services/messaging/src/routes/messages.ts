@@ -5,6 +5,7 @@ import {
   GetMessages,
   InternalCheckMessage,
   InternalSendMessage,
+  InternalSentMessage,
   RenderMessage,
   SendMessage,
   UpdateMessage,
@@ -18,6 +19,7 @@ import { renderMessageContent } from "../lib/markdown";
 import { buildMentionDirectory } from "../queries/mentions";
 import { getMessageHistory } from "../queries/message-history";
 import { getMessageById, getMessages } from "../queries/messages";
+import { getSentMessageId } from "../queries/sent-messages";
 import { viewerOf } from "../queries/streams";
 
 const sendRequest = (p: { type: string; to: string; content: string; topic?: string; queue_id?: string; local_id?: string; read_by_sender?: boolean }): SendRequest => ({
@@ -34,6 +36,10 @@ export const messageRoutes: RoutePlugin = (app, deps) => {
   registerRoute(app, SendMessage, ({ params, identity }) => doSendMessage(deps, identity, sendRequest(params)));
 
   registerRoute(app, InternalSendMessage, ({ params, identity }) => doInternalSend(deps, identity, sendRequest(params), params.idempotency_key));
+
+  registerRoute(app, InternalSentMessage, async ({ params }) => ({
+    id: await getSentMessageId(deps, params.realm_id, params.sender_id, params.idempotency_key),
+  }));
 
   // The scheduler validates and renders a message it will send later.
   registerRoute(app, InternalCheckMessage, ({ params, identity }) => checkMessage(deps, identity, sendRequest(params)));

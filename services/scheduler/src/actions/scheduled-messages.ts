@@ -3,6 +3,7 @@ import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@c
 import type { SchedulerDeps } from "../deps";
 import { accessScheduledMessage, formatScheduledMessage } from "../queries/scheduled-messages";
 import { deleteScheduledMessage, insertScheduledMessage, updateScheduledMessage, type ScheduledMessageRow } from "../store/scheduled-messages";
+import { settleDelivery } from "./delivery";
 
 /** Validated by the contract: `direct`, `channel`, `stream` or `private`. */
 type InputType = string;
@@ -122,6 +123,8 @@ export async function doScheduleMessage(deps: SchedulerDeps, who: Identity, req:
   });
 }
 
+const alreadySent = () => badRequest("Scheduled message was already sent");
+
 export interface EditRequest {
   type?: InputType;
   to?: number | number[];
@@ -146,7 +149,7 @@ export async function doEditScheduledMessage(deps: SchedulerDeps, who: Identity,
   // What the edit makes of a stored message, and messaging's check of it when it needs one.
   const refuseIn = (row: ScheduledMessageRow) => {
     // Delivered meanwhile by the loop: the edit comes too late.
-    if (row.delivered) throw badRequest("Scheduled message was already sent");
+    if (row.delivered) throw alreadySent();
     if (row.failed && scheduledAt === undefined) throw badRequest("Scheduled delivery time must be in the future.");
   };
   const planFor = (row: ScheduledMessageRow) => {
@@ -174,8 +177,12 @@ export async function doEditScheduledMessage(deps: SchedulerDeps, who: Identity,
   refuseIn(current);
   let { plan, checked } = await checkFor(current);
 
-  await withTx(deps.pool, async (tx) => {
+  // A delivery that messaging accepted but that died before recording it is recorded first (it
+  // would be repeated with the same key, and messaging would answer the message as it was sent):
+  // the edit then comes too late, as for a delivery the loop recorded.
+  const sent = await withTx(deps.pool, async (tx) => {
     const locked = await accessScheduledMessage(tx, who, id);
+    if (await settleDelivery(deps, tx, locked)) return true;
     refuseIn(locked);
     if (!sameMessage(locked, current)) ({ plan, checked } = await checkFor(locked));
     const recipientType = plan.addressee.recipientType;
@@ -188,7 +195,9 @@ export async function doEditScheduledMessage(deps: SchedulerDeps, who: Identity,
       failed: scheduledAt === undefined ? locked.failed : false,
     });
     await notifyUpdated(tx, row);
+    return false;
   });
+  if (sent) throw alreadySent();
 }
 
 /** Whether what an edit builds on (addressee, topic, content) is unchanged between two reads. */
@@ -203,11 +212,17 @@ function sameMessage(a: ScheduledMessageRow, b: ScheduledMessageRow): boolean {
   );
 }
 
-/** DELETE /scheduled_messages/{id}. */
+/**
+ * DELETE /scheduled_messages/{id}. A delivered message goes too, as in Zulip, but without a second
+ * `remove`: its delivery told the sender's clients already. A deletion that waited for a delivery
+ * in progress (the row's lock) is such a case. (One whose delivery messaging accepted but the
+ * scheduler never recorded sends the only `remove` here, and answers the same: nothing to settle.)
+ */
 export async function doDeleteScheduledMessage(deps: SchedulerDeps, who: Identity, id: number): Promise<void> {
   await withTx(deps.pool, async (tx) => {
     const row = await accessScheduledMessage(tx, who, id);
     await deleteScheduledMessage(tx, row.realmId, row.id);
+    if (row.delivered) return;
     await emitEvent(tx, {
       type: "scheduler.scheduled_message.deleted",
       realmId: row.realmId,

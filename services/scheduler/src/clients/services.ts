@@ -45,6 +45,17 @@ export class MessagingClient {
     return res.id;
   }
 
+  /**
+   * The message a send with `key` became, or null if messaging accepted none (a send of that key
+   * still in progress is waited for). Nothing is sent.
+   */
+  async sentWith(realmId: number, senderId: number, key: string): Promise<number | null> {
+    const res = await this.http.call<{ id: number | null }>("GET", "/internal/messages/sent", {
+      params: { realm_id: realmId, sender_id: senderId, idempotency_key: key },
+    });
+    return res.id;
+  }
+
   /** `keep`: path ids pending scheduled messages link (not deleted, whatever their age). */
   async cleanUpAttachments(uploadedBefore: number, limit: number, keep: string[]): Promise<{ deleted: number; files_removed: number }> {
     return this.http.call("POST", "/internal/attachments/clean_up", { params: { uploaded_before: uploadedBefore, limit, keep: JSON.stringify(keep) } });
@@ -86,7 +97,18 @@ export function identityOf(user: UserSummary, client: string): Identity {
   };
 }
 
+/**
+ * Answers that say nothing about the message itself: a timeout or a rate limit (408, 429) passes
+ * by itself, and an internal call refused as unauthenticated or unknown (401, 404: a wrong token,
+ * a peer of another version) passes once an operator fixes it. The message waits and is retried.
+ */
+const RETRYABLE_STATUSES = [401, 404, 408, 429];
+
+export function isRetryable(err: unknown): err is ApiError {
+  return err instanceof ApiError && RETRYABLE_STATUSES.includes(err.status);
+}
+
 /** A refusal that will not change by retrying (bad request, permission): the message fails. */
 export function isRefusal(err: unknown): err is ApiError {
-  return err instanceof ApiError && err.status >= 400 && err.status < 500 && ![401, 404, 408, 429].includes(err.status);
+  return err instanceof ApiError && err.status >= 400 && err.status < 500 && !isRetryable(err);
 }

@@ -139,11 +139,12 @@ export async function deleteScheduledMessage(db: Queryable, realmId: number, id:
  * Only a sender's earliest due message is eligible, so while one claimer sends it the others
  * move on to other senders: each sender's messages go out one after another, in scheduled
  * order (as Zulip's single delivery worker does), while different senders' go in parallel.
+ * `skip`: rows not to claim now (waiting to be retried); they still hold back their sender's later ones.
  */
-export async function claimNextDue(db: Queryable, now: Date): Promise<ScheduledMessageRow | null> {
+export async function claimNextDue(db: Queryable, now: Date, skip: number[] = []): Promise<ScheduledMessageRow | null> {
   const { rows } = await db.query(
     `SELECT ${COLUMNS} FROM scheduled_messages s
-      WHERE NOT delivered AND NOT failed AND scheduled_at <= $1
+      WHERE NOT delivered AND NOT failed AND scheduled_at <= $1 AND NOT (s.id = ANY($2::bigint[]))
         AND NOT EXISTS (
           SELECT 1 FROM scheduled_messages e
            WHERE e.realm_id = s.realm_id AND e.sender_id = s.sender_id
@@ -152,7 +153,7 @@ export async function claimNextDue(db: Queryable, now: Date): Promise<ScheduledM
       ORDER BY scheduled_at, id
       LIMIT 1
       FOR UPDATE OF s SKIP LOCKED`,
-    [now],
+    [now, skip],
   );
   return rows[0] ? toRow(rows[0]) : null;
 }
