@@ -78,6 +78,14 @@ describe("parseParams: typed values are strict JSON", () => {
     expect(failure(nested, { body: { g: '{"direct_members": [1, 2E0]}' } }).msg).toBe('g["direct_members"][1] is not an integer');
   });
 
+  it("a schema that takes any number and refuses fractions in its own words refuses such an integer in them", () => {
+    const own = { v: p.json(z.unknown().superRefine((v, ctx) => void (typeof v === "number" && !Number.isInteger(v) && ctx.addIssue({ code: "custom", message: "v is not a string or integer", input: v })))) };
+    expect(failure(own, { body: { v: "1.5" } }).msg).toBe("v is not a string or integer");
+    expect(failure(own, { body: { v: "5.0" } }).msg).toBe("v is not a string or integer");
+    expect(parse(own, { body: { v: "5" } }).values.v).toBe(5);
+    expect(parse(own, { body: { v: '"5.0"' } }).values.v).toBe("5.0");
+  });
+
   it("keeps float syntax where the schema takes floats, and inside strings", () => {
     const specs = { o: p.json(z.strictObject({ f: z.number(), n: z.number().int(), s: z.string() })) };
     const r = parse(specs, { body: { o: '{"f": 2.0, "n": 3, "s": "1.0e5 \\" 7.0"}' } });

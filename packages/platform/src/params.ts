@@ -121,8 +121,11 @@ function refuseIntegersWrittenAsFloats(name: string, spec: ParamSpec, text: stri
   });
   if (!changed) return;
   const result = spec.schema.safeParse(JSON.parse(probe));
-  const path = result.success ? null : integerIssuePath(result.error.issues, []);
+  if (result.success) return;
+  const path = integerIssuePath(result.error.issues, []);
   if (path) throw badRequest(`${renderPath(name, path)} is not an integer`);
+  // A schema that takes any number but checks for integers itself refuses them in its own words.
+  if (result.error.issues[0].code === "custom") throw badRequest(describeIssue(name, spec.schema, result.error.issues[0]));
 }
 
 /** Where an integer was expected and a fraction found, looking into every branch of a union. */

@@ -118,7 +118,7 @@ describe("direct-message narrows by participant", () => {
   it("another organization's users are unknown here, and its conversations are its own", async () => {
     for (const op of ["dm-including", "group-pm-with"] as const) {
       expectError(
-        await m.call("GET", "/messages", a, { anchor: "newest", num_before: 10, num_after: 0, narrow: JSON.stringify([[op, other.member.user_id]]) }),
+        await m.call("GET", "/messages", a, { anchor: "newest", num_before: 10, num_after: 0, narrow: JSON.stringify([{ operator: op, operand: other.member.user_id }]) }),
         400,
         "BAD_NARROW",
       );

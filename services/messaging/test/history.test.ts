@@ -83,12 +83,45 @@ describe("GET /messages anchors", () => {
     const negative = await fetch(org.member, { anchor: "-5", num_after: 1 });
     expect(negative.anchor).toBe(0);
   });
+
+  it("the anchor and counts are checked before the narrow's names are looked up, as Zulip checks them", async () => {
+    const narrow = JSON.stringify([{ operator: "channel", operand: "no-such-channel" }]);
+    expectError(await m.call("GET", "/messages", org.member, { narrow, num_before: 1 }), 400, "BAD_REQUEST", "Missing 'anchor' argument.");
+    expectError(await m.call("GET", "/messages", org.member, { narrow, anchor: "middle" }), 400, "BAD_REQUEST", "Invalid anchor");
+    expectError(await m.call("GET", "/messages", org.member, { narrow, anchor: "newest", num_before: 5000, num_after: 1 }), 400, "BAD_REQUEST", "Too many messages requested (maximum 5000).");
+    expectError(
+      await m.call("GET", "/messages", org.member, { narrow, anchor: "newest", num_before: 1, num_after: 1, include_anchor: false }),
+      400,
+      "BAD_REQUEST",
+      "The anchor can only be excluded at an end of the range",
+    );
+    expectError(await m.call("GET", "/messages", org.member, { narrow, message_ids: "[1]", anchor: "newest" }), 400, "BAD_REQUEST", /^Unsupported parameter combination/);
+    expectError(await m.call("GET", "/messages", org.member, { narrow, anchor: "newest" }), 400, "BAD_NARROW", "Invalid narrow operator: unknown channel no-such-channel");
+  });
+
+  it("an id anchor is any integer Python's int() reads: a sign, spaces around, _ between digits; held below the newest value", async () => {
+    for (const anchor of [` ${ids.g3} `, `+${ids.g3}`, `\t${ids.g3}\n`]) {
+      const res = await fetch(org.member, { anchor, num_before: 0, num_after: 0 });
+      expect(idsOf(res), JSON.stringify(anchor)).toEqual([ids.g3]);
+      expect(res).toMatchObject({ anchor: ids.g3, found_anchor: true });
+    }
+    const far = await fetch(org.member, { anchor: "1_000_000_000", num_before: 1, num_after: 1 });
+    expect(far).toMatchObject({ anchor: 1_000_000_000, found_anchor: false, found_newest: true, found_oldest: false });
+    expect(idsOf(far)).toEqual([ids.gdm]);
+    const huge = await fetch(org.member, { anchor: "99999999999999999999", num_before: 1, num_after: 5 });
+    expect(huge).toMatchObject({ anchor: 10000000000000000, found_newest: true });
+    expect(idsOf(huge)).toEqual([ids.gdm]);
+    expect((await fetch(org.member, { anchor: "-0_5", num_after: 1 })).anchor).toBe(0);
+    for (const anchor of ["", " ", "1__0", "_1", "1_", "0x10", "1.0", "1e3", "+-1", "Newest", "- 1"]) {
+      expectError(await m.call("GET", "/messages", org.member, { anchor, num_before: 1 }), 400, "BAD_REQUEST", "Invalid anchor");
+    }
+  });
 });
 
 describe("GET /messages narrows", () => {
   it("channel by name and id, topic case-insensitively, legacy pairs", async () => {
     expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [{ operator: "channel", operand: "general" }] }))).toEqual([ids.g1, ids.g2, ids.g3, ids.g4]);
-    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["stream", general], ["topic", "LUNCH"]] }))).toEqual([ids.g1, ids.g2, ids.g4]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [{ operator: "stream", operand: general }, ["topic", "LUNCH"]] }))).toEqual([ids.g1, ids.g2, ids.g4]);
     expect(
       idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [{ operator: "stream", operand: "general" }, { operator: "topic", operand: "lunch", negated: true }] })),
     ).toEqual([ids.g3]);
@@ -121,7 +154,7 @@ describe("GET /messages narrows", () => {
     expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["is", "starred"]] }))).toEqual([ids.g3]);
     expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["is", "mentioned"]] }))).toEqual([ids.g4]);
     expect(idsOf(await fetch(org.member2, { anchor: "oldest", num_after: 10, narrow: [["is", "unread"]] }))).toEqual([]);
-    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["id", ids.g2]] }))).toEqual([ids.g2]);
+    expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["id", String(ids.g2)]] }))).toEqual([ids.g2]);
     expect(idsOf(await fetch(org.member, { anchor: "oldest", num_after: 10, narrow: [["has", "link"]] }))).toEqual([ids.g2]);
   });
 
@@ -195,14 +228,14 @@ describe("GET /messages narrows", () => {
   });
 
   it("group-pm-with finds group conversations only; dm-including finds both kinds", async () => {
-    expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 100, narrow: [["group-pm-with", org.member2.user_id]] }))).toEqual([ids.gdm]);
-    expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 100, narrow: [["dm-including", org.member2.user_id]] }))).toEqual([ids.dm1, ids.gdm]);
+    expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 100, narrow: [{ operator: "group-pm-with", operand: org.member2.user_id }] }))).toEqual([ids.gdm]);
+    expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 100, narrow: [{ operator: "dm-including", operand: org.member2.user_id }] }))).toEqual([ids.dm1, ids.gdm]);
   });
 
   it("a private channel or another organization's channel is an unknown channel", async () => {
     const otherChannel = (await m.ok(await m.call("GET", "/get_stream_id", other.owner, { stream: "general" }))).stream_id;
     for (const operand of ["secret", secret, "no-such-channel", 999999, otherChannel]) {
-      expectError(await m.call("GET", "/messages", org.member2, { anchor: "newest", narrow: [["channel", operand]] }), 400, "BAD_NARROW", /Invalid narrow operator: unknown channel/);
+      expectError(await m.call("GET", "/messages", org.member2, { anchor: "newest", narrow: [{ operator: "channel", operand }] }), 400, "BAD_NARROW", /Invalid narrow operator: unknown channel/);
     }
     expect(idsOf(await fetch(org.member, { anchor: "newest", num_before: 100, narrow: [["channel", "secret"]] }))).toEqual([ids.s1]);
     expectError(await m.call("GET", "/messages", org.member, { anchor: "newest", narrow: [["sender", other.owner.email]] }), 400, "BAD_NARROW", /unknown user/);
@@ -222,6 +255,31 @@ describe("GET /messages narrows", () => {
     const res = await fetch(org.member2, { message_ids: JSON.stringify([ids.g1, ids.s1, ids.dm1]) });
     expect(idsOf(res)).toEqual([ids.g1, ids.dm1]);
     expect(res.anchor).toBeUndefined();
+  });
+
+  it("message_ids goes with no range parameter: anchor, use_first_unread_anchor, num_before, num_after", async () => {
+    const message_ids = JSON.stringify([ids.g1]);
+    for (const extra of [{ anchor: "newest" }, { use_first_unread_anchor: true }, { num_before: 1 }, { num_after: 1 }]) {
+      expectError(
+        await m.call("GET", "/messages", org.member, { message_ids, ...extra }),
+        400,
+        "BAD_REQUEST",
+        "Unsupported parameter combination: anchor, use_first_unread_anchor, num_before, num_after, message_ids",
+      );
+    }
+    expect(idsOf(await fetch(org.member, { message_ids, use_first_unread_anchor: false, num_before: 0 }))).toEqual([ids.g1]);
+  });
+
+  it("several search terms: messages with all their words, every word highlighted", async () => {
+    const res = await fetch(org.member, { anchor: "newest", num_before: 10, narrow: [["search", "rocket"], { operator: "search", operand: "service" }] });
+    expect(idsOf(res)).toEqual([ids.g3]);
+    expect(res.messages[0].match_content).toContain('<span class="highlight">rocket</span>');
+    expect(res.messages[0].match_content).toContain('<span class="highlight">service</span>');
+    const matches = await m.ok(
+      await m.call("GET", "/messages/matches_narrow", org.member, { msg_ids: JSON.stringify([ids.g3, ids.s1]), narrow: JSON.stringify([["search", "rocket"], ["search", "service"]]) }),
+    );
+    expect(Object.keys(matches.messages)).toEqual([String(ids.g3)]);
+    expect(matches.messages[ids.g3].match_content).toContain('<span class="highlight">service</span>');
   });
 });
 

@@ -40,7 +40,7 @@ describe("well-formed operands narrow as before", () => {
     const cases: Array<[unknown, number[]]> = [
       [[term("channel", "general")], [ids.lunch, ids.deploys]],
       [[term("channel", general)], [ids.lunch, ids.deploys]],
-      [[["stream", String(general)]], [ids.lunch, ids.deploys]],
+      [[["stream", "general"]], [ids.lunch, ids.deploys]],
       [[term("channels", "public")], [ids.lunch, ids.deploys]],
       [[["channel", "general"], term("topic", "lunch")], [ids.lunch]],
       [[["subject", "deploys"]], [ids.deploys]],
@@ -115,10 +115,103 @@ describe("an operand of the wrong type is refused in Zulip's validator's words",
     }
   });
 
+  it("a legacy pair is two strings, as Zulip takes it: an id or a list of ids is the other form's", async () => {
+    const { member2 } = org;
+    for (const pair of [["channel", general], ["stream", general], ["id", ids.dm], ["sender", member2.user_id], ["dm", [member2.user_id]], ["dm-including", member2.user_id]]) {
+      const res = await get(org.member, [pair]);
+      expectError(res, 400, "REQUEST_VARIABLE_INVALID", `Bad value for 'narrow': ${JSON.stringify([pair])}`);
+    }
+  });
+
   it("every term's type is checked before any term is looked up", async () => {
     await refuses([term("channel", "no-such-channel"), term("near", [])], 'elem["operand"] is not a string');
     // Operands of their types: the terms are looked up in order.
     expectError(await get(org.member, [term("sender", "nobody@nowhere.test"), term("dm", [])]), 400, "BAD_NARROW", "Invalid narrow operator: unknown user nobody@nowhere.test");
+  });
+});
+
+describe("a string operand is a name or an email; only a JSON integer is an id (id's digits aside)", () => {
+  it("a channel named by digits is narrowed to by its name, in both forms; its id is an integer", async () => {
+    const year = await m.createStream(org.owner, "2024", [org.owner, org.member]);
+    const inYear = await m.send(org.owner, { type: "stream", to: String(year), topic: "plans", content: "a year" });
+    // A channel whose name is another channel's id: the name wins for a string.
+    const named = await m.createStream(org.owner, String(general), [org.owner, org.member]);
+    const inNamed = await m.send(org.owner, { type: "stream", to: String(named), topic: "t", content: "named like an id" });
+    expect(await found([term("channel", "2024")])).toEqual([inYear]);
+    expect(await found([["stream", "2024"]])).toEqual([inYear]);
+    expect(await found([term("channel", year)])).toEqual([inYear]);
+    expect(await found([term("stream", String(general))])).toEqual([inNamed]);
+    expect(await found([["channel", String(general)]])).toEqual([inNamed]);
+    expect(await found([term("channel", general)])).toEqual([ids.lunch, ids.deploys]);
+  });
+
+  it("a channel's id written as digits names no channel unless one has that name", async () => {
+    const id = String(await m.createStream(org.owner, "by-id-only", [org.owner, org.member]));
+    expectError(await get(org.member, [term("channel", id)]), 400, "BAD_NARROW", `Invalid narrow operator: unknown channel ${id}`);
+    expectError(await get(org.member, [["stream", id]]), 400, "BAD_NARROW", `Invalid narrow operator: unknown channel ${id}`);
+  });
+
+  it("sender, dm-including, group-pm-with, dm: digits are an email, which no one has", async () => {
+    const id = String(org.member2.user_id);
+    for (const operator of ["sender", "dm-including", "group-pm-with"]) {
+      expectError(await get(org.member, [term(operator, id)]), 400, "BAD_NARROW", `Invalid narrow operator: unknown user ${id}`);
+      expectError(await get(org.member, [[operator, id]]), 400, "BAD_NARROW", `Invalid narrow operator: unknown user ${id}`);
+    }
+    for (const operand of [id, `${id},${org.owner.user_id}`, `${org.owner.email},${id}`]) {
+      expectError(await get(org.member, [term("dm", operand)]), 400, "BAD_NARROW", `Invalid narrow operator: unknown user in ${operand}`);
+    }
+    // The same users as integers, and by email.
+    expect(await found([term("sender", org.member2.user_id)])).toEqual([ids.deploys, ids.group]);
+    expect(await found([["sender", org.member2.email]])).toEqual([ids.deploys, ids.group]);
+  });
+
+  it("id: digits are the message's id, in both forms", async () => {
+    expect(await found([term("id", String(ids.dm))])).toEqual([ids.dm]);
+    expect(await found([["id", String(ids.dm)]])).toEqual([ids.dm]);
+  });
+});
+
+describe("an integer written as a float is refused where an id is due, as Zulip's validator refuses a float", () => {
+  it("channel, stream, id, sender, dm-including, group-pm-with", async () => {
+    for (const operator of NAME_OR_ID) {
+      for (const operand of ["5.0", "1e0", "7E1", "-2.0"]) {
+        expectError(await get(org.member, `[{"operator":"${operator}","operand":${operand}}]`), 400, "BAD_REQUEST", 'elem["operand"] is not a string or integer');
+      }
+    }
+    const real = ids.deploys;
+    expectError(await get(org.member, `[{"operator":"id","operand":${real}.0}]`), 400, "BAD_REQUEST", 'elem["operand"] is not a string or integer');
+    expectError(await get(org.member, `[{"operator":"channel","operand":${general}.0}]`), 400, "BAD_REQUEST", 'elem["operand"] is not a string or integer');
+  });
+
+  it("dm, pm-with: an item of the list", async () => {
+    for (const operator of EMAILS_OR_IDS) {
+      expectError(await get(org.member, `[{"operator":"${operator}","operand":[${org.member2.user_id},${org.owner.user_id}.0]}]`), 400, "BAD_REQUEST", 'elem["operand"][1] is not an integer');
+    }
+  });
+
+  it("the first term that fails is the one named; floats inside strings and legacy pairs are as before", async () => {
+    expectError(await get(org.member, `[{"operator":"topic","operand":5},{"operator":"id","operand":5.0}]`), 400, "BAD_REQUEST", 'elem["operand"] is not a string');
+    expect(await found(`[{"operator":"topic","operand":"v1.0"},{"operator":"channel","operand":${general}}]`)).toEqual([]);
+    expectError(await get(org.member, `[["id",5.0]]`), 400, "REQUEST_VARIABLE_INVALID", `Bad value for 'narrow': [["id",5]]`);
+    expect(await found(`[{"operator":"id","operand":${ids.dm}}]`)).toEqual([ids.dm]);
+  });
+
+  it("GET /messages/matches_narrow and POST /messages/flags/narrow alike, changing nothing", async () => {
+    const narrow = `[{"operator":"dm","operand":[${org.member2.user_id}.0]}]`;
+    expectError(
+      await m.call("GET", "/messages/matches_narrow", org.member, { msg_ids: JSON.stringify([ids.dm]), narrow }),
+      400,
+      "BAD_REQUEST",
+      'elem["operand"][0] is not an integer',
+    );
+    await m.outbox();
+    expectError(
+      await m.call("POST", "/messages/flags/narrow", org.member, { anchor: "newest", num_before: 100, num_after: 0, op: "add", flag: "starred", narrow }),
+      400,
+      "BAD_REQUEST",
+      'elem["operand"][0] is not an integer',
+    );
+    expect(await m.outbox()).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { p } from "../params";
 import { empty, route, success } from "../route";
-import { NarrowTerm } from "./messages";
+import { Narrow } from "./messages";
 
 /** Spec 2.2's flags, in the order Zulip lists them on a message. */
 export const MESSAGE_FLAGS = [
@@ -45,7 +45,7 @@ export const UpdateMessageFlagsForNarrow = route({
     include_anchor: p.bool().default(true),
     num_before: p.int(NonNegative).required(),
     num_after: p.int(NonNegative).required(),
-    narrow: p.json(z.array(NarrowTerm)).required(),
+    narrow: p.json(Narrow).required(),
     op: p.str().required(),
     flag: p.str().required(),
   },

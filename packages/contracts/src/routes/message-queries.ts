@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { p } from "../params";
 import { route, success } from "../route";
-import { NarrowTerm } from "./messages";
+import { Narrow } from "./messages";
 
 /**
  * Which of the given messages match a narrow, for narrows a client cannot check itself (search):
@@ -14,7 +14,7 @@ export const GetMessagesMatchNarrow = route({
   auth: "user",
   params: {
     msg_ids: p.json(z.array(z.number().int())).required(),
-    narrow: p.json(z.array(NarrowTerm)).required(),
+    narrow: p.json(Narrow).required(),
   },
   response: success({
     messages: z.record(z.string(), z.strictObject({ match_content: z.string(), match_subject: z.string() })),

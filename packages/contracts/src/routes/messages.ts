@@ -130,6 +130,60 @@ export const NarrowTerm = z.union([
 ]);
 export type NarrowTerm = z.infer<typeof NarrowTerm>;
 
+/**
+ * Operators that take a string (a channel's name, a user's email, or a message id's digits) or
+ * a JSON integer (an id); operators that take comma-separated emails or a list of user ids.
+ */
+const NAME_OR_ID = new Set(["channel", "stream", "id", "sender", "group-pm-with", "dm-including"]);
+const EMAILS_OR_IDS = new Set(["dm", "pm-with"]);
+
+const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
+
+/** Why the operand is not of the type its operator takes, in Zulip's validator's words; null if it is. */
+function operandProblem(operator: string, operand: unknown): string | null {
+  const where = 'elem["operand"]';
+  if (NAME_OR_ID.has(operator)) return typeof operand === "string" || isInt(operand) ? null : `${where} is not a string or integer`;
+  if (EMAILS_OR_IDS.has(operator)) {
+    if (typeof operand === "string") return null;
+    if (!Array.isArray(operand)) return `${where} is not a string or an integer list`;
+    const at = operand.findIndex((item) => !isInt(item));
+    return at === -1 ? null : `${where}[${at}] is not an integer`;
+  }
+  if (typeof operand !== "string") return `${where} is not a string`;
+  if (operator === "search" && operand.trim() === "") return `${where} cannot be blank.`;
+  return null;
+}
+
+/**
+ * Why a narrow term is not of its operator's type, in the words Zulip's validator has for the
+ * `{operator, operand, negated}` form; null if it is. A legacy pair is two strings only (Zulip
+ * calls anything else a bad value of the whole parameter, which the caller says); its string
+ * operand is then held to the same rules.
+ */
+export function narrowTermProblem(term: NarrowTerm): string | null {
+  if (Array.isArray(term)) return typeof term[1] === "string" ? operandProblem(term[0], term[1]) : 'elem["operand"] is not a string';
+  const problem = operandProblem(term.operator, term.operand);
+  if (problem !== null) return problem;
+  return term.negated === undefined || typeof term.negated === "boolean" ? null : 'elem["negated"] is not a boolean';
+}
+
+/**
+ * The `narrow` parameter of every endpoint that takes one. Its `{operator, operand, negated}`
+ * terms are checked here, in order, up to the first that fails, so that an integer written as a
+ * float (`5.0`, which Python's json, so Zulip, reads as a float and refuses where an id is due)
+ * is refused too: JSON.parse reads it as 5, and only the parameter parser's second look at such
+ * text, with the number made fractional, shows it. A legacy pair that fails ends the walk
+ * unreported: the service refuses it as a bad value of the whole narrow, as Zulip does.
+ */
+export const Narrow = z.array(NarrowTerm).superRefine((terms, ctx) => {
+  for (const [i, term] of terms.entries()) {
+    const problem = narrowTermProblem(term);
+    if (problem === null) continue;
+    if (!Array.isArray(term)) ctx.addIssue({ code: "custom", path: [i], message: problem, input: term });
+    return;
+  }
+});
+
 const NonNegative = z.number().int().min(0);
 
 export const GetMessages = route({
@@ -142,7 +196,7 @@ export const GetMessages = route({
     include_anchor: p.bool().default(true),
     num_before: p.int(NonNegative).default(0),
     num_after: p.int(NonNegative).default(0),
-    narrow: p.json(z.array(NarrowTerm)).default([]),
+    narrow: p.json(Narrow).default([]),
     client_gravatar: p.bool().default(true),
     apply_markdown: p.bool().default(true),
     use_first_unread_anchor: p.bool().default(false),

@@ -40,16 +40,35 @@ function parseAnchor(raw: string | undefined, useFirstUnread: boolean): Anchor {
   if (useFirstUnread) return { kind: "first_unread" };
   if (raw === undefined) throw badRequest("Missing 'anchor' argument.");
   if (raw === "newest" || raw === "oldest" || raw === "first_unread") return { kind: raw };
-  if (/^-?\d+$/.test(raw)) return { kind: "id", id: Math.max(0, Math.min(Number(raw), LARGER_THAN_MAX_MESSAGE_ID)) };
-  throw badRequest("Invalid anchor");
+  // Any integer Python's int() reads (a sign, whitespace around, `_` between digits), held
+  // between 0 and the newest-anchor value.
+  const digits = /^[+-]?[0-9]+(?:_[0-9]+)*$/.test(raw.trim()) ? raw.trim().replaceAll("_", "") : null;
+  if (digits === null) throw badRequest("Invalid anchor");
+  return { kind: "id", id: Math.max(0, Math.min(Number(digits), LARGER_THAN_MAX_MESSAGE_ID)) };
+}
+
+/**
+ * The anchor and counts checked, before the narrow names anything (Zulip checks them first, so a
+ * request wrong in both is refused for them).
+ */
+function checkRange(req: Omit<RangeRequest, "narrow">): Anchor {
+  const anchor = parseAnchor(req.anchor, req.useFirstUnreadAnchor);
+  if (req.numBefore + req.numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  if (!req.includeAnchor && req.numBefore > 0 && req.numAfter > 0) throw badRequest("The anchor can only be excluded at an end of the range");
+  return anchor;
 }
 
 /** GET /messages. */
 export async function getMessages(deps: AppDeps, who: Identity, req: GetMessagesRequest): Promise<GetMessagesResult> {
   const viewer = viewerOf(who);
-  const terms = await resolveNarrow(deps, viewer, req.narrow);
-  if (req.messageIds !== undefined) return getByIds(deps, viewer, req, terms);
-  const range = await messageRange(deps, viewer, terms, req, true);
+  if (req.messageIds !== undefined) {
+    if (req.anchor !== undefined || req.useFirstUnreadAnchor || req.numBefore > 0 || req.numAfter > 0) {
+      throw badRequest("Unsupported parameter combination: anchor, use_first_unread_anchor, num_before, num_after, message_ids");
+    }
+    return getByIds(deps, viewer, req, await resolveNarrow(deps, viewer, req.narrow));
+  }
+  const anchor = checkRange(req);
+  const range = await messageRange(deps, viewer, await resolveNarrow(deps, viewer, req.narrow), anchor, req, true);
   const messages = await formatMessages(
     deps,
     viewer.realmId,
@@ -76,14 +95,11 @@ export interface MessageRange {
  */
 export async function selectMessageRange(deps: AppDeps, who: Identity, req: RangeRequest): Promise<MessageRange> {
   const viewer = viewerOf(who);
-  return messageRange(deps, viewer, await resolveNarrow(deps, viewer, req.narrow), req, false);
+  const anchor = checkRange(req);
+  return messageRange(deps, viewer, await resolveNarrow(deps, viewer, req.narrow), anchor, req, false);
 }
 
-async function messageRange(deps: AppDeps, viewer: Viewer, terms: ResolvedTerm[], req: RangeRequest, highlight: boolean): Promise<MessageRange> {
-  const anchorSpec = parseAnchor(req.anchor, req.useFirstUnreadAnchor);
-  if (req.numBefore + req.numAfter > MAX_MESSAGES_PER_FETCH) throw badRequest(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
-  if (!req.includeAnchor && req.numBefore > 0 && req.numAfter > 0) throw badRequest("The anchor can only be excluded at an end of the range");
-
+async function messageRange(deps: AppDeps, viewer: Viewer, terms: ResolvedTerm[], anchorSpec: Anchor, req: RangeRequest, highlight: boolean): Promise<MessageRange> {
   const base = baseQuery(viewer, terms, { highlight });
   let anchor: number;
   if (anchorSpec.kind === "id") anchor = anchorSpec.id;
@@ -166,11 +182,12 @@ function baseQuery(viewer: Viewer, terms: ResolvedTerm[], opts: BaseQueryOptions
   const params: unknown[] = [viewer.userId, viewer.realmId];
   const history = !opts.receivedOnly && terms.some((t) => (t.kind === "stream" || t.kind === "streams") && !t.negated && t.history) && !needsOwnRows(terms);
   const conds = narrowConditions(terms, viewer.userId, params);
-  const search = terms.find((t) => t.kind === "search" && !t.negated) as { text: string } | undefined;
+  // Every search term's words are highlighted (Zulip searches for all the terms' words at once).
+  const searches = terms.filter((t): t is Extract<ResolvedTerm, { kind: "search" }> => t.kind === "search" && !t.negated);
+  const search = searches.length > 0;
   let select = `${MESSAGE_COLUMNS}, ${FLAGS_SQL} AS um_flags`;
   if (search && (opts.highlight ?? true)) {
-    params.push(search.text);
-    const q = `websearch_to_tsquery('english', $${params.length})`;
+    const q = `(${searches.map((t) => `websearch_to_tsquery('english', $${params.push(t.text)})`).join(" && ")})`;
     select += `, ts_headline('english', m.rendered_content, ${q}, 'HighlightAll=true, StartSel="<span class=""highlight"">", StopSel=</span>') AS match_content`;
     select += `, ts_headline('english', ${ESCAPED_TOPIC_SQL}, ${q}, 'HighlightAll=true, StartSel="<span class=""highlight"">", StopSel=</span>') AS match_subject`;
   } else if (opts.alwaysMatchFields) {
@@ -184,7 +201,7 @@ function baseQuery(viewer: Viewer, terms: ResolvedTerm[], opts: BaseQueryOptions
   const from = history
     ? `FROM messages m LEFT JOIN LATERAL (SELECT flags FROM usermessages WHERE user_id = $1 AND message_id = m.id LIMIT 1) um ON true WHERE m.realm_id = $2${where}`
     : `FROM usermessages um JOIN messages m ON m.id = um.message_id WHERE um.user_id = $1 AND um.realm_id = $2${where}`;
-  return { from, params, select, customPlan: search !== undefined };
+  return { from, params, select, customPlan: search };
 }
 
 /** One side of a page of the narrow around an anchor, as a statement. */
@@ -235,9 +252,6 @@ export async function selectReceivedInNarrow(deps: AppDeps, who: Identity, ids: 
 }
 
 async function getByIds(deps: AppDeps, viewer: Viewer, req: GetMessagesRequest, terms: ResolvedTerm[]): Promise<GetMessagesResult> {
-  if (req.anchor !== undefined || req.numBefore > 0 || req.numAfter > 0) {
-    throw badRequest("Unsupported parameter combination: anchor, num_before, num_after, message_ids");
-  }
   const base = baseQuery(viewer, terms);
   const params = [...base.params, req.messageIds];
   const { rows } = await runQuery(deps, base.customPlan, `SELECT ${base.select} ${base.from} AND m.id = ANY($${params.length}::bigint[]) ORDER BY m.id`, params);

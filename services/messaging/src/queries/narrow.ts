@@ -1,4 +1,4 @@
-import type { NarrowTerm } from "@chat/contracts";
+import { narrowTermProblem, type NarrowTerm } from "@chat/contracts";
 import { ApiError, badRequest } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import type { ResolvedTerm } from "../lib/narrow";
@@ -11,7 +11,11 @@ import { getUsersByEmails, getUsersByIds } from "./users";
 /** Zulip's BadNarrowOperatorError: the description also rides along as `desc`. */
 const badNarrow = (desc: string) => new ApiError("BAD_NARROW", `Invalid narrow operator: ${desc}`, { extra: { desc } });
 
-/** An operand of the type its operator takes (see operandProblem). */
+/**
+ * An operand of the type its operator takes (narrowTermProblem): a string is a channel's name, a
+ * user's email or comma-separated emails (only `id` reads digits as an id); a JSON integer, or
+ * a list of them, is an id.
+ */
 type Operand = string | number | number[];
 
 interface Term {
@@ -21,49 +25,22 @@ interface Term {
 }
 
 /**
- * The operand types of Zulip's narrow parameter: channels, messages and users named alone take a
- * name (or email) or an id; a direct message conversation takes comma-separated emails or a list
- * of user ids; a search takes text that is not blank; every other operator (`near` included,
- * whose operand Zulip then ignores) and any unknown one a string.
- */
-const NAME_OR_ID = new Set(["channel", "stream", "id", "sender", "group-pm-with", "dm-including"]);
-const EMAILS_OR_IDS = new Set(["dm", "pm-with"]);
-
-const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
-
-/** Why the operand is not of its operator's type, in Zulip's validator's words; null if it is. */
-function operandProblem(operator: string, operand: unknown): string | null {
-  const where = 'elem["operand"]';
-  if (NAME_OR_ID.has(operator)) return typeof operand === "string" || isInt(operand) ? null : `${where} is not a string or integer`;
-  if (EMAILS_OR_IDS.has(operator)) {
-    if (typeof operand === "string") return null;
-    if (!Array.isArray(operand)) return `${where} is not a string or an integer list`;
-    const at = operand.findIndex((item) => !isInt(item));
-    return at === -1 ? null : `${where}[${at}] is not an integer`;
-  }
-  if (typeof operand !== "string") return `${where} is not a string`;
-  if (operator === "search" && operand.trim() === "") return `${where} cannot be blank.`;
-  return null;
-}
-
-/**
  * Every term's operand checked against its operator before any is looked up, as Zulip checks
- * the parameter before it narrows. A `{operator, operand, negated}` term that fails is refused in
- * the words of Zulip's validator. Zulip takes a legacy `[operator, operand]` pair of two strings
- * only and calls anything else a bad value of `narrow`; we also take the operands the other form
- * takes, and say the same of the rest.
+ * the parameter before it narrows (the contract's Narrow already refused a bad
+ * `{operator, operand, negated}` term in Zulip's validator's words). A legacy `[operator,
+ * operand]` pair must be two strings, as Zulip takes it; one that is not, or whose operand is
+ * not of its operator's type, is a bad value of `narrow`, as Zulip says it.
  */
 function checkTerms(narrow: NarrowTerm[]): Term[] {
   return narrow.map((term) => {
-    const legacy = Array.isArray(term);
-    const [operator, operand, negated] = legacy ? [term[0], term[1], false] : [term.operator, term.operand, term.negated === undefined ? false : term.negated];
-    const problem = operandProblem(operator, operand);
+    const problem = narrowTermProblem(term);
     if (problem !== null) {
-      if (legacy) throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'narrow': ${JSON.stringify(narrow)}`);
+      if (Array.isArray(term)) throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'narrow': ${JSON.stringify(narrow)}`);
       throw badRequest(problem);
     }
-    if (typeof negated !== "boolean") throw badRequest('elem["negated"] is not a boolean');
-    return { operator, operand: operand as Operand, negated };
+    return Array.isArray(term)
+      ? { operator: term[0], operand: term[1] as string, negated: false }
+      : { operator: term.operator, operand: term.operand as Operand, negated: (term.negated as boolean | undefined) ?? false };
   });
 }
 
@@ -155,18 +132,16 @@ async function resolveTerm(deps: AppDeps, viewer: Viewer, operator: string, oper
   }
 }
 
-/** A channel's id (an integer, or digits, as before) or name; null for an id no channel can have. */
+/** A channel's name, or its id (an integer); null for an id no channel can have. */
 function channelKey(operand: string | number): string | number | null {
-  const key = typeof operand === "number" || /^\d+$/.test(operand) ? Number(operand) : operand;
-  return typeof key === "number" && !Number.isSafeInteger(key) ? null : key;
+  return typeof operand === "number" && !Number.isSafeInteger(operand) ? null : operand;
 }
 
-/** The user an email or an id (an integer, or digits) names in the viewer's organization, or null. */
+/** The user an email or an id (an integer) names in the viewer's organization, or null. */
 async function findUser(deps: AppDeps, viewer: Viewer, operand: string | number): Promise<number | null> {
-  if (typeof operand === "number" || /^\d+$/.test(operand)) {
-    const id = Number(operand);
-    if (!Number.isSafeInteger(id)) return null;
-    return (await getUsersByIds(deps, viewer.realmId, [id])).has(id) ? id : null;
+  if (typeof operand === "number") {
+    if (!Number.isSafeInteger(operand)) return null;
+    return (await getUsersByIds(deps, viewer.realmId, [operand])).has(operand) ? operand : null;
   }
   return (await getUsersByEmails(deps, viewer.realmId, [operand])).get(operand.toLowerCase())?.id ?? null;
 }
@@ -178,7 +153,7 @@ async function resolveUser(deps: AppDeps, viewer: Viewer, operand: string | numb
 }
 
 /**
- * A `dm` operand's users: comma-separated emails (or ids), or a list of ids. A conversation of no
+ * A `dm` operand's users: comma-separated emails, or a list of ids. A conversation of no
  * one (an empty string or list, an empty place between commas) or of anyone unknown is refused
  * as Zulip refuses it, naming the operand.
  */
