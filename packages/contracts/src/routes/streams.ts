@@ -9,6 +9,13 @@ export const StreamPostPolicy = z
   .int()
   .refine((v) => v >= 1 && v <= 4, { message: "Invalid {name}" });
 
+/**
+ * A channel's message retention: `"realm_default"`, `"unlimited"` or a number of days. Any JSON
+ * string or integer passes here; messaging refuses the rest as Zulip does (REQUEST_VARIABLE_INVALID,
+ * `Bad value for 'message_retention_days': <value>`), strings such as `"forever"` included.
+ */
+export const MessageRetentionDays = z.union([z.string(), z.number().int()]);
+
 /** A channel as every user who can see it gets it (GET /streams, register `streams`, stream events). */
 export const StreamObject = z.strictObject({
   stream_id: z.number().int(),
@@ -149,7 +156,7 @@ export const UpdateStream = route({
     history_public_to_subscribers: p.bool(),
     is_default_stream: p.bool(),
     stream_post_policy: p.int(StreamPostPolicy),
-    message_retention_days: p.json(z.union([z.literal("realm_default"), z.literal("unlimited"), z.number().int()])),
+    message_retention_days: p.json(MessageRetentionDays),
     can_remove_subscribers_group: p.json(GroupSettingChange).alias("can_remove_subscribers_group_id"),
   },
   response: empty,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { p } from "../params";
 import { route, success, empty } from "../route";
-import { StreamPostPolicy } from "./streams";
+import { MessageRetentionDays, StreamPostPolicy } from "./streams";
 
 /** Spec 2.5: a channel plus the calling user's own settings for it. */
 export const SubscriptionObject = z.strictObject({
@@ -65,7 +65,7 @@ export const Subscribe = route({
     is_default_stream: p.bool().default(false),
     history_public_to_subscribers: p.bool(),
     stream_post_policy: p.int(StreamPostPolicy).default(1),
-    message_retention_days: p.json(z.union([z.literal("realm_default"), z.literal("unlimited"), z.number().int()])).default("realm_default"),
+    message_retention_days: p.json(MessageRetentionDays).default("realm_default"),
     can_remove_subscribers_group: p.int().alias("can_remove_subscribers_group_id"),
   },
   response: success({

@@ -13,7 +13,15 @@ export const UpdateUserTopic = route({
   params: {
     stream_id: p.int().required(),
     topic: p.str().required(),
-    visibility_policy: p.int(z.number().int().min(0).max(3)).required(),
+    /** Anything but 0 to 3 is `Invalid visibility_policy`, as Zulip's check_int_in says. */
+    visibility_policy: p
+      .int(
+        z
+          .number()
+          .int()
+          .refine((v) => v >= 0 && v <= 3, { message: "Invalid {name}" }),
+      )
+      .required(),
   },
   response: empty,
 });

@@ -30,7 +30,7 @@ export interface StreamUpdate {
   historyPublicToSubscribers?: boolean;
   isDefaultStream?: boolean;
   streamPostPolicy?: number;
-  messageRetentionDays?: "realm_default" | "unlimited" | number;
+  messageRetentionDays?: string | number;
   canRemoveSubscribersGroup?: number | { new: number; old?: number };
 }
 

@@ -44,7 +44,8 @@ export interface SubscribeRequest {
   isDefaultStream?: boolean;
   historyPublicToSubscribers?: boolean;
   streamPostPolicy: number;
-  messageRetentionDays: "realm_default" | "unlimited" | number;
+  /** `"realm_default"`, `"unlimited"` or days; any other value is refused by retentionDays. */
+  messageRetentionDays: string | number;
   canRemoveSubscribersGroup?: number;
   /** Announce new channels in the organization's announcement channel. */
   announce?: boolean;
@@ -112,6 +113,8 @@ export async function bulkAddSubscriptions(
   const realm = await deps.accounts.getRealm(who.realmId);
   const caller = await getUser(deps, who.realmId, who.userId);
   if (!caller) throw badRequest("No such user");
+  // Zulip reads the retention value before anything else, whether or not a channel is created.
+  retentionDays(req.messageRetentionDays);
   // Zulip's order: the right to subscribe others, judged from the principals as sent (any but the
   // caller's own id, an email included, counts as another user), then the principals, then the
   // channels. An empty list is the caller, as an absent one.
@@ -229,16 +232,17 @@ export function checkOwner(role: number): void {
 }
 
 /** A channel's message_retention_days as stored: null (the organization's), -1 (forever) or days. */
-export function retentionDays(value: "realm_default" | "unlimited" | number): number | null {
+export function retentionDays(value: string | number): number | null {
   if (value === "realm_default") return null;
   if (value === "unlimited") return -1;
-  if (value < 1) throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'message_retention_days': ${value}`);
+  // Zulip's parse_message_retention_days: any other string (`"forever"`) is a bad value too.
+  if (typeof value === "string" || value < 1) throw new ApiError("REQUEST_VARIABLE_INVALID", `Bad value for 'message_retention_days': ${value}`);
   return value;
 }
 
 function newStreamSettings(req: SubscribeRequest, caller: UserRow, realm: InternalRealm) {
-  if (req.messageRetentionDays !== "realm_default") checkOwner(caller.role);
   const retention = retentionDays(req.messageRetentionDays);
+  if (retention !== null) checkOwner(caller.role);
   const group = req.canRemoveSubscribersGroup ?? realm.system_groups["role:administrators"];
   const inviteOnly = req.inviteOnly && !req.isWebPublic;
   return {
