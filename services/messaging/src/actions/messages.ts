@@ -73,6 +73,12 @@ const READ_BY_SENDER_CLIENTS = new Set([
   "zulipandroid", "zulipios", "zulipdesktop", "zulipmobile", "zulipelectron", "zulipterminal", "snipe", "website", "ios", "android",
 ]);
 
+/** Whether a client is one of Zulip's own apps, whose sender reads what they send: named above, or any desktop app. */
+function readBySenderByDefault(client: string): boolean {
+  const name = client.toLowerCase();
+  return READ_BY_SENDER_CLIENTS.has(name) || name.includes("desktop app");
+}
+
 interface Plan {
   kind: "stream" | "private";
   accessed?: AccessedStream;
@@ -173,7 +179,7 @@ export async function prepareMessage(deps: AppDeps, who: Identity, req: SendRequ
     }
     for (const id of await deps.accounts.groupMembers(who.realmId, groupId)) groupMentioned.add(id);
   }
-  const readBySender = req.readBySender ?? READ_BY_SENDER_CLIENTS.has(who.client.toLowerCase());
+  const readBySender = req.readBySender ?? readBySenderByDefault(who.client);
   const entries = plan.recipientIds.map((userId) => ({
     userId,
     flags:
