@@ -63,7 +63,8 @@ export async function startAttachmentsHarness(opts: { maxUploadBytes?: number; s
   const hooks = attachmentHooks(mod.reaper);
   const token = env.vars.INTERNAL_TOKEN;
   const app = createServer({ name: "messaging", logger: log, internalToken: token, validateResponses: true });
-  const deps = { pool, log, clock, hooks } as unknown as AppDeps;
+  // The internal token signs temporary URLs.
+  const deps = { pool, log, clock, hooks, config: { INTERNAL_TOKEN: token } } as unknown as AppDeps;
   attachmentRoutes(mod)(app, deps);
   await app.ready();
 

@@ -44,6 +44,29 @@ describe("uploads through the gateway", () => {
   });
 });
 
+describe("uploads as Zulip's Python client sends them", () => {
+  it("a file part with a plain name and no Content-Type: the name kept, the type guessed, the times in whole seconds", async () => {
+    const { member } = org.users;
+    const authorization = "Basic " + Buffer.from(`${member.email}:${member.api_key}`).toString("base64");
+    const body = '--B\r\nContent-Disposition: form-data; name="file"; filename="Chart (Q3) 2.png"\r\n\r\nnot really a png\r\n--B--\r\n';
+    const res = await fetch(`${e2e.demo.base_url}/api/v1/user_uploads`, { method: "POST", headers: { authorization, "content-type": "multipart/form-data; boundary=B" }, body });
+    const up = ok({ status: res.status, body: await res.json() });
+    expect(up.filename).toBe("Chart (Q3) 2.png");
+    expect(up.url).toMatch(/\/Chart-Q3-2\.png$/);
+    const file = await fetch(e2e.demo.base_url + up.url, { headers: { authorization } });
+    expect([file.status, file.headers.get("content-type")]).toEqual([200, "image/png"]);
+    await file.arrayBuffer();
+
+    const sent = ok(await as("member").post("/messages", { type: "stream", to: org.channels.public.name, topic: "files", content: `[${up.filename}](${up.url})` }));
+    const { messages } = ok(await as("member").get("/messages", { message_ids: [sent.id] }));
+    const { attachments } = ok(await as("member").get("/attachments"));
+    const att = attachments.find((a: any) => `/user_uploads/${a.path_id}` === up.url);
+    expect(att.name).toBe("Chart (Q3) 2.png");
+    expect(att.create_time % 1000).toBe(0);
+    expect(att.messages).toEqual([{ id: sent.id, date_sent: messages[0].timestamp * 1000 }]);
+  });
+});
+
 describe("messaging through the gateway", () => {
   it("sends to a channel by name and by id, and reads it back with narrows", async () => {
     const pub = org.channels.public;

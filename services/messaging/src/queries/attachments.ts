@@ -2,6 +2,12 @@ import type { Attachment } from "@chat/contracts";
 import { ApiError, badRequest, isGuest, type Identity, type Queryable } from "@chat/platform";
 import { selectById, selectByOwner, selectByPathId, selectMessageRefs, sumRealmUploadSize, type AttachmentMessageRef, type AttachmentRow } from "../store/attachments";
 
+/**
+ * A time as Zulip's attachment objects give it: whole seconds, times 1000. `date_sent` is then the
+ * message's `timestamp` times 1000, which a client can match.
+ */
+const wholeSecondsMs = (t: Date) => Math.floor(t.getTime() / 1000) * 1000;
+
 /** Client shape (GET /attachments, attachment events); times in milliseconds as Zulip sends them. */
 export function formatAttachment(row: AttachmentRow, refs: AttachmentMessageRef[]): Attachment {
   return {
@@ -9,8 +15,8 @@ export function formatAttachment(row: AttachmentRow, refs: AttachmentMessageRef[
     name: row.fileName,
     path_id: row.pathId,
     size: row.size,
-    create_time: row.createTime.getTime(),
-    messages: refs.filter((r) => r.attachmentId === row.id).map((r) => ({ id: r.messageId, date_sent: r.dateSent.getTime() })),
+    create_time: wholeSecondsMs(row.createTime),
+    messages: refs.filter((r) => r.attachmentId === row.id).map((r) => ({ id: r.messageId, date_sent: wholeSecondsMs(r.dateSent) })),
   };
 }
 

@@ -11,6 +11,7 @@ import {
   doDeleteAttachment,
   storeUploadedFile,
   tooLarge,
+  uploadedFileName,
   uploadUrl,
   type AttachmentsDeps,
   type StagedUpload,
@@ -48,6 +49,12 @@ async function receiveSingleFile(req: FastifyRequest, deps: AttachmentsDeps, who
     // so a second file can be named in the error instead of breaking the stream.
     for await (const part of req.parts({ limits: { fileSize: deps.maxUploadBytes, files: 2 } })) {
       if (part.type !== "file") continue;
+      // A part without a file name is a form field to Zulip, whatever its type says.
+      const fileName = uploadedFileName(part.filename);
+      if (fileName === null) {
+        part.file.resume();
+        continue;
+      }
       if (staged) {
         extraFiles = true;
         part.file.resume();
@@ -59,7 +66,7 @@ async function receiveSingleFile(req: FastifyRequest, deps: AttachmentsDeps, who
       if (part.file.destroyed) throw badRequest("Malformed multipart body");
       const body = new PassThrough();
       pipelineCb(part.file, body, () => {});
-      staged = await storeUploadedFile(deps, who, { stream: body, filename: part.filename, mimetype: part.mimetype });
+      staged = await storeUploadedFile(deps, who, { stream: body, fileName, mimetype: part.mimetype });
       if (part.file.truncated) throw new FileTooLargeError(deps.maxUploadBytes);
     }
   } catch (err) {
@@ -80,6 +87,9 @@ async function receiveSingleFile(req: FastifyRequest, deps: AttachmentsDeps, who
 /** Types a browser may show inline; anything else downloads, so an upload can never run as a page. */
 const INLINE_TYPES = /^(image\/(png|jpeg|gif|webp|avif|bmp)|audio\/[\w.+-]+|video\/[\w.+-]+|application\/pdf|text\/plain)$/i;
 
+/** A name as an RFC 5987 header value: percent-escaped, `'()*` included (encodeURIComponent keeps them). */
+const encodeHeaderValue = (name: string) => encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 async function sendFile(
   reply: FastifyReply,
   req: FastifyRequest,
@@ -96,7 +106,7 @@ async function sendFile(
     ...(range ? { "content-range": `bytes ${range.start}-${range.end}/${file.size}` } : {}),
     // Players seek in audio and video with ranges (Safari plays no video without them).
     "accept-ranges": "bytes",
-    "content-disposition": `${disposition}; filename*=UTF-8''${encodeURIComponent(name)}`,
+    "content-disposition": `${disposition}; filename*=UTF-8''${encodeHeaderValue(name)}`,
     "x-content-type-options": "nosniff",
     "content-security-policy": "default-src 'none'; sandbox",
     "cache-control": "private, max-age=86400",
@@ -137,7 +147,8 @@ export function attachmentRoutes(mod: AttachmentsModule): RoutePlugin {
       // Below /api/v1 a client asks for a URL it can open without credentials (Zulip's mobile
       // apps hand it to a browser), not for the file.
       if (req.headers[INTERNAL_HEADERS.apiForm] === "1") {
-        return { url: `/user_uploads/temporary/${signUploadToken(appDeps.config.INTERNAL_TOKEN, row.pathId, deps.clock.now())}/${params.filename}` };
+        const token = signUploadToken(appDeps.config.INTERNAL_TOKEN, row.pathId, deps.clock.now());
+        return { url: `/user_uploads/temporary/${token}/${encodeURIComponent(row.pathId.slice(row.pathId.lastIndexOf("/") + 1))}` };
       }
       await serve(row, req, reply);
       return {};
