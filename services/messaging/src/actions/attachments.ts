@@ -110,12 +110,20 @@ const TYPE_BY_EXTENSION: Record<string, string> = {
   csv: "text/csv",
 };
 
-/** The type to store: the part's own, or a guess from the name where the part said none. */
+/**
+ * The type to store: the part's own, or a guess from the name where the part said none, as Zulip
+ * guesses. The multipart parser reports a part without a type as `text/plain`, which a client may
+ * also have declared; so `text/plain` gives way only to a media type (an image, audio, video or a
+ * PDF, what clients show inline), never to one that would change how a declared text file is
+ * served, and a part of unknown extension stays `text/plain` (Zulip: application/octet-stream).
+ */
 export function uploadContentType(declared: string | undefined, fileName: string): string {
   const type = (declared ?? "").trim().toLowerCase();
   if (type !== "" && type !== "text/plain") return type;
   const ext = /\.([A-Za-z0-9]+)$/.exec(fileName)?.[1].toLowerCase();
-  return (ext && TYPE_BY_EXTENSION[ext]) || (type === "" ? "application/octet-stream" : type);
+  const guess = ext ? TYPE_BY_EXTENSION[ext] : undefined;
+  if (type === "") return guess ?? "application/octet-stream";
+  return guess && /^(image|audio|video)\/|^application\/pdf$/.test(guess) ? guess : type;
 }
 
 /** Zulip's file name cleaning for the URL: letters, digits, `_`, `.`, `-`; runs of spaces and dashes become one dash. */
