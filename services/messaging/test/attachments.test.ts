@@ -2,7 +2,7 @@ import { readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AttachmentEvent, linkedPathIds } from "@chat/contracts";
-import { sanitizeFileName } from "../src/actions/attachments";
+import { sanitizeFileName } from "../src/lib/upload-names";
 import { friend, guest, outsider, owner, REALM, startAttachmentsHarness, stranger, T0, type AttachmentsHarness } from "./attachments-helpers";
 
 let h: AttachmentsHarness;

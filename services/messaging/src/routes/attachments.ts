@@ -11,12 +11,11 @@ import {
   doDeleteAttachment,
   storeUploadedFile,
   tooLarge,
-  uploadedFileName,
-  uploadUrl,
   type AttachmentsDeps,
   type StagedUpload,
 } from "../actions/attachments";
 import type { AppDeps, RoutePlugin } from "../deps";
+import { uploadedFileName, uploadUrl } from "../lib/upload-names";
 import { accessAttachmentByToken, accessAttachmentForDownload, getAttachments } from "../queries/attachments";
 import { readUploadToken, signUploadToken } from "../lib/upload-token";
 import type { AttachmentRow } from "../store/attachments";
