@@ -351,6 +351,20 @@ describe("deleting or editing around a delivery", () => {
     expect(await removals()).toHaveLength(1);
   });
 
+  it("an edit of a due message while messaging cannot look up sends (an earlier release) is a 503 to retry, and changes nothing", async () => {
+    const id = await toChannel("draft");
+    h.clock.advance(60_000);
+    h.peer.lacksSentLookup = true;
+    try {
+      const edit = await h.call("PATCH", `/scheduled_messages/${id}`, { as: alice, params: { content: "final" } });
+      expect(edit.status).toBe(503);
+      expect(edit.body).toMatchObject({ result: "error" });
+      expect((await list()).map((m) => m.content)).toEqual(["draft"]);
+    } finally {
+      h.peer.lacksSentLookup = false;
+    }
+  });
+
   it("a sender deactivated after a delivery the scheduler could not record: the message stands, no failure", async () => {
     const id = await toChannel("said before leaving");
     h.clock.advance(60_000);

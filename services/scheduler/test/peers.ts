@@ -27,6 +27,8 @@ export interface Peer {
   maxInFlight: Map<number, number>;
   /** Error answers messaging gives to sends with this content (a rate limit, a timeout, ...). */
   sendErrors: Map<string, { status: number; code: string; extra?: Record<string, unknown> }>;
+  /** Messaging of a release before the lookup of sends by key: its route is unknown (404). */
+  lacksSentLookup: boolean;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
     sendDelays: new Map(),
     maxInFlight: new Map(),
     sendErrors: new Map(),
+    lacksSentLookup: false,
     close: () => app.close(),
   };
   const inFlight = new Map<number, number>();
@@ -101,7 +104,8 @@ export async function startPeer(token: string, port = 0): Promise<Peer> {
     peer.messages.push({ id, sender, key: b.idempotency_key, params: b });
     return { result: "success", msg: "", id };
   });
-  app.get("/api/v1/internal/messages/sent", async (req) => {
+  app.get("/api/v1/internal/messages/sent", async (req, reply) => {
+    if (peer.lacksSentLookup) return reply.code(404).send({ result: "error", code: "BAD_REQUEST", msg: "Not Found" });
     const q = req.query as Record<string, string>;
     const seen = peer.messages.find((m) => m.sender === Number(q.sender_id) && m.key === q.idempotency_key);
     return { result: "success", msg: "", id: seen?.id ?? null };

@@ -1,5 +1,5 @@
 import type { UserSummary } from "@chat/contracts";
-import { ApiError, InternalClient, type Identity } from "@chat/platform";
+import { ApiError, InternalClient, serviceUnavailable, type Identity } from "@chat/platform";
 
 export interface CheckedMessage {
   content: string;
@@ -50,10 +50,17 @@ export class MessagingClient {
    * still in progress is waited for). Nothing is sent.
    */
   async sentWith(realmId: number, senderId: number, key: string): Promise<number | null> {
-    const res = await this.http.call<{ id: number | null }>("GET", "/internal/messages/sent", {
-      params: { realm_id: realmId, sender_id: senderId, idempotency_key: key },
-    });
-    return res.id;
+    try {
+      const res = await this.http.call<{ id: number | null }>("GET", "/internal/messages/sent", {
+        params: { realm_id: realmId, sender_id: senderId, idempotency_key: key },
+      });
+      return res.id;
+    } catch (err) {
+      // A messaging of an earlier release (a rolling update) lacks the route: the caller's
+      // request is to be retried, not answered as if the user's scheduled message were missing.
+      if (err instanceof ApiError && err.status === 404) throw serviceUnavailable();
+      throw err;
+    }
   }
 
   /** `keep`: path ids pending scheduled messages link (not deleted, whatever their age). */
