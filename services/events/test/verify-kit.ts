@@ -53,7 +53,7 @@ export function verifierFor(as: (u: DemoUser) => ApiClient) {
       clientGravatar: params.client_gravatar !== false,
       slimPresence: params.slim_presence === true,
       userListIncomplete: (params.client_capabilities as Record<string, unknown> | undefined)?.user_list_incomplete === true,
-      // The stack runs with accounts' default, CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE=true.
+      // The events service's own CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE decides; the stack leaves it at its default, true.
       accessLimitsPresence: true,
     };
     // Events that cross two services (accounts, then messaging's subscribers) take seconds when the
