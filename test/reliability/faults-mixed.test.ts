@@ -4,7 +4,7 @@ import { until } from "@chat/testkit/e2e";
 import { fromRegister, snapshot } from "./lib/client-state";
 import { QueueReader, registerParams } from "./lib/queue-reader";
 import { fetchTopic } from "./lib/verify";
-import { CLIENTS, EMOJI, scheduledContent, writeSteps, type Role, type Step, type World } from "./lib/writers";
+import { CLIENTS, EMOJI, runWriter, scheduledContent, writeSteps, type Role, type Step, type World } from "./lib/writers";
 import { compareEvents, Writes } from "./lib/writes";
 import { SMALL_POOLS } from "../security/lib/pools";
 
@@ -128,23 +128,8 @@ afterAll(async () => {
   await amqp?.close();
 }, 60_000);
 
-/** Runs one writer until `stop()`; a failed write gets a longer pause, as a client backs off. */
-function writer(step: Step, pauseMs = PAUSE_MS) {
-  let stopped = false;
-  const task = (async () => {
-    for (let n = 0; !stopped; n++) {
-      const { actor, spec, call } = step(n);
-      const rec = await writes.run(actor, spec, call);
-      await sleep(rec.outcome === "acked" ? pauseMs : Math.max(pauseMs, 150));
-    }
-  })();
-  return {
-    stop: async () => {
-      stopped = true;
-      await task;
-    },
-  };
-}
+/** Runs one writer until `stop()`, with this file's pause. */
+const writer = (step: Step, pauseMs = PAUSE_MS) => runWriter(writes, step, pauseMs);
 
 async function killAndRestart(service: StackService, notes: string[]) {
   const exit = await stack.kill(service, "SIGKILL");

@@ -1,4 +1,4 @@
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { p, route, success } from "@chat/contracts";
@@ -93,6 +93,57 @@ describe("InternalClient", () => {
       expect(err.status).toBe(503);
       expect(err.code).toBe("SERVICE_UNAVAILABLE");
       expect(err.headers["Retry-After"]).toBe("5");
+    }
+  });
+
+  it("sends a read again when its connection breaks before the answer (a replica that just died behind a Service); a write not", async () => {
+    // In front of the upstream: after `dies(n)`, its open connections break and it resets the
+    // next n it accepts, as a Service does whose endpoint just died; it passes the others through.
+    let failing = 0;
+    const accepted: string[] = [];
+    const open = new Set<net.Socket>();
+    const dies = (n: number) => {
+      for (const s of open) s.resetAndDestroy();
+      open.clear();
+      failing = n;
+      accepted.length = 0;
+    };
+    const front = net.createServer((client) => {
+      if (failing > 0) {
+        failing--;
+        accepted.push("reset");
+        client.once("data", () => client.resetAndDestroy());
+        return;
+      }
+      accepted.push("passed");
+      open.add(client);
+      const up = net.connect((upstream.server.address() as AddressInfo).port, "127.0.0.1");
+      client.pipe(up).pipe(client);
+      client.on("error", () => up.destroy());
+      up.on("error", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    const client = new InternalClient(`http://127.0.0.1:${(front.address() as AddressInfo).port}`, TOKEN);
+    try {
+      dies(2);
+      expect(await client.call("GET", "/things/7", { params: { mode: "fine" } })).toEqual({ result: "success", msg: "", id: 7 });
+      expect(accepted).toEqual(["reset", "reset", "passed"]);
+
+      dies(1);
+      const read = await client.call("POST", "/things", { identity: BOB, params: { name: "a read" }, readOnly: true });
+      expect(read).toMatchObject({ name: "a read" });
+
+      // A write may have been done by the peer that died: the caller hears 503, nothing is repeated.
+      dies(1);
+      const err = await failure(client.call("POST", "/things", { identity: BOB, params: { name: "a write" } }));
+      expect(err.status).toBe(503);
+      expect(accepted).toEqual(["reset"]);
+
+      // Three broken connections in a row: the peer is taken as down.
+      dies(3);
+      expect((await failure(client.call("GET", "/things/7"))).status).toBe(503);
+    } finally {
+      front.close();
     }
   });
 

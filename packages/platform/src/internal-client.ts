@@ -10,6 +10,11 @@ export interface CallOptions {
   /** Defaults to the id of the request being handled, so one id follows a request across services. */
   requestId?: string;
   timeoutMs?: number;
+  /**
+   * The call only reads (a POST for the size of its parameters, say): like a GET, it is sent
+   * again when its connection breaks before the answer (see CONNECTION_ATTEMPTS).
+   */
+  readOnly?: boolean;
 }
 
 export function encodeParams(params: Record<string, unknown>): URLSearchParams {
@@ -27,6 +32,18 @@ export function encodeParams(params: Record<string, unknown>): URLSearchParams {
  * register; see bench/README.md).
  */
 const agent = new Agent({ keepAliveTimeout: 4_000 });
+
+/**
+ * Tries of a call whose connection fails before an answer, where sending it again is safe: any
+ * call that never reached the peer (connection refused), and a read (GET, HEAD, `readOnly`)
+ * whose connection broke. Behind a Kubernetes Service, a replica that has just died takes new
+ * connections until its endpoint is removed, and every kept-alive connection to it breaks; the
+ * next try goes to another replica (or the same one once it is back). Timeouts are not tried
+ * again: the peer may still be working on it.
+ */
+const CONNECTION_ATTEMPTS = 3;
+/** Errors of a connection that broke before the answer was read. */
+const CONNECTION_LOST = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
 
 /**
  * Calls another service's route over HTTP with the internal token (and the caller's identity
@@ -71,12 +88,17 @@ export class InternalClient {
       headers["content-type"] = "application/x-www-form-urlencoded";
     }
     const timeout = opts.timeoutMs ?? 10_000;
-    try {
-      // reset: false keeps the connection after a DELETE with a body (see the gateway's proxy).
-      const res = await request(url, { method: method as "GET", headers, body, reset: false, dispatcher: agent, headersTimeout: timeout, bodyTimeout: timeout });
-      return { status: res.statusCode, text: await res.body.text() };
-    } catch {
-      throw serviceUnavailable();
+    const readOnly = opts.readOnly ?? (method === "GET" || method === "HEAD");
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // reset: false keeps the connection after a DELETE with a body (see the gateway's proxy).
+        const res = await request(url, { method: method as "GET", headers, body, reset: false, dispatcher: agent, headersTimeout: timeout, bodyTimeout: timeout });
+        return { status: res.statusCode, text: await res.body.text() };
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? "";
+        const again = code === "ECONNREFUSED" || (readOnly && CONNECTION_LOST.has(code));
+        if (!again || attempt >= CONNECTION_ATTEMPTS) throw serviceUnavailable();
+      }
     }
   }
 }

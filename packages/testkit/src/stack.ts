@@ -26,14 +26,30 @@ const URL_VARS: Record<Exclude<StackService, "gateway">, string> = {
   scheduler: "SCHEDULER_URL",
 };
 
+/** One process of a service, as `serviceEnv` functions see it. */
+export interface StackInstance {
+  service: StackService;
+  /** 0 for the first (or only) process of the service. */
+  replica: number;
+  /** Every process's base URL, per service (one each unless `replicas` says more). */
+  replicaUrls: Record<StackService, string[]>;
+}
+
 export interface StackOptions {
   /** Extra variables for every service (override the stack's defaults). */
   env?: Record<string, string>;
   /**
    * Extra variables for one service only; a function gets the stack's variables first (e.g. to
-   * route one service's DATABASE_URL through a TCP proxy: `(v) => ({DATABASE_URL: proxy.url(v.DATABASE_URL)})`).
+   * route one service's DATABASE_URL through a TCP proxy: `(v) => ({DATABASE_URL: proxy.url(v.DATABASE_URL)})`),
+   * and which process of it is being started.
    */
-  serviceEnv?: Partial<Record<StackService, Record<string, string> | ((vars: Record<string, string>) => Record<string, string>)>>;
+  serviceEnv?: Partial<Record<StackService, Record<string, string> | ((vars: Record<string, string>, instance: StackInstance) => Record<string, string>)>>;
+  /**
+   * Processes per service (default 1 each), each on a port of its own. The internal URLs every
+   * service gets (`ACCOUNTS_URL`, ...) and `urls`/`ports` name the first one; something in front
+   * of them (a test's load balancer, through `serviceEnv`) spreads the traffic.
+   */
+  replicas?: Partial<Record<StackService, number>>;
   /** Start only these (default: all five). Meant for local experiments and the testkit's own tests. */
   services?: readonly StackService[];
   /** Where the services' ports come from (default `freePort`); the testkit's own tests replace it. */
@@ -54,18 +70,20 @@ export interface Stack {
   baseUrl: string;
   env: TestEnv;
   ports: Record<StackService, number>;
-  /** Each service's own base URL (internal routes need the internal token). */
+  /** Each service's own base URL (internal routes need the internal token); its first process's with `replicas`. */
   urls: Record<StackService, string>;
+  /** The base URL of every process of each service (one each unless `replicas` says more). */
+  replicaUrls: Record<StackService, string[]>;
   /** The variables every service got (TestEnv vars, internal URLs, ...). */
   vars: Record<string, string>;
   /** SIGTERM to every service (SIGKILL after a grace period), then drops the database. */
   stop(): Promise<void>;
-  /** Sends a signal to one service's process group and resolves when it has exited. */
-  kill(service: StackService, signal?: NodeJS.Signals): Promise<ExitInfo>;
-  /** (Re)starts a stopped service on its port and waits until it is ready. */
-  start(service: StackService): Promise<void>;
-  /** The last lines a service printed (stdout and stderr). */
-  logs(service: StackService): string;
+  /** Sends a signal to one service's process group (its first process, or `replica`) and resolves when it has exited. */
+  kill(service: StackService, signal?: NodeJS.Signals, replica?: number): Promise<ExitInfo>;
+  /** (Re)starts a stopped service (its first process, or `replica`) on its port and waits until it is ready. */
+  start(service: StackService, replica?: number): Promise<void>;
+  /** The last lines a service printed (stdout and stderr); every process's, each line prefixed `[#n]`, with replicas, unless `replica` names one. */
+  logs(service: StackService, replica?: number): string;
 }
 
 interface Running {
@@ -217,35 +235,45 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const env = await createTestEnv();
   await env.migrate(...SCHEMA_SERVICES.filter((s) => existsSync(path.join(REPO_ROOT, "services", s, "migrations"))));
 
+  const count = (s: StackService) => Math.max(1, opts.replicas?.[s] ?? 1);
   const ports = {} as Record<StackService, number>;
   const urls = {} as Record<StackService, string>;
+  /** Every process's port, per service; `ports` holds the first of each. */
+  const replicaPorts = {} as Record<StackService, number[]>;
+  const replicaUrls = {} as Record<StackService, string[]>;
   const vars: Record<string, string> = {};
   const pickPorts = async () => {
     for (const s of STACK_SERVICES) {
-      ports[s] = await (opts.portSource ?? freePort)();
-      urls[s] = `http://127.0.0.1:${ports[s]}`;
+      replicaPorts[s] = [];
+      for (let i = 0; i < count(s); i++) replicaPorts[s].push(await (opts.portSource ?? freePort)());
+      replicaUrls[s] = replicaPorts[s].map((p) => `http://127.0.0.1:${p}`);
+      ports[s] = replicaPorts[s][0];
+      urls[s] = replicaUrls[s][0];
     }
     Object.assign(vars, stackVars(env, urls, opts));
   };
 
-  const running = new Map<StackService, Running>();
-  const tails = new Map<StackService, Tail>();
+  /** Keyed by `key(service, replica)`. */
+  const running = new Map<string, Running>();
+  const tails = new Map<string, Tail>();
+  const key = (service: StackService, replica: number) => `${service}#${replica}`;
   const mirror = process.env.STACK_LOGS === "1";
 
-  const own = (service: StackService): Record<string, string> => {
+  const own = (service: StackService, replica: number): Record<string, string> => {
     const extra = opts.serviceEnv?.[service];
-    return typeof extra === "function" ? extra(vars) : (extra ?? {});
+    return typeof extra === "function" ? extra(vars, { service, replica, replicaUrls }) : (extra ?? {});
   };
 
-  const spawnService = (service: StackService): Running => {
-    const tail = tails.get(service) ?? new Tail(mirror ? `[${service}] ` : null);
-    tails.set(service, tail);
+  const spawnService = (service: StackService, replica: number): Running => {
+    const label = count(service) > 1 ? `${service}#${replica}` : service;
+    const tail = tails.get(key(service, replica)) ?? new Tail(mirror ? `[${label}] ` : null);
+    tails.set(key(service, replica), tail);
     const child = spawn(
       process.execPath,
       ["--import", "tsx", "--import", CHILD_PRELOAD, opts.entry?.(service) ?? path.join("services", service, "src", "main.ts")],
       {
         cwd: REPO_ROOT,
-        env: { ...process.env, ...vars, ...own(service), PORT: String(ports[service]), [LISTEN_FD_VAR]: "3" },
+        env: { ...process.env, ...vars, ...own(service, replica), PORT: String(replicaPorts[service][replica]), [LISTEN_FD_VAR]: "3" },
         // Own process group, so stop() reaches anything the service spawns.
         detached: true,
         // fd 3: the ports the service listens on (see stack-child.ts).
@@ -276,27 +304,32 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
         resolve(run.exit);
       });
     });
-    running.set(service, run);
+    running.set(key(service, replica), run);
     return run;
   };
 
-  const failure = (service: StackService, err: Error) =>
-    new Error(`${service} failed to start: ${err.message}\n--- ${service} output (last lines) ---\n${tails.get(service)?.text() || "(nothing)"}`);
+  const failure = (service: StackService, replica: number, err: Error) => {
+    const label = count(service) > 1 ? `${service}#${replica}` : service;
+    return new Error(`${label} failed to start: ${err.message}\n--- ${label} output (last lines) ---\n${tails.get(key(service, replica))?.text() || "(nothing)"}`);
+  };
 
-  const startOne = async (service: StackService) => {
-    const current = running.get(service);
+  const checkReplica = (service: StackService, replica: number) => {
+    if (!Number.isInteger(replica) || replica < 0 || replica >= count(service)) throw new Error(`${service} has no replica ${replica}`);
+  };
+
+  const startOne = async (service: StackService, replica = 0) => {
+    checkReplica(service, replica);
+    const current = running.get(key(service, replica));
     if (current && !current.exit) throw new Error(`${service} is already running`);
-    const run = spawnService(service);
+    const run = spawnService(service, replica);
     try {
-      await waitReady(urls[service], ports[service], run, readyTimeoutMs);
+      await waitReady(replicaUrls[service][replica], replicaPorts[service][replica], run, readyTimeoutMs);
     } catch (err) {
-      throw failure(service, err as Error);
+      throw failure(service, replica, err as Error);
     }
   };
 
-  const killOne = async (service: StackService, signal: NodeJS.Signals = "SIGTERM"): Promise<ExitInfo> => {
-    const run = running.get(service);
-    if (!run) throw new Error(`${service} was never started`);
+  const killRun = async (run: Running, signal: NodeJS.Signals = "SIGTERM"): Promise<ExitInfo> => {
     if (run.exit) return run.exit;
     killGroup(run.child, signal);
     const timer = setTimeout(() => killGroup(run.child, "SIGKILL"), STOP_GRACE_MS);
@@ -307,11 +340,18 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     }
   };
 
+  const killOne = async (service: StackService, signal: NodeJS.Signals = "SIGTERM", replica = 0): Promise<ExitInfo> => {
+    checkReplica(service, replica);
+    const run = running.get(key(service, replica));
+    if (!run) throw new Error(`${service} was never started`);
+    return killRun(run, signal);
+  };
+
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await Promise.all([...running.keys()].map((s) => killOne(s)));
+    await Promise.all([...running.values()].map((run) => killRun(run)));
     await env.cleanup().catch(() => {});
   };
 
@@ -319,12 +359,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     await pickPorts();
     try {
       // Parallel boots; the gateway's readiness needs accounts, so a slow one just waits longer.
-      await Promise.all(services.map(startOne));
+      await Promise.all(services.flatMap((s) => Array.from({ length: count(s) }, (_, i) => startOne(s, i))));
       break;
     } catch (err) {
       // A port found free was bound by another process before the service could bind it.
       if (attempt < PORT_CLASH_ATTEMPTS && /EADDRINUSE/.test((err as Error).message)) {
-        await Promise.all([...running.keys()].map((s) => killOne(s)));
+        await Promise.all([...running.values()].map((run) => killRun(run)));
         running.clear();
         continue;
       }
@@ -338,11 +378,23 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     env,
     ports,
     urls,
+    replicaUrls,
     vars,
     stop,
     kill: killOne,
     start: startOne,
-    logs: (s) => tails.get(s)?.text() ?? "",
+    logs: (s, replica) => {
+      if (replica !== undefined || count(s) === 1) return tails.get(key(s, replica ?? 0))?.text() ?? "";
+      return Array.from({ length: count(s) }, (_, i) =>
+        (tails.get(key(s, i))?.text() ?? "")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => `[#${i}] ${l}`)
+          .join("\n"),
+      )
+        .filter(Boolean)
+        .join("\n");
+    },
   };
 }
 

@@ -225,3 +225,28 @@ export function writeSteps(w: World) {
 
   return { editStep, moveTopicStep, reactionStep, flagStep, subscriptionStep, channelStep, accountStep, groupStep, scheduleStep };
 }
+
+/** A load task of a test: runs until stopped. */
+export interface Task {
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs one writer until `stop()`; a failed write gets a longer pause, as a client backs off. */
+export function runWriter(writes: Writes, step: Step, pauseMs: number): Task {
+  let stopped = false;
+  const task = (async () => {
+    for (let n = 0; !stopped; n++) {
+      const { actor, spec, call } = step(n);
+      const rec = await writes.run(actor, spec, call);
+      await sleep(rec.outcome === "acked" ? pauseMs : Math.max(pauseMs, 150));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await task;
+    },
+  };
+}

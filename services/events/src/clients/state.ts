@@ -69,6 +69,8 @@ export async function fetchRegisterState(
           params: { ...params },
           requestId: opts.requestId,
           timeoutMs: opts.timeoutMs,
+          // Reads only: sent again when a replica of the service dies under it.
+          readOnly: true,
         });
         return stateMembers(text);
       } catch (err) {
