@@ -21,10 +21,14 @@ function toStatus(r: any): UserStatusRow {
   };
 }
 
+/**
+ * The user's status row, null when they never set one: then there is no `away` either, whatever
+ * presence_enabled says (Zulip reads the status row; register's listStatuses does the same).
+ */
 export async function getStatus(db: Queryable, realmId: number, userId: number): Promise<UserStatusRow | null> {
   const { rows } = await db.query(
     `SELECT u.id AS user_id, u.presence_enabled, s.status_text, s.emoji_name, s.emoji_code, s.reaction_type
-       FROM users u LEFT JOIN user_status s ON s.user_id = u.id WHERE u.realm_id = $1 AND u.id = $2`,
+       FROM users u JOIN user_status s ON s.user_id = u.id WHERE u.realm_id = $1 AND u.id = $2`,
     [realmId, userId],
   );
   return rows[0] ? toStatus(rows[0]) : null;

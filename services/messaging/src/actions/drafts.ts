@@ -30,6 +30,9 @@ async function validateDraft(deps: AppDeps, who: Identity, d: DraftInput): Promi
     const users = await getUsersByIds(deps, who.realmId, d.to);
     const missing = d.to.find((id) => !users.has(id));
     if (missing !== undefined) throw badRequest(`Invalid user ID ${missing}`);
+    // Zulip resolves a direct draft's conversation as a send would: a deactivated participant refuses it.
+    const inactive = d.to.map((id) => users.get(id)!).find((u) => !u.isActive);
+    if (inactive) throw badRequest(`'${inactive.email}' is no longer using Zulip.`);
     to = directMessageTo(who.userId, d.to);
   }
   // A direct draft to nobody has no recipient, which Zulip shows as type "" (Draft.to_dict).
