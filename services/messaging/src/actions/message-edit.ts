@@ -293,7 +293,7 @@ async function applyEdit(deps: AppDeps, tx: Queryable, who: Identity, editor: Us
     await refreshFirstMessageId(tx, deps, realmId, move.origStream.id);
     await refreshFirstMessageId(tx, deps, realmId, move.newStream.id);
   }
-  await moveTopicPolicies(tx, realmId, move, now);
+  await moveTopicPolicies(tx, who, move, plan.propagateMode, now);
   return planNotices(deps, tx, who, editor, plan, req, move);
 }
 

@@ -3,11 +3,12 @@ import { emitEvent, organizationUrl, type Identity, type Queryable } from "@chat
 import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
 import { topicNarrow } from "../lib/markdown";
-import { newThreadNotice, oldThreadNotice, resolveChange, resolveNotice, silentMention, topicLink } from "../lib/message-edit";
+import { newThreadNotice, oldThreadNotice, onlyResolvedPrefixChanged, resolveChange, resolveNotice, silentMention, topicLink, type PropagateMode } from "../lib/message-edit";
 import { isGuestRole } from "../lib/permissions";
+import { policyAfterMerge, VISIBILITY } from "../lib/visibility-policy";
 import { accessMessages } from "../queries/message-access";
 import { viewerOf, type Viewer } from "../queries/streams";
-import { lockTopicMessages, moveMessageRows, recordMessageEdit, selectSenderIds, selectTopicMessageIds } from "../store/messages";
+import { lockTopicMessages, moveMessageRows, recordMessageEdit, selectSenderAndReactorIds, selectTopicMessageIds } from "../store/messages";
 import type { StreamRow } from "../store/streams";
 import { selectSubscribersWithRoles } from "../store/subscriptions";
 import { deleteUsersMessageRows, insertUsersMessageRows } from "../store/usermessages";
@@ -101,20 +102,38 @@ async function moveReaders(tx: Queryable, realmId: number, ids: number[], from: 
 }
 
 /**
- * Visibility policies follow a topic that moved whole into a topic without messages (renamed,
- * resolved, moved to another channel): each user's policy is set on the new topic and cleared on
- * the old one; users the move took the messages from only lose theirs. A partial move, or one
- * into a topic that had messages, leaves the others' policies as they are.
+ * Visibility policies follow a topic that moved whole (Zulip: change_all, or a move that left
+ * none of the topic's messages the acting user can read): each user's policy on the old topic is
+ * cleared and set on the new one. Into a topic that had messages, a user's two policies merge
+ * (policyAfterMerge). Users the move took the messages from only lose theirs.
  */
-export async function moveTopicPolicies(tx: Queryable, realmId: number, move: MoveResult, now: Date): Promise<void> {
-  if ((await selectTopicMessageIds(tx, realmId, move.origStream.id, move.origTopic)).length > 0) return;
+export async function moveTopicPolicies(tx: Queryable, who: Identity, move: MoveResult, propagateMode: PropagateMode, now: Date): Promise<void> {
+  const realmId = who.realmId;
+  const { origStream, origTopic, newStream, newTopic } = move;
+  // A rename that only changes letter case keeps the same topic, and its policies.
+  if (origStream.id === newStream.id && origTopic.toLowerCase() === newTopic.toLowerCase()) return;
+  if (!(await movedAllVisible(tx, who, move, propagateMode))) return;
   const losing = new Set(move.losingAccess);
-  for (const p of await selectTopicPolicies(tx, realmId, move.origStream.id, move.origTopic)) {
-    const follows = !losing.has(p.userId);
-    if (follows && move.targetTopicHadMessages) continue;
-    await setVisibilityPolicy(tx, realmId, p.userId, move.origStream.id, move.origTopic, 0, now);
-    if (follows) await setVisibilityPolicy(tx, realmId, p.userId, move.newStream.id, move.newTopic, p.policy, now);
+  const before = new Map((await selectTopicPolicies(tx, realmId, origStream.id, origTopic)).map((p) => [p.userId, p.policy]));
+  const target = new Map((await selectTopicPolicies(tx, realmId, newStream.id, newTopic)).map((p) => [p.userId, p.policy]));
+  const users = [...new Set([...before.keys(), ...target.keys()])].sort((a, b) => a - b);
+  for (const userId of users) {
+    const moved = before.get(userId) ?? VISIBILITY.inherit;
+    const into = target.get(userId) ?? VISIBILITY.inherit;
+    if (moved !== VISIBILITY.inherit) await setVisibilityPolicy(tx, realmId, userId, origStream.id, origTopic, VISIBILITY.inherit, now);
+    if (losing.has(userId)) continue;
+    const next = move.targetTopicHadMessages ? policyAfterMerge(moved, into) : moved;
+    if (next !== into) await setVisibilityPolicy(tx, realmId, userId, newStream.id, newTopic, next, now);
   }
+}
+
+/**
+ * Whether the move took the whole topic as the acting user sees it: change_all, or nothing they
+ * can read left behind (Zulip's moved_all_visible_messages, which reveals nothing else).
+ */
+export async function movedAllVisible(tx: Queryable, who: Identity, move: MoveResult, propagateMode: PropagateMode): Promise<boolean> {
+  if (propagateMode === "change_all") return true;
+  return !(await anyReadable(tx, viewerOf(who), await selectTopicMessageIds(tx, who.realmId, move.origStream.id, move.origTopic)));
 }
 
 async function anyReadable(tx: Queryable, viewer: Viewer, ids: number[]): Promise<boolean> {
@@ -123,8 +142,9 @@ async function anyReadable(tx: Queryable, viewer: Viewer, ids: number[]): Promis
 
 /**
  * The notification bot's notices of a move, as Zulip words them: a resolved or unresolved topic
- * says so in the topic (unread only for those who sent its messages); otherwise, as asked, the
- * new topic says where the messages came from, and the old one where they went.
+ * says so in the topic (unread only for those who sent or reacted to its messages); then, as
+ * asked, the new topic says where the messages came from (unless the rename only toggled the
+ * resolved prefix), and the old one where they went.
  */
 export async function planNotices(
   deps: AppDeps,
@@ -140,16 +160,17 @@ export async function planNotices(
   const notices: Notice[] = [];
   const resolved = !plan.newStream && !plan.content ? resolveChange(move.origTopic, move.newTopic) : null;
   if (resolved) {
-    const participants = new Set(await selectSenderIds(tx, who.realmId, move.changedIds));
+    // Those who wrote in the topic or reacted to its messages (Zulip's affected participants).
+    const participants = new Set(await selectSenderAndReactorIds(tx, who.realmId, move.changedIds));
     notices.push({ streamId: move.origStream.id, topic: move.newTopic, content: resolveNotice(resolved, user), unreadOnlyFor: participants });
   }
   // Whether the whole topic moved, judged by what the user can read, so that neither notice
-  // reveals anything else (Zulip's moved_all_visible_messages).
+  // reveals anything else.
   const viewer = viewerOf(who);
-  const movedAllVisible = async () =>
-    plan.propagateMode === "change_all" || !(await anyReadable(tx, viewer, await selectTopicMessageIds(tx, who.realmId, move.origStream.id, move.origTopic)));
-  const movedAll = req.notifyNewThread || req.notifyOldThread ? await movedAllVisible() : false;
-  if (req.notifyNewThread && (plan.newStream || !resolved)) {
+  const movedAll = req.notifyNewThread || req.notifyOldThread ? await movedAllVisible(tx, who, move, plan.propagateMode) : false;
+  // A rename that only adds or drops the resolved prefix is announced by the notice above (or,
+  // with a content edit, not at all); a rename beyond it is a move like any other.
+  if (req.notifyNewThread && (plan.newStream || !onlyResolvedPrefixChanged(move.origTopic, move.newTopic))) {
     const preexisting = await anyReadable(tx, viewer, await selectTopicMessageIds(tx, who.realmId, move.newStream.id, move.newTopic, move.changedIds));
     const { string_id: stringId } = await deps.accounts.getRealm(who.realmId);
     const link = `${organizationUrl(deps.config, stringId)}/${topicNarrow(move.newStream, move.newTopic)}/near/${plan.message.id}`;

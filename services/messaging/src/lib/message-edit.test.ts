@@ -1,6 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { FLAG_BITS } from "./flags";
-import { checkEditPayload, flagsAfterContentEdit, newThreadNotice, oldThreadNotice, passesMovePolicy, pastTimeLimit, resolveChange } from "./message-edit";
+import {
+  checkEditPayload,
+  flagsAfterContentEdit,
+  newThreadNotice,
+  oldThreadNotice,
+  onlyResolvedPrefixChanged,
+  passesMovePolicy,
+  pastTimeLimit,
+  resolveChange,
+} from "./message-edit";
 
 const member = { role: 400, dateJoined: "2020-01-01T00:00:00Z" };
 const guest = { role: 600, dateJoined: "2020-01-01T00:00:00Z" };
@@ -37,6 +46,11 @@ describe("message edit rules", () => {
     expect(resolveChange("✔ bug", "bug")).toBe("unresolved");
     expect(resolveChange("✔ bug", "✔ bugs")).toBeNull();
     expect(resolveChange("bug", "bugs")).toBeNull();
+    // Only toggling the prefix is no rename; a new name beside it is.
+    expect(onlyResolvedPrefixChanged("bug", "✔ bug")).toBe(true);
+    expect(onlyResolvedPrefixChanged("✔ ✔ bug", "bug")).toBe(true);
+    expect(onlyResolvedPrefixChanged("bug", "✔ crash")).toBe(false);
+    expect(onlyResolvedPrefixChanged("✔ bug", "bugs")).toBe(false);
   });
 
   it("notices count the moved messages", () => {

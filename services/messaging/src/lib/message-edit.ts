@@ -84,6 +84,15 @@ export function resolveChange(oldTopic: string, newTopic: string): "resolved" | 
   return null;
 }
 
+/**
+ * Whether two topic names differ only in the resolved prefix. Zulip compares them with every
+ * leading check mark and space stripped, so "✔ ✔ bug" and "bug" count as the same topic.
+ */
+export function onlyResolvedPrefixChanged(oldTopic: string, newTopic: string): boolean {
+  const bare = (topic: string) => topic.replace(/^[✔ ]+/, "");
+  return bare(oldTopic) === bare(newTopic);
+}
+
 /** `@_**Full Name|id**`: names the user without notifying them. */
 export const silentMention = (user: { id: number; fullName: string }) => `@_**${user.fullName}|${user.id}**`;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AUTO_POLICY, followsWhenMentioned, policyAfterParticipation, policyAfterSend, VISIBILITY, type SendContext } from "./visibility-policy";
+import { AUTO_POLICY, followsWhenMentioned, policyAfterMerge, policyAfterParticipation, policyAfterSend, VISIBILITY, type SendContext } from "./visibility-policy";
 
 const { onParticipation, onSend, onInitiation, never } = AUTO_POLICY;
 const base: SendContext = { followPolicy: onInitiation, unmutePolicy: onSend, current: VISIBILITY.inherit, streamMuted: false, startsTopic: false };
@@ -68,5 +68,29 @@ describe("policyAfterParticipation (reactions)", () => {
     expect(react({ unmutePolicy: onParticipation, streamMuted: true, current: VISIBILITY.followed })).toBeUndefined();
     expect(react({ followPolicy: onParticipation, current: VISIBILITY.followed })).toBeUndefined();
     expect(react({ followPolicy: never, unmutePolicy: never, streamMuted: true })).toBeUndefined();
+  });
+});
+
+describe("policyAfterMerge (messages moved into a topic that has messages)", () => {
+  const { inherit, muted, unmuted, followed } = VISIBILITY;
+  it("keeps a shared policy, prefers the more visible one, and keeps a mute only when both were muted", () => {
+    const table: Array<[number, number, number]> = [
+      [inherit, inherit, inherit],
+      [inherit, muted, inherit],
+      [inherit, unmuted, unmuted],
+      [inherit, followed, followed],
+      [muted, inherit, inherit],
+      [muted, muted, muted],
+      [muted, unmuted, unmuted],
+      [muted, followed, followed],
+      [unmuted, inherit, unmuted],
+      [unmuted, muted, unmuted],
+      [unmuted, followed, followed],
+      [followed, inherit, followed],
+      [followed, muted, followed],
+      [followed, unmuted, followed],
+      [followed, followed, followed],
+    ];
+    for (const [moved, target, after] of table) expect(policyAfterMerge(moved, target), `${moved} into ${target}`).toBe(after);
   });
 });

@@ -67,3 +67,16 @@ export function policyAfterParticipation(c: Omit<SendContext, "startsTopic">): n
   if (policy === undefined || policy === c.current || c.current === VISIBILITY.followed) return undefined;
   return policy;
 }
+
+/**
+ * A user's policy for a topic that messages were merged into, from their policies for the moved
+ * topic and for the target (Zulip's get_visibility_policy_after_merge): the same policy stays;
+ * otherwise the more visible one wins (followed, then unmuted), and a mute survives only when
+ * both topics were muted.
+ */
+export function policyAfterMerge(moved: number, target: number): number {
+  if (moved === target) return moved;
+  if (moved === VISIBILITY.followed || target === VISIBILITY.followed) return VISIBILITY.followed;
+  if (moved === VISIBILITY.unmuted || target === VISIBILITY.unmuted) return VISIBILITY.unmuted;
+  return VISIBILITY.inherit;
+}

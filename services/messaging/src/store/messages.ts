@@ -285,9 +285,14 @@ export async function recordMessageEdit(db: Queryable, realmId: number, ids: num
   );
 }
 
-/** Who sent these messages (each sender once). */
-export async function selectSenderIds(db: Queryable, realmId: number, ids: number[]): Promise<number[]> {
+/** Who sent these messages or reacted to any of them, each once, ascending. */
+export async function selectSenderAndReactorIds(db: Queryable, realmId: number, ids: number[]): Promise<number[]> {
   if (ids.length === 0) return [];
-  const { rows } = await db.query("SELECT DISTINCT sender_id FROM messages WHERE realm_id = $1 AND id = ANY($2::bigint[]) ORDER BY sender_id", [realmId, ids]);
-  return rows.map((r) => Number(r.sender_id));
+  const { rows } = await db.query(
+    `SELECT sender_id AS user_id FROM messages WHERE realm_id = $1 AND id = ANY($2::bigint[])
+     UNION SELECT user_id FROM reactions WHERE realm_id = $1 AND message_id = ANY($2::bigint[])
+     ORDER BY user_id`,
+    [realmId, ids],
+  );
+  return rows.map((r) => Number(r.user_id));
 }
