@@ -97,3 +97,16 @@ export const DeactivateOwnUser = route({
   params: {},
   response: empty,
 });
+
+/**
+ * Replace the caller's API key (Zulip's `POST /users/me/api_key/regenerate`; bots may call it
+ * too). Every key of the account stops working at once and the new one is returned, here only.
+ */
+export const RegenerateOwnApiKey = route({
+  method: "POST",
+  path: "/users/me/api_key/regenerate",
+  service: "accounts",
+  auth: "user",
+  params: {},
+  response: success({ api_key: z.string() }),
+});

@@ -7,7 +7,7 @@ import { deleteApiKeys, insertApiKey } from "../store/api-keys";
 import { getBotService, type BotServiceRow } from "../store/bot-services";
 import { getProfileUser, setBotOwner, type ProfileUser } from "../store/profile";
 import { getRealm, lockRealm, type RealmRow } from "../store/realms";
-import { getUserByEmail } from "../store/users";
+import { activeUserHasFullName, getUserByEmail } from "../store/users";
 import { addBotServiceInTx, checkValidInterfaceType, updateBotServiceInTx } from "./bot-services";
 import { changeFullNameInTx, changeRoleInTx, checkUniqueFullNameInTx, deactivateBotInTx, notifyRealmUserUpdate, requireAdmin } from "./profile";
 import { notifyBotCreatedInTx, notifyBotOwnerChangedInTx } from "./realm-bots";
@@ -24,11 +24,7 @@ function requireMemberOrAdmin(who: Identity) {
 }
 
 async function checkBotNameAvailable(tx: Queryable, realmId: number, fullName: string, exceptId: number | null) {
-  const { rowCount } = await tx.query(
-    "SELECT 1 FROM users WHERE realm_id = $1 AND is_active AND full_name = $2 AND ($3::bigint IS NULL OR id <> $3)",
-    [realmId, fullName, exceptId],
-  );
-  if (rowCount) throw badRequest("Name is already in use!");
+  if (await activeUserHasFullName(tx, realmId, fullName, exceptId)) throw badRequest("Name is already in use!");
 }
 
 export interface CreateBotInput {

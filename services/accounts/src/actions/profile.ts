@@ -9,12 +9,13 @@ import { emailVisibilityOf } from "../queries/profile";
 import { checkFullName, fullNameKey } from "../lib/validate";
 import { getRealm, lockRealm, type RealmRow } from "../store/realms";
 import { deleteAllTokens } from "../store/push-tokens";
-import { activeBotsOwnedBy, activeUserIds, countActiveOwners, realmFullNames, setUserActive, type UserRow } from "../store/users";
+import { activeBotsOwnedBy, activeUserHasFullName, activeUserIds, countActiveOwners, realmFullNames, setUserActive, type UserRow } from "../store/users";
 import {
   deleteAvatarImage,
   getProfileUser,
   setAvatar,
   setBillingAdmin,
+  setBotOwner,
   setFullName,
   setRole,
   upsertAvatarImage,
@@ -23,7 +24,7 @@ import {
 import { revokeInvitesGeneratedByUserInTx } from "./invites-changed";
 import { moveSystemGroupsInTx } from "./system-groups";
 import { applyProfileDataInTx } from "./custom-profile-fields";
-import { notifyAdministeredBotsInTx, notifyBotUpdateInTx } from "./realm-bots";
+import { notifyAdministeredBotsInTx, notifyBotOwnerChangedInTx, notifyBotUpdateInTx } from "./realm-bots";
 import { audienceWithAccess } from "../queries/user-access";
 import { notifyRoleAccessChangedInTx } from "./user-access";
 
@@ -240,19 +241,41 @@ export async function deactivateBotInTx(tx: Queryable, deps: AccountsDeps, bot: 
   await deactivateInTx(tx, deps, bot);
 }
 
-/** POST /users/{user_id}/reactivate (administrators; bots included, as Zulip allows). */
+/**
+ * POST /users/{user_id}/reactivate (administrators; bots included, as Zulip allows). Only that
+ * account comes back: a person's bots stay deactivated. As in Zulip, a bot is refused while an
+ * active account has its name, and a bot whose owner is deactivated becomes the reactivating
+ * administrator's (the owner-change events follow the reactivation's).
+ */
 export async function doReactivateUser(deps: AccountsDeps, who: Identity, userId: number): Promise<void> {
   requireAdmin(who);
   await withTx(deps.pool, async (tx) => {
     const user = await accessUserForAdmin(tx, who, userId, { allowBots: true, allowDeactivated: true });
     if (user.isActive) throw badRequest("User is already active");
-    if (user.isBot && user.botOwnerId !== null) {
-      const owner = await getProfileUser(tx, who.realmId, user.botOwnerId);
-      if (!owner?.isActive) throw badRequest("Cannot reactivate a bot whose owner is deactivated.");
+    let previousOwnerId: number | null = null;
+    if (user.isBot) {
+      if (await activeUserHasFullName(tx, user.realmId, user.fullName, user.id)) {
+        throw badRequest(
+          `There is already an active bot named "${user.fullName}" in this organization. To reactivate this bot, you must rename or deactivate the other one.`,
+        );
+      }
+      const owner = user.botOwnerId === null ? null : await getProfileUser(tx, who.realmId, user.botOwnerId);
+      if (owner && !owner.isActive) {
+        // Bots never own bots: an administrator that is a bot cannot take it over.
+        if (who.isBot) throw badRequest("Cannot reactivate a bot whose owner is deactivated.");
+        previousOwnerId = owner.id;
+        await setBotOwner(tx, user.realmId, user.id, who.userId);
+      }
     }
+    const bot = previousOwnerId === null ? user : { ...user, botOwnerId: who.userId };
     await setUserActive(tx, user.realmId, user.id, true);
     await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, is_active: true });
-    await notifyBotUpdateInTx(tx, user, { is_active: true });
+    await notifyBotUpdateInTx(tx, bot, { is_active: true });
+    if (previousOwnerId !== null) {
+      await notifyBotOwnerChangedInTx(tx, bot, previousOwnerId);
+      // Zulip sends only the realm_bot events here; the owner in everyone's realm_users changes too.
+      await notifyRealmUserUpdate(tx, deps, user.realmId, user.id, { user_id: user.id, bot_owner_id: who.userId });
+    }
   });
 }
 

@@ -7,6 +7,7 @@ import { checkFullName, isValidEmail } from "../lib/validate";
 import { CREATE_USER_REFUSALS, type EmailRefusals } from "../lib/email-validation";
 import { checkEmailAllowedForRealm } from "../queries/realm-domains";
 import { deleteApiKeys, insertApiKey } from "../store/api-keys";
+import { deleteAllTokens } from "../store/push-tokens";
 import { selectCanCreateUsers, setCanCreateUsers } from "../store/profile";
 import { getRealm, lockRealm } from "../store/realms";
 import { addToSystemGroupsInTx } from "./system-groups";
@@ -219,6 +220,25 @@ export async function doResetApiKey(deps: AccountsDeps, realmId: number, email: 
     await insertApiKey(tx, realmId, user.id, hashApiKey(apiKey));
     await emitEvent(tx, { type: "accounts.api_key.reset", realmId, payload: { user_id: user.id, email: user.email } });
     return { user, apiKey };
+  });
+}
+
+/**
+ * POST /users/me/api_key/regenerate: as Zulip's do_regenerate_api_key, one new key replaces all
+ * of the account's keys (logins' included, so the next password login issues another), and the
+ * account's push registrations go: the devices were signed in with a key that no longer works.
+ */
+export async function doRegenerateOwnApiKey(deps: AccountsDeps, who: Identity): Promise<string> {
+  return withTx(deps.pool, async (tx) => {
+    const user = await lockUser(tx, who.realmId, who.userId);
+    if (!user || !user.isActive) throw badRequest("Account is deactivated");
+    await deleteApiKeys(tx, who.realmId, user.id);
+    const apiKey = generateApiKey();
+    await insertApiKey(tx, who.realmId, user.id, hashApiKey(apiKey));
+    await deleteAllTokens(tx, who.realmId, user.id);
+    // Gateways drop their cached checks of the old key on this event.
+    await emitEvent(tx, { type: "accounts.api_key.reset", realmId: who.realmId, payload: { user_id: user.id, email: user.email } });
+    return apiKey;
   });
 }
 

@@ -1,7 +1,7 @@
-import { CreateUser, DeactivateOwnUser, GetOwnUser, GetUser, GetUserByEmail, GetUsers } from "@chat/contracts";
+import { CreateUser, DeactivateOwnUser, GetOwnUser, GetUser, GetUserByEmail, GetUsers, RegenerateOwnApiKey } from "@chat/contracts";
 import { registerRoute } from "@chat/platform";
 import type { FastifyInstance } from "fastify";
-import { doCreateUserByAdmin, doDeactivateOwnUser } from "../actions/users";
+import { doCreateUserByAdmin, doDeactivateOwnUser, doRegenerateOwnApiKey } from "../actions/users";
 import type { AccountsDeps } from "../deps";
 import { getMember, getMemberByEmail, getOwnUser, getRealmMembers } from "../queries/users";
 
@@ -24,6 +24,8 @@ export function userRoutes(app: FastifyInstance, deps: AccountsDeps): void {
     const user = await doCreateUserByAdmin(deps, identity, { email: params.email, password: params.password, fullName: params.full_name });
     return { user_id: user.id };
   });
+
+  registerRoute(app, RegenerateOwnApiKey, async ({ identity }) => ({ api_key: await doRegenerateOwnApiKey(deps, identity) }));
 
   registerRoute(app, DeactivateOwnUser, async ({ identity }) => {
     await doDeactivateOwnUser(deps, identity);

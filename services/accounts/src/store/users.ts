@@ -207,6 +207,15 @@ export async function activeBotsOwnedBy(db: Queryable, realmId: number, ownerId:
   return rows.map(toUser);
 }
 
+/** Whether an active account of the organization other than `exceptId` has exactly this name (Zulip's bot-name check). */
+export async function activeUserHasFullName(db: Queryable, realmId: number, fullName: string, exceptId: number | null): Promise<boolean> {
+  const { rowCount } = await db.query(
+    "SELECT 1 FROM users WHERE realm_id = $1 AND is_active AND full_name = $2 AND ($3::bigint IS NULL OR id <> $3)",
+    [realmId, fullName, exceptId],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 export async function setPresenceEnabled(db: Queryable, realmId: number, userId: number, enabled: boolean): Promise<void> {
   await db.query("UPDATE users SET presence_enabled = $3 WHERE realm_id = $1 AND id = $2", [realmId, userId, enabled]);
 }
