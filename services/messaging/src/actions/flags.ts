@@ -40,11 +40,12 @@ export async function doUpdateMessageFlags(deps: AppDeps, who: Identity, message
       });
     }
     const changed = await updateFlagBit(tx, who.realmId, who.userId, ids.filter((id) => owned.has(id)), bit, add);
-    if (add && flag !== "read") {
-      // Starring a message read through channel history gives the user their own (historical) row.
-      const historical = missing.filter((id) => ids.includes(id));
-      changed.push(...(await insertHistorical(tx, who.realmId, who.userId, historical, bit)));
-    }
+    // Any change to a message read through channel history gives the user their own (historical)
+    // row, as Zulip's create_historical_user_messages does, even one that changes nothing shown:
+    // the message is then in the user's own history (their combined feed). Marking one unread
+    // thus works in a channel one joined after the message was sent.
+    const kept = new Set(ids);
+    changed.push(...(await insertHistorical(tx, who.realmId, who.userId, missing.filter((id) => kept.has(id)), bit, add)));
     changed.sort((a, b) => a - b);
     if (changed.length > 0) {
       const details = flag === "read" && !add ? await unreadDetails(tx, who, changed.map((id) => accessed.get(id)!.row), subs, owned) : undefined;
@@ -133,19 +134,25 @@ export async function doUpdateMessageFlagsForNarrow(deps: AppDeps, who: Identity
   };
 }
 
+/** The flags a message read through channel history shows before the user has a row for it. */
+const HISTORY_FLAGS = FLAG_BITS.read | FLAG_BITS.historical;
+
 /**
- * The user's own rows for messages they read through channel history; returns the ids whose
- * flag this set. The messages are locked against deletion first (what a foreign key did): a
- * deletion that comes now waits, then takes these rows with the message; one that came first
- * leaves nothing to write for. A concurrent request of the same user may have written the row
- * first: then the flag is set on that row, if it is not set already.
+ * The user's own rows for messages they read through channel history, with `bit` set (`add`) or
+ * cleared; returns the ids whose shown flag this changed (a star added, or read removed: a
+ * message one meets in history shows as read). The messages are locked against deletion first
+ * (what a foreign key did): a deletion that comes now waits, then takes these rows with the
+ * message; one that came first leaves nothing to write for. A concurrent request of the same
+ * user may have written the row first: then the flag is changed on that row, if it differs.
  */
-async function insertHistorical(tx: Queryable, realmId: number, userId: number, ids: number[], bit: number): Promise<number[]> {
+async function insertHistorical(tx: Queryable, realmId: number, userId: number, ids: number[], bit: number, add: boolean): Promise<number[]> {
+  if (ids.length === 0) return [];
   const present = await lockMessagesAgainstDeletion(tx, realmId, ids);
   const wanted = ids.filter((id) => present.has(id));
-  const inserted = await insertOwnRowsIfAbsent(tx, realmId, userId, wanted, FLAG_BITS.read | FLAG_BITS.historical | bit);
+  const inserted = await insertOwnRowsIfAbsent(tx, realmId, userId, wanted, add ? HISTORY_FLAGS | bit : HISTORY_FLAGS & ~bit);
   const raced = wanted.filter((id) => !inserted.includes(id));
-  return [...inserted, ...(await updateFlagBit(tx, realmId, userId, raced, bit, true))];
+  const shownChanged = add !== ((HISTORY_FLAGS & bit) !== 0);
+  return [...(shownChanged ? inserted : []), ...(await updateFlagBit(tx, realmId, userId, raced, bit, add))];
 }
 
 /**
