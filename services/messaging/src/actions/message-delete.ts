@@ -3,7 +3,7 @@ import { badRequest, emitEvent, withTx, type Identity, type Queryable } from "@c
 import type { AppDeps } from "../deps";
 import { isAdminRole } from "../lib/permissions";
 import { streamWatchers } from "../queries/audiences";
-import { accessMessages } from "../queries/message-access";
+import { accessMessagesById } from "../queries/message-access";
 import { viewerOf } from "../queries/streams";
 import { deleteMessageRow } from "../store/messages";
 import { recomputeFirstMessageId, selectStreamById } from "../store/streams";
@@ -12,7 +12,7 @@ import { selectMessageUserIds } from "../store/usermessages";
 
 /** DELETE /messages/{id}: organization administrators only (spec 4.20); gone for good. */
 export async function doDeleteMessage(deps: AppDeps, who: Identity, messageId: number): Promise<void> {
-  const accessed = await accessMessages(deps.pool, viewerOf(who), [messageId]);
+  const accessed = await accessMessagesById(deps.pool, viewerOf(who), [messageId]);
   const message = accessed.get(messageId)?.row;
   if (!message) throw badRequest("Invalid message(s)");
   if (!isAdminRole(who.role)) throw badRequest("You don't have permission to delete this message");

@@ -18,7 +18,7 @@ import {
 import { normalizeBody } from "../lib/normalize";
 import { isGuestRole, isModeratorRole, passesWildcardPolicy, postPolicyRefusal, WILDCARD_MENTION_THRESHOLD } from "../lib/permissions";
 import { markAlertWords } from "../queries/alert-words";
-import { accessMessages } from "../queries/message-access";
+import { accessMessages, accessMessagesById } from "../queries/message-access";
 import { buildMentionDirectory } from "../queries/mentions";
 import { canAccessHistory, findStream, viewerOf } from "../queries/streams";
 import { getUser } from "../queries/users";
@@ -79,7 +79,7 @@ export async function doUpdateMessage(deps: AppDeps, who: Identity, req: EditReq
       if (peek?.streamId != null) await lockTopicMessages(tx, who.realmId, peek.streamId, peek.topic);
     }
     if (!(await lockMessageForEdit(tx, who.realmId, req.messageId))) throw badRequest("Invalid message(s)");
-    const message = (await accessMessages(tx, viewerOf(who), [req.messageId])).get(req.messageId)?.row;
+    const message = (await accessMessagesById(tx, viewerOf(who), [req.messageId])).get(req.messageId)?.row;
     if (!message) throw badRequest("Invalid message(s)");
     const realm = await deps.accounts.getRealm(who.realmId);
     const editor = await getUser(deps, who.realmId, who.userId);

@@ -5,7 +5,7 @@ import { checkEmojiRequest, emojiDataByName, type EmojiData } from "../lib/emoji
 import { FLAG_BITS } from "../lib/flags";
 import type { UserSettingsView } from "../lib/user-settings";
 import { policyAfterParticipation, VISIBILITY } from "../lib/visibility-policy";
-import { accessMessages } from "../queries/message-access";
+import { accessMessagesById } from "../queries/message-access";
 import { messageActionAudience } from "../queries/message-event-audience";
 import { getCustomEmojiLookup } from "../queries/realm-emoji";
 import { viewerOf } from "../queries/streams";
@@ -36,7 +36,7 @@ const doesNotExist = () => new ApiError("REACTION_DOES_NOT_EXIST", "Reaction doe
 export async function accessLockedMessage(tx: Queryable, who: Identity, messageId: number): Promise<{ message: MessageRow; own: boolean }> {
   // Locked first, so that access is judged on the message as it stays (a move waits).
   const locked = await lockMessageForEdit(tx, who.realmId, messageId);
-  const accessed = locked ? (await accessMessages(tx, viewerOf(who), [messageId])).get(messageId) : undefined;
+  const accessed = locked ? (await accessMessagesById(tx, viewerOf(who), [messageId])).get(messageId) : undefined;
   if (!accessed) throw badRequest("Invalid message(s)");
   return { message: accessed.row, own: accessed.flags !== null };
 }

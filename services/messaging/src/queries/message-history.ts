@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { AppDeps } from "../deps";
 import { highlightHtmlDifferences } from "../lib/html-diff";
 import type { MessageRow } from "../store/messages";
-import { accessMessages } from "./message-access";
+import { accessMessagesById } from "./message-access";
 import { viewerOf } from "./streams";
 
 type Snapshot = z.infer<typeof MessageHistorySnapshot>;
@@ -16,7 +16,7 @@ type Snapshot = z.infer<typeof MessageHistorySnapshot>;
 export async function getMessageHistory(deps: AppDeps, who: Identity, messageId: number): Promise<{ message_history: Snapshot[] }> {
   // Checked first, as Zulip's get_message_edit_history does.
   if (!(await deps.accounts.getRealm(who.realmId)).settings.allow_edit_history) throw badRequest("Message edit history is disabled in this organization");
-  const message = (await accessMessages(deps.pool, viewerOf(who), [messageId])).get(messageId)?.row;
+  const message = (await accessMessagesById(deps.pool, viewerOf(who), [messageId])).get(messageId)?.row;
   if (!message) throw badRequest("Invalid message(s)");
   return { message_history: fillEditHistory(message.editHistory ?? [], message).reverse() };
 }

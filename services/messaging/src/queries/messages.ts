@@ -4,7 +4,7 @@ import type { AppDeps } from "../deps";
 import { FLAG_BITS } from "../lib/flags";
 import { FLAGS_SQL, LARGER_THAN_MAX_MESSAGE_ID, mutingConditions, narrowConditions, needsOwnRows, postProcess, rangePlan, type ResolvedTerm } from "../lib/narrow";
 import { MESSAGE_COLUMNS, toMessage, type MessageRow } from "../store/messages";
-import { accessMessages } from "./message-access";
+import { accessMessages, accessMessagesById } from "./message-access";
 import { formatMessages } from "./message-format";
 import { resolveNarrow } from "./narrow";
 import { viewerOf, type Viewer } from "./streams";
@@ -268,7 +268,7 @@ async function getByIds(deps: AppDeps, viewer: Viewer, req: GetMessagesRequest, 
 /** GET /messages/{id}: Zulip computes it with client_gravatar on (a Gravatar is left to the client). */
 export async function getMessageById(deps: AppDeps, who: Identity, id: number, applyMarkdown: boolean): Promise<{ message: MessageObject; raw_content: string }> {
   const viewer = viewerOf(who);
-  const found = (await accessMessages(deps.pool, viewer, [id])).get(id);
+  const found = (await accessMessagesById(deps.pool, viewer, [id])).get(id);
   if (!found) throw badRequest("Invalid message(s)");
   const [message] = await formatMessages(deps, who.realmId, [{ row: found.row, flags: found.flags ?? FLAG_BITS.read | FLAG_BITS.historical }], {
     applyMarkdown,

@@ -2,7 +2,7 @@ import { badRequest, type Identity } from "@chat/platform";
 import type { AppDeps } from "../deps";
 import { selectMuteRelatedUserIds } from "../store/muted-users";
 import { selectReaderIds } from "../store/usermessages-read";
-import { accessMessages } from "./message-access";
+import { accessMessagesById } from "./message-access";
 import { viewerOf } from "./streams";
 import { getUserSettings } from "./user-settings";
 import { getUsersByIds } from "./users";
@@ -16,7 +16,7 @@ import { getUsersByIds } from "./users";
  * has none.)
  */
 export async function getReadReceipts(deps: AppDeps, who: Identity, messageId: number): Promise<number[]> {
-  const found = (await accessMessages(deps.pool, viewerOf(who), [messageId])).get(messageId);
+  const found = (await accessMessagesById(deps.pool, viewerOf(who), [messageId])).get(messageId);
   if (!found) throw badRequest("Invalid message(s)");
   const realm = await deps.accounts.getRealm(who.realmId);
   if (realm.settings.enable_read_receipts !== true) throw badRequest("Read receipts are disabled in this organization.");
