@@ -123,7 +123,9 @@ describe("outgoing webhook deliveries", () => {
   });
 
   it("private, loopback, link-local and reserved addresses are private; public ones are not", () => {
-    for (const a of ["127.0.0.1", "10.1.2.3", "172.20.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fd00::1", "fe80::1", "::ffff:10.0.0.1", "not an address"]) {
+    for (const a of ["127.0.0.1", "10.1.2.3", "172.20.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "::1", "::", "fd00::1", "fe80::1", "::ffff:10.0.0.1", "not an address",
+      // IPv6 spellings that carry an IPv4 address or go nowhere: old IPv4-compatible, SIIT, Teredo, discard.
+      "::127.0.0.1", "::ffff:0:7f00:1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "100::1", "64:ff9b::a9fe:a9fe"]) {
       expect(isPrivateAddress(a), a).toBe(true);
     }
     for (const a of ["8.8.8.8", "1.1.1.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) expect(isPrivateAddress(a), a).toBe(false);

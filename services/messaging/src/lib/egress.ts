@@ -25,11 +25,17 @@ for (const [net, prefix] of [
   PRIVATE.addSubnet(net, prefix, "ipv4");
 }
 for (const [net, prefix] of [
-  ["::", 127],
-  // NAT64 and 6to4 carry an IPv4 address inside, so may lead to any of the above.
+  // The unspecified address, loopback, and the old IPv4-compatible form (`::127.0.0.1`).
+  ["::", 96],
+  // NAT64, SIIT's IPv4-translated form, 6to4 and Teredo carry an IPv4 address inside, so may
+  // lead to any of the above. (IPv4-mapped `::ffff:a.b.c.d` is checked as its IPv4 address.)
   ["64:ff9b::", 96],
   ["64:ff9b:1::", 48],
+  ["::ffff:0:0:0", 96],
   ["2002::", 16],
+  // The IETF's protocol block: Teredo, benchmarking, ORCHID; and the discard prefix.
+  ["2001::", 23],
+  ["100::", 64],
   ["2001:db8::", 32],
   ["fc00::", 7],
   ["fe80::", 10],

@@ -101,13 +101,24 @@ export interface TopicLink {
 // Bare web addresses in a topic, as Zulip makes them navigable: up to a space or closing mark.
 const TOPIC_URL = /\bhttps?:\/\/[^\s!;),'"]+/g;
 
+// Schemes a browser runs or reads locally instead of navigating; the content renderer
+// (markdown-it's link check) drops such links the same way.
+const SCRIPTED_SCHEME = /^(?:vbscript|javascript|file|data):/;
+
+/** Whether a linkifier's URL may be a link (not `javascript:` and the like). */
+function navigableUrl(url: string): boolean {
+  return !SCRIPTED_SCHEME.test(url.trim().toLowerCase());
+}
+
 /**
  * Zulip's topic_links: the linkifier matches in a topic (earlier linkifiers first, as in
  * content), then its bare web addresses where no linkifier matched, in the order they appear.
+ * A match whose URL would run script when clicked (an administrator's `javascript:{id}`
+ * template) is not a link, as it is not one in content: clients put these URLs in `href`s.
  */
 export function topicLinks(topic: string, linkifiers: CompiledLinkifier[]): TopicLink[] {
   if (topic === "") return [];
-  const found = findLinkifierMatches(topic, linkifiers);
+  const found = findLinkifierMatches(topic, linkifiers).filter((m) => navigableUrl(m.url));
   for (const m of topic.matchAll(TOPIC_URL)) {
     const start = m.index;
     const end = start + m[0].length;

@@ -99,6 +99,18 @@ describe("only_events / exclude_events", () => {
     expect(eventWanted("firing", ["fir"], undefined)).toBe(false);
     expect(eventWanted("firing", ["FIRING"], undefined)).toBe(false);
   });
+
+  it("matches in time linear in the pattern: runs of wildcards do not backtrack", () => {
+    const started = Date.now();
+    // As a regular expression, the first of these took minutes (the caller chooses the pattern).
+    expect(eventWanted("pull_request_review_comment", ["*".repeat(40) + "Z", "*?".repeat(30) + "Z"], undefined)).toBe(false);
+    expect(eventWanted("pull_request_review_comment", ["*?".repeat(27) + "*"], undefined)).toBe(true);
+    expect(eventWanted("pull_request_review_comment", ["*?".repeat(28) + "*"], undefined)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(eventWanted("firing", ["f**g", "[z-a]*"], undefined)).toBe(true);
+    expect(eventWanted("firing", ["[z-a]*"], undefined)).toBe(false);
+    expect(eventWanted("[x]", ["[[]x]"], undefined)).toBe(true);
+  });
 });
 
 describe("an integration's topic", () => {

@@ -157,19 +157,54 @@ export function eventWanted(eventType: string, only: readonly string[] | undefin
   return !(exclude ?? []).some((pattern) => globMatches(pattern, eventType));
 }
 
-function globMatches(pattern: string, text: string): boolean {
-  let source = "";
+/** One step of a shell-style pattern: any run of characters, any one character, or one from a set. */
+type GlobStep = { any: "run" } | { any: "one" } | { test: (c: string) => boolean };
+
+function globSteps(pattern: string): GlobStep[] {
+  const steps: GlobStep[] = [];
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
     const close = c === "[" ? pattern.indexOf("]", i + 2) : -1;
-    if (c === "*") source += "[\\s\\S]*";
-    else if (c === "?") source += "[\\s\\S]";
+    if (c === "*") {
+      // A run of stars is one star.
+      const last = steps.at(-1);
+      if (!(last && "any" in last && last.any === "run")) steps.push({ any: "run" });
+    } else if (c === "?") steps.push({ any: "one" });
     else if (close > 0) {
       const body = pattern.slice(i + 1, close);
       const negated = body.startsWith("!");
-      source += `[${negated ? "^" : ""}${(negated ? body.slice(1) : body).replace(/[\\\]^]/g, "\\$&")}]`;
+      let set: RegExp | null;
+      try {
+        // One character against one class: no backtracking whatever the class says.
+        set = new RegExp(`^[${negated ? "^" : ""}${(negated ? body.slice(1) : body).replace(/[\\\]^]/g, "\\$&")}]$`);
+      } catch {
+        set = null; // a range out of order (`[z-a]`) matches nothing
+      }
+      steps.push({ test: (x) => set !== null && set.test(x) });
       i = close;
-    } else source += c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    } else steps.push({ test: (x) => x === c });
   }
-  return new RegExp(`^${source}$`).test(text);
+  return steps;
+}
+
+/**
+ * Whether `text` matches a shell-style pattern. Walked step by step over the set of positions
+ * the text can be at, so it takes pattern length times text length: a regular expression of the
+ * pattern backtracks exponentially on a run of wildcards (`**?*?*?...x`), and the pattern is in
+ * the integration URL, the caller's to choose.
+ */
+function globMatches(pattern: string, text: string): boolean {
+  let at = new Array<boolean>(text.length + 1).fill(false);
+  at[0] = true;
+  for (const step of globSteps(pattern)) {
+    const next = new Array<boolean>(text.length + 1).fill(false);
+    if ("any" in step && step.any === "run") {
+      // From the first position reached, every later one is.
+      for (let p = 0, reached = false; p <= text.length; p++) next[p] = reached ||= at[p];
+    } else {
+      for (let p = 0; p < text.length; p++) if (at[p] && ("any" in step || step.test(text[p]))) next[p + 1] = true;
+    }
+    at = next;
+  }
+  return at[text.length];
 }
