@@ -21,3 +21,4 @@ export * from "./request-context";
 export * from "./server";
 export * from "./org-hosts";
 export * from "./mail";
+export * from "./guarded-fetch";

@@ -1,7 +1,7 @@
 import { ZULIP_VERSION } from "@chat/contracts";
-import { ApiError, organizationUrl, type Identity, type Role } from "@chat/platform";
+import { ApiError, guardedFetch, isRefusedAddress, organizationUrl, type Identity, type Role } from "@chat/platform";
 import type { AppDeps } from "../deps";
-import { reachesPrivateAddress } from "../lib/egress";
+import { isPrivateAddress, reachesPrivateAddress } from "../lib/egress";
 import { topicNarrow } from "../lib/markdown";
 import { widgetContentOf, type WidgetData } from "../lib/widgets";
 import { accessMessages } from "../queries/message-access";
@@ -28,6 +28,8 @@ const MAX_RETRIES = 3;
 const RETRY_BACKOFF = [1, 5, 25];
 /** A service's interface: 1 is Zulip's generic format, 2 Slack's. */
 const SLACK = 2;
+/** Bots' requests where private addresses are refused: never connected to one (see egress.ts). */
+const publicFetch = guardedFetch(isPrivateAddress);
 /**
  * The most of an answer that is read. Zulip reads all of it; here a bot's server cannot make
  * this process hold an unbounded body. A reply is one message, far smaller than this.
@@ -99,15 +101,19 @@ async function attempt(deps: AppDeps, config: DeliveryConfig, delivery: Delivery
   const request = service.interface === SLACK ? slackRequest(deps, trigger, service.token) : genericRequest(trigger, service.token);
   let response: Response;
   let text: string | null;
+  const refusePrivate = !config.OUTGOING_WEBHOOK_PRIVATE_ADDRESSES;
+  const privateAddressRefused = async () => {
+    // What Zulip reports when its egress proxy refuses the address (a 407 from Smokescreen).
+    deps.log.info({ botId, messageId }, "outgoing webhook: private address refused");
+    await notifyBotOwner(deps, trigger, { status: 407 });
+    await failWithMessage(deps, trigger, "Third party responded with 407");
+    return "done" as const;
+  };
   try {
-    if (!config.OUTGOING_WEBHOOK_PRIVATE_ADDRESSES && (await reachesPrivateAddress(service.base_url))) {
-      // What Zulip reports when its egress proxy refuses the address (a 407 from Smokescreen).
-      deps.log.info({ botId, messageId }, "outgoing webhook: private address refused");
-      await notifyBotOwner(deps, trigger, { status: 407 });
-      await failWithMessage(deps, trigger, "Third party responded with 407");
-      return "done";
-    }
-    response = await fetch(service.base_url, {
+    // Checked before (an address literal connects without a lookup) and at connect time (a name
+    // resolved again to another address, DNS rebinding, is refused there).
+    if (refusePrivate && (await reachesPrivateAddress(service.base_url))) return await privateAddressRefused();
+    response = await (refusePrivate ? publicFetch : fetch)(service.base_url, {
       method: "POST",
       headers: { "content-type": request.contentType, "user-agent": `ZulipOutgoingWebhook/${ZULIP_VERSION}` },
       body: request.body,
@@ -118,6 +124,7 @@ async function attempt(deps: AppDeps, config: DeliveryConfig, delivery: Delivery
     });
     text = await readAnswer(response);
   } catch (err) {
+    if (isRefusedAddress(err)) return await privateAddressRefused();
     const timedOut = (err as Error).name === "TimeoutError";
     const failure = timedOut
       ? `Request timed out after ${config.OUTGOING_WEBHOOK_TIMEOUT_SECONDS} seconds.`

@@ -55,9 +55,9 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 /**
- * Whether a URL's host is (or resolves to) such an address. Checked before the request: a name
- * that resolves differently a moment later is not caught, which an egress policy around the
- * messaging pods covers (docs/operating.md).
+ * Whether a URL's host is (or resolves to) such an address, checked before the request. The
+ * request itself goes through platform's guardedFetch, which checks again on the address it
+ * connects to: a name resolved differently a moment later (DNS rebinding) is refused there.
  */
 export async function reachesPrivateAddress(url: string): Promise<boolean> {
   const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
