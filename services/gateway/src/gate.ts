@@ -97,14 +97,20 @@ export class Gate {
   /**
    * HTTP Basic (or an integration URL's `apiKey`), limited per client address once too many
    * attempts failed: while over the limit, the address gets 429 without its credentials being
-   * checked (right ones included).
+   * checked, but for credentials verified within the auth cache's lifetime. Those cannot be a
+   * guess, and they keep the other users of a shared address (an office's NAT, an IPv6 /64)
+   * working while one client there retries a revoked key.
    */
   private async authenticate(req: FastifyRequest, apiKey: string | null) {
     const ip = clientNetwork(clientIp(req, this.deps.config.TRUST_PROXY_HOPS));
     const rule = this.rules.authFailures;
     if (this.deps.config.RATE_LIMITING_ENABLED) {
       const state = await this.deps.limiter.peek(rule, ip).catch(() => null);
-      if (state && !state.allowed) throw rateLimited(state, rateLimitHeaders([state], this.deps.clock.now()));
+      if (state && !state.allowed) {
+        const known = await this.deps.authenticator.cachedIdentity(req.headers.authorization, apiKey);
+        if (known) return known;
+        throw rateLimited(state, rateLimitHeaders([state], this.deps.clock.now()));
+      }
     }
     try {
       if (apiKey !== null) return await this.deps.authenticator.authenticateKey(apiKey, req.id);

@@ -7,6 +7,8 @@ import { KEY_A, KEY_B, startEcho, startFakeAccounts, TEST_ROUTES, TEST_USERS, ty
 const IAGO = basic("iago@zulip.example", KEY_A);
 const HAMLET = basic("hamlet@zulip.example", KEY_B);
 const FORM = { "content-type": "application/x-www-form-urlencoded" };
+/** A user this file's other tests never authenticate: her credentials are in no cache. */
+const CORDELIA_USER = { user_id: 14, realm_id: 1, email: "cordelia@zulip.example", api_key: "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeee5", role: 400, is_bot: false, active: true };
 
 let env: TestEnv;
 let accounts: FakeAccounts;
@@ -17,7 +19,7 @@ const clock = new ManualClock(new Date("2025-01-01T00:00:00Z"));
 
 beforeAll(async () => {
   env = await createTestEnv();
-  accounts = await startFakeAccounts(env.vars.INTERNAL_TOKEN, TEST_USERS());
+  accounts = await startFakeAccounts(env.vars.INTERNAL_TOKEN, [...TEST_USERS(), CORDELIA_USER]);
   messaging = await startEcho("messaging");
   events = await startEcho("events");
   gw = await startGateway({
@@ -116,6 +118,22 @@ describe("per-user limit", () => {
     const res = await call(gw.url, "GET", "/api/v1/echo", { headers: { authorization: basic("iago@zulip.example", KEY_B) } });
     expect(res.status).toBe(401);
     expect(res.headers["x-ratelimit-limit"]).toBeUndefined();
+  });
+});
+
+describe("failed credentials per address", () => {
+  it("holds back guesses from an address after too many, but not credentials verified just before", async () => {
+    const from = (authorization: string) => call(gw.url, "GET", "/api/v1/echo", { headers: { authorization, "x-forwarded-for": "198.51.100.77" } });
+    // Hamlet works from this address; then a client there retries a wrong key.
+    expect((await from(HAMLET)).status).toBe(200);
+    for (let i = 0; i < 4; i++) expect((await from(basic("hamlet@zulip.example", `wrong-${i}`))).status).toBe(401);
+    const guess = await from(basic("iago@zulip.example", "still-wrong"));
+    expect(guess.status).toBe(429);
+    expect(guess.body.code).toBe("RATE_LIMIT_HIT");
+    // A right key nobody used lately is not checked either: it could be a guess.
+    expect((await from(basic(CORDELIA_USER.email, CORDELIA_USER.api_key))).status).toBe(429);
+    // Hamlet's verified credentials still pass.
+    expect((await from(HAMLET)).status).toBe(200);
   });
 });
 

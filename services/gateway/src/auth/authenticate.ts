@@ -55,6 +55,25 @@ export class Authenticator {
     }
   }
 
+  /**
+   * The identity of credentials verified within the cache's lifetime, without asking accounts;
+   * null when they are not cached (or unreadable). Lets a client that just succeeded through while
+   * its network is held back for others' failures (see Gate).
+   */
+  async cachedIdentity(header: string | undefined, rawKey: string | null): Promise<CachedIdentity | null> {
+    let hash: string;
+    if (rawKey !== null) hash = AuthCache.keyHash(rawKey.trim());
+    else {
+      try {
+        const { email, apiKey } = parseBasicAuth(header);
+        hash = AuthCache.hash(email, apiKey);
+      } catch {
+        return null;
+      }
+    }
+    return this.cache.get(hash).catch((err) => this.cacheFailed(err));
+  }
+
   private async check(hash: string, params: { email?: string; api_key: string }, requestId: string): Promise<CachedIdentity> {
     const cached = await this.cache.get(hash).catch((err) => this.cacheFailed(err));
     if (cached) return cached;
