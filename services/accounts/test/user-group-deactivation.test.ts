@@ -94,8 +94,9 @@ describe("POST /user_groups/{user_group_id}/deactivate", () => {
     const used = await create("in-use");
     const parent = await create("parent-of-used");
     await t.ok(await t.call("POST", `/user_groups/${parent}/subgroups`, { as: org.member.as, params: { add: [used] } }));
-    const mentionedBy = await create("mentioned-by-used", [], { can_mention_group: used });
-    const anonymous = await create("anonymous-use", [], { can_mention_group: { direct_members: [org.member2.user_id], direct_subgroups: [used] } });
+    // With the member in them: a group's creator has no right to it as such (Zulip 9).
+    const mentionedBy = await create("mentioned-by-used", [org.member.user_id], { can_mention_group: used });
+    const anonymous = await create("anonymous-use", [org.member.user_id], { can_mention_group: { direct_members: [org.member2.user_id], direct_subgroups: [used] } });
     // Channels whose subscribers may be removed by the group, and one left to the administrators.
     const channel = await m.createChannel(org.admin, "removable-by-used", [], { can_remove_subscribers_group: used });
     await m.createChannel(org.admin, "removable-by-admins", [], { can_remove_subscribers_group: sys["role:administrators"] });

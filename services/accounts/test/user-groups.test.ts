@@ -60,7 +60,7 @@ describe("system groups", () => {
     expectError(await t.call("POST", `/user_groups/${sys["role:members"]}/members`, { as: org.owner.as, params: { add: [org.guest.user_id] } }), 400, "BAD_REQUEST", "Insufficient permission");
     const g = await create("sysparent", []);
     expectError(await t.call("POST", `/user_groups/${sys["role:members"]}/subgroups`, { as: org.owner.as, params: { add: [g.id] } }), 400, "BAD_REQUEST", "Insufficient permission");
-    expectError(await t.call("POST", `/user_groups/${g.id}/subgroups`, { as: org.owner.as, params: { add: [sys["role:members"]] } }), 400, "BAD_REQUEST", `Invalid user group ID: ${sys["role:members"]}`);
+    // They may still be subgroups of other groups (user-groups-audit.test.ts).
     expectError(await t.call("PATCH", `/user_groups/${sys["role:members"]}`, { as: org.owner.as, params: { name: "x" } }), 400, "BAD_REQUEST", "Insufficient permission");
   });
 
@@ -266,7 +266,7 @@ describe("members and subgroups", () => {
   });
 
   it("counts name and description lengths in characters, an emoji being one", async () => {
-    const g = await create("😀".repeat(100), [], { description: "😀".repeat(1024) });
+    const g = await create("😀".repeat(100), [org.member.user_id], { description: "😀".repeat(1024) });
     expect(g).toMatchObject({ name: "😀".repeat(100), description: "😀".repeat(1024) });
     await t.ok(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { name: "🎉".repeat(100), description: "🎉".repeat(1024) } }));
     expect((await groups()).find((x) => x.id === g.id)).toMatchObject({ name: "🎉".repeat(100), description: "🎉".repeat(1024) });
@@ -279,8 +279,10 @@ describe("members and subgroups", () => {
     await t.ok(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { name: "renamed", description: "new" } }));
     await t.ok(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { can_mention_group: { new: sys["role:members"], old: sys["role:everyone"] } } }));
     const events = (await t.outbox()).map((e) => UserGroupUpdateEvent.parse(e.payload.client.event));
+    // One event per changed field, as Zulip sends them.
     expect(events).toEqual([
-      { type: "user_group", op: "update", group_id: g.id, data: { name: "renamed", description: "new" } },
+      { type: "user_group", op: "update", group_id: g.id, data: { name: "renamed" } },
+      { type: "user_group", op: "update", group_id: g.id, data: { description: "new" } },
       { type: "user_group", op: "update", group_id: g.id, data: { can_mention_group: sys["role:members"] } },
     ]);
     expectError(await t.call("PATCH", `/user_groups/${g.id}`, { as: org.member.as, params: { can_mention_group: { new: sys["role:members"], old: sys["role:everyone"] } } }), 400, "BAD_REQUEST", "'old' value does not match the expected value.");

@@ -12,6 +12,7 @@ import {
   getGroupsByIds,
   groupNameTaken,
   insertGroup,
+  isDirectMember,
   listNamedGroups,
   lockGroup,
   recursiveSubgroupIds,
@@ -46,11 +47,14 @@ function checkDescription(d: string): string {
   return d;
 }
 
-/** Active users of the realm with these ids, or "Invalid user ID: n" for the first one that is not. */
-async function checkActiveUsers(tx: Queryable, realmId: number, ids: number[]): Promise<number[]> {
+/**
+ * Users of the realm with these ids (active ones only, unless `allowDeactivated`), or "Invalid
+ * user ID: n" for the first one that is not, as Zulip's user_ids_to_users.
+ */
+async function checkActiveUsers(tx: Queryable, realmId: number, ids: number[], opts: { allowDeactivated?: boolean } = {}): Promise<number[]> {
   const unique = [...new Set(ids)];
   const found = await getUsersByIds(tx, realmId, unique);
-  const ok = new Set(found.filter((u) => u.isActive && !u.isSystemBot).map((u) => u.id));
+  const ok = new Set(found.filter((u) => (u.isActive || opts.allowDeactivated) && !u.isSystemBot).map((u) => u.id));
   for (const id of unique) if (!ok.has(id)) throw badRequest(`Invalid user ID: ${id}`);
   return unique;
 }
@@ -119,8 +123,10 @@ function sameSetting(a: GroupSettingValue, b: GroupSettingValue): boolean {
 
 /**
  * The group, locked for a change, if the caller may change it: never a system group; admins and
- * moderators any other; members one they belong to or created. A deactivated group only where
- * `allowDeactivated` (renaming, describing), as Zulip's access_user_group_for_update.
+ * moderators any other; members only one they directly belong to. Creating a group gives no
+ * right to it: Zulip 9 (before feature level 305's can_manage_group) has no creator exception.
+ * A deactivated group only where `allowDeactivated` (renaming, describing), as Zulip's
+ * access_user_group_for_update.
  */
 export async function accessGroupForUpdate(tx: Queryable, who: Identity, groupId: number, opts: { allowDeactivated?: boolean } = {}): Promise<UserGroupRow> {
   checkGroupsApiCaller(who);
@@ -129,12 +135,7 @@ export async function accessGroupForUpdate(tx: Queryable, who: Identity, groupId
   if (g.deactivated && !opts.allowDeactivated) throw badRequest(DEACTIVATED);
   if (g.isSystemGroup) throw badRequest("Insufficient permission");
   if (who.role <= ROLE.moderator) return g;
-  const { rows } = await tx.query(
-    `SELECT (creator_id = $3) OR EXISTS (SELECT 1 FROM user_group_members WHERE group_id = $2 AND user_id = $3) AS ok
-       FROM user_groups WHERE realm_id = $1 AND id = $2`,
-    [who.realmId, groupId, who.userId],
-  );
-  if (!rows[0]?.ok) throw badRequest("Insufficient permission");
+  if (!(await isDirectMember(tx, who.realmId, groupId, who.userId))) throw badRequest("Insufficient permission");
   return g;
 }
 
@@ -194,7 +195,9 @@ export async function doUpdateUserGroup(
   if (p.name === undefined && p.description === undefined && p.canMentionGroup === undefined) throw badRequest("No new data supplied");
   await withTx(deps.pool, async (tx) => {
     const group = await accessGroupForUpdate(tx, who, groupId, { allowDeactivated: true });
-    const data: Record<string, unknown> = {};
+    // One update event per changed field, in Zulip's order (name, description, setting): Zulip
+    // changes and announces each on its own.
+    const changes: Array<Record<string, unknown>> = [];
     if (p.name !== undefined) {
       const name = checkName(p.name);
       if (name !== group.name) {
@@ -205,14 +208,14 @@ export async function doUpdateUserGroup(
           if ((err as { code?: string }).code === "23505") throw badRequest(`User group '${name}' already exists.`);
           throw err;
         });
-        data.name = name;
+        changes.push({ name });
       }
     }
     if (p.description !== undefined) {
       const description = checkDescription(p.description);
       if (description !== group.description) {
         await tx.query("UPDATE user_groups SET description = $3 WHERE realm_id = $1 AND id = $2", [who.realmId, groupId, description]);
-        data.description = description;
+        changes.push({ description });
       }
     }
     if (p.canMentionGroup !== undefined) {
@@ -225,13 +228,14 @@ export async function doUpdateUserGroup(
       if (current === undefined || !sameSetting(await normalizeSetting(tx, who.realmId, p.canMentionGroup.new), current)) {
         const settingId = await resolveMentionSetting(tx, deps, who.realmId, p.canMentionGroup.new);
         await setCanMentionGroup(tx, who.realmId, groupId, settingId);
-        data.can_mention_group = (await settingValues(tx, who.realmId, [settingId])).get(settingId);
+        changes.push({ can_mention_group: (await settingValues(tx, who.realmId, [settingId])).get(settingId) });
       }
     }
-    if (!Object.keys(data).length) return;
-    // A deactivated group's new name only reaches clients that list deactivated groups (Zulip's Tornado).
-    const capability = group.deactivated && "name" in data ? "include_deactivated_groups" : undefined;
-    await notifyGroup(tx, who.realmId, "accounts.user_group.updated", { group_id: groupId, data }, { type: "user_group", op: "update", group_id: groupId, data }, capability);
+    for (const data of changes) {
+      // A deactivated group's new name only reaches clients that list deactivated groups (Zulip's Tornado).
+      const capability = group.deactivated && "name" in data ? "include_deactivated_groups" : undefined;
+      await notifyGroup(tx, who.realmId, "accounts.user_group.updated", { group_id: groupId, data }, { type: "user_group", op: "update", group_id: groupId, data }, capability);
+    }
   });
 }
 
@@ -247,8 +251,9 @@ export async function doUpdateGroupMembers(deps: AccountsDeps, who: Identity, gr
       for (const id of ids) if (current.has(id)) throw badRequest(`User ${id} is already a member of this group`);
     }
     // As in Zulip, the additions happen first: a user added by this request may also be removed.
+    // Ids to remove must be users of the organization (deactivated ones too) before anything else.
     const afterAdding = new Set([...current, ...add]);
-    const removing = [...new Set(remove)];
+    const removing = await checkActiveUsers(tx, who.realmId, remove, { allowDeactivated: true });
     for (const id of removing) if (!afterAdding.has(id)) throw badRequest(`There is no member '${id}' in this user group`);
     if (add.length) {
       const added = await addMembers(tx, who.realmId, groupId, [...new Set(add)]);
@@ -277,10 +282,9 @@ export async function doUpdateSubgroups(deps: AccountsDeps, who: Identity, group
     const current = new Set(await directSubgroupIds(tx, who.realmId, groupId));
     const adding = await checkNamedGroups(tx, who.realmId, add, { forUse: true });
     const removing = await checkNamedGroups(tx, who.realmId, remove, { forUse: false });
-    for (const g of adding) {
-      if (g.isSystemGroup) throw badRequest(`Invalid user group ID: ${g.id}`);
-      if (current.has(g.id)) throw badRequest(`User group ${g.id} is already a subgroup of this group.`);
-    }
+    // System groups may be subgroups (Zulip checks only a subgroup's organization); no cycle can
+    // pass through one, since no group can be added to a system group.
+    for (const g of adding) if (current.has(g.id)) throw badRequest(`User group ${g.id} is already a subgroup of this group.`);
     // The additions happen first, as for members.
     const afterAdding = new Set([...current, ...adding.map((g) => g.id)]);
     for (const g of removing) if (!afterAdding.has(g.id)) throw badRequest(`User group ${g.id} is not a subgroup of this group.`);

@@ -45,10 +45,16 @@ export async function groupRecursiveMembers(deps: AccountsDeps, realmId: number,
   return recursiveMemberIds(deps.pool, realmId, groupId);
 }
 
-/** A group's can_mention_group setting, evaluated recursively for this user. */
+/**
+ * A group's can_mention_group setting, evaluated recursively for this user. Set to role:everyone,
+ * it lets anyone mention the group, the organization's system bots (in no group) too, as Zulip's
+ * check_user_group_mention_allowed skips the check for that setting.
+ */
 export async function groupCanMention(deps: AccountsDeps, realmId: number, groupId: number, userId: number): Promise<boolean> {
   const g = await accessAnyGroup(deps, realmId, groupId);
   if (g.canMentionGroupId === null) return false;
+  const setting = await getGroup(deps.pool, realmId, g.canMentionGroupId);
+  if (setting?.isSystemGroup && setting.name === "role:everyone") return true;
   return isRecursiveMember(deps.pool, realmId, g.canMentionGroupId, userId);
 }
 

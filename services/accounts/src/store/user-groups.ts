@@ -185,6 +185,11 @@ export async function directMemberIds(db: Queryable, realmId: number, groupId: n
   return rows.map((r) => r.user_id);
 }
 
+export async function isDirectMember(db: Queryable, realmId: number, groupId: number, userId: number): Promise<boolean> {
+  const { rowCount } = await db.query("SELECT 1 FROM user_group_members WHERE realm_id = $1 AND group_id = $2 AND user_id = $3", [realmId, groupId, userId]);
+  return (rowCount ?? 0) > 0;
+}
+
 /** Direct members of a group, deactivated ones included, with what full membership depends on (only `userIds`, when given). */
 export async function directMembersWithJoinDates(
   db: Queryable,
