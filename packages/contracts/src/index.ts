@@ -36,4 +36,5 @@ export * from "./params";
 export * from "./route";
 export * from "./routes/index";
 export * from "./unread";
+export * from "./url";
 export * from "./version";

@@ -52,14 +52,14 @@ describe("defining fields (administrators)", () => {
   it("refuses bad definitions with Zulip's errors", async () => {
     await t.markOutbox();
     const bad: Array<[Record<string, unknown>, string]> = [
-      [{ name: " ", field_type: 1 }, "Label cannot be empty."],
+      [{ name: " ", field_type: 1 }, "Label cannot be blank."],
       [{ name: "x".repeat(41), field_type: 1 }, "name is too long (limit: 40 characters)"],
       [{ name: "Ok", hint: "h".repeat(81), field_type: 1 }, "hint is too long (limit: 80 characters)"],
       [{ name: "Ok", field_type: 99 }, "Invalid field type."],
       [{ name: "Phone", field_type: 1 }, "A field with that label already exists."],
       [{ name: "Choice", field_type: 3 }, "Field must have at least one choice."],
       [{ name: "Choice", field_type: 3, field_data: { a: { text: "A", order: "1" }, b: { text: "A", order: "2" } } }, "Field must not have duplicate choices."],
-      [{ name: "Choice", field_type: 3, field_data: { a: { text: "", order: "1" } } }, 'field_data["a"]["text"] cannot be blank.'],
+      [{ name: "Choice", field_type: 3, field_data: { a: { text: "", order: "1" } } }, 'field_data["text"] cannot be blank.'],
       [{ name: "Acct", field_type: 7, field_data: { subtype: "myspace" } }, "Invalid external account type"],
       [{ name: "Acct", field_type: 7, field_data: { subtype: "custom", url_pattern: "nope" } }, "Malformed URL pattern."],
       [{ name: "Long", field_type: 2, display_in_profile_summary: true }, "Field type not supported for display in profile summary."],
@@ -157,7 +157,7 @@ describe("values", () => {
       [[{ id: ids.birthday, value: "1990-02-30" }], "Birthday is not a date"],
       [[{ id: ids.site, value: "not a url" }], "Homepage is not a URL"],
       [[{ id: ids.mentor, value: [999999] }], "Invalid user ID: 999999"],
-      [[{ id: ids.mentor, value: "1" }], "Mentor is not a list"],
+      [[{ id: ids.mentor, value: "1" }], "User IDs is not a list"],
       [[{ id: ids.phone, value: "fine" }, { id: ids.editor, value: "nano" }], "'nano' is not a valid choice for 'Editor'."],
       [[{ id: ids.phone }], 'data[0]["value"] field is missing'],
     ];

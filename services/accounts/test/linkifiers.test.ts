@@ -96,7 +96,7 @@ describe("linkifiers", () => {
     expectError(await t.call("DELETE", "/realm/filters/99999999", { as: org.admin.as }), 400, "BAD_REQUEST", "Linkifier not found.");
     const reorder = (ids: unknown) => t.call("PATCH", "/realm/linkifiers", { as: org.admin.as, params: { ordered_linkifier_ids: ids } });
     const msg = "The ordered list must enumerate all existing linkifiers exactly once";
-    expectError(await reorder([mine.id, mine.id]), 400, "BAD_REQUEST", msg);
+    expectError(await reorder([mine.id, mine.id]), 400, "BAD_REQUEST", "The ordered list must not contain duplicated linkifiers");
     expectError(await reorder([mine.id, theirs]), 400, "BAD_REQUEST", msg);
     expectError(await reorder([]), 400, "BAD_REQUEST", msg);
     expectError(await reorder("nope"), 400, "BAD_REQUEST");

@@ -9,8 +9,10 @@ import {
   FIELD_HINT_MAX,
   FIELD_NAME_MAX,
   FIELD_TYPE_IDS,
+  isDefaultExternalAccount,
   isRenderable,
   MAX_SUMMARY_FIELDS,
+  type PickedUser,
   renderProfileValue,
 } from "../lib/profile-fields";
 import { fieldObject } from "../queries/custom-profile-fields";
@@ -29,7 +31,7 @@ import {
   type ProfileFieldRow,
 } from "../store/custom-profile-fields";
 import { getProfileUser, type ProfileUser } from "../store/profile";
-import { activeUserIds } from "../store/users";
+import { activeUserIds, getUsersByIds } from "../store/users";
 import { notifyRealmUserUpdate, requireAdmin } from "./profile";
 
 /** Runs a pure check that throws a plain Error, as Zulip's BAD_REQUEST. */
@@ -42,10 +44,17 @@ function check<R>(fn: () => R): R {
   }
 }
 
+/** Zulip's order: a blank label, then the hint's length, then the label's. */
 function checkNameAndHint(name: string, hint: string) {
-  if (!name.trim()) throw badRequest("Label cannot be empty.");
-  if ([...name].length > FIELD_NAME_MAX) throw badRequest(`name is too long (limit: ${FIELD_NAME_MAX} characters)`);
+  if (!name.trim()) throw badRequest("Label cannot be blank.");
   if ([...hint].length > FIELD_HINT_MAX) throw badRequest(`hint is too long (limit: ${FIELD_HINT_MAX} characters)`);
+  if ([...name].length > FIELD_NAME_MAX) throw badRequest(`name is too long (limit: ${FIELD_NAME_MAX} characters)`);
+}
+
+/** Whether two `field_data` objects hold the same keys with the same values (in any order). */
+function sameFieldData(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && JSON.stringify(a[k]) === JSON.stringify(b[k]));
 }
 
 async function checkSummary(tx: Queryable, realmId: number, type: number, exceptId: number | null) {
@@ -77,17 +86,23 @@ export interface FieldInput {
   required: boolean;
 }
 
+/**
+ * POST /realm/profile_fields, checked in Zulip's order: the field data, the label (surrounding
+ * spaces dropped) and hint, the type, then the profile summary.
+ */
 export async function doCreateCustomProfileField(deps: AccountsDeps, who: Identity, p: FieldInput): Promise<number> {
   requireAdmin(who);
-  let { name, hint } = p;
+  let name = p.name.trim();
+  let hint = p.hint;
+  const fieldData = check(() => checkFieldData(p.fieldType, p.fieldData));
   const subtype = p.fieldType === T.EXTERNAL_ACCOUNT.id ? p.fieldData.subtype : undefined;
-  if (typeof subtype === "string" && EXTERNAL_ACCOUNT_SUBTYPES[subtype]) {
+  if (isDefaultExternalAccount(subtype)) {
     // Built-in external accounts carry their own label and hint.
     ({ name, hint } = EXTERNAL_ACCOUNT_SUBTYPES[subtype]);
+  } else {
+    checkNameAndHint(name, hint);
   }
-  checkNameAndHint(name, hint);
   if (!FIELD_TYPE_IDS.includes(p.fieldType)) throw badRequest("Invalid field type.");
-  const fieldData = check(() => checkFieldData(p.fieldType, p.fieldData));
   try {
     return await withTx(deps.pool, async (tx) => {
       await lockRealmFields(tx, who.realmId);
@@ -130,10 +145,13 @@ export async function doUpdateCustomProfileField(deps: AccountsDeps, who: Identi
     await withTx(deps.pool, async (tx) => {
       await lockRealmFields(tx, who.realmId);
       const field = await accessField(tx, who.realmId, fieldId);
-      const isBuiltInAccount =
-        field.fieldType === T.EXTERNAL_ACCOUNT.id && !!EXTERNAL_ACCOUNT_SUBTYPES[(JSON.parse(field.fieldData || "{}") as { subtype?: string }).subtype ?? ""];
-      if (isBuiltInAccount && (p.name !== undefined || p.hint !== undefined)) throw badRequest("Default custom field cannot be updated.");
-      const next: ProfileFieldRow = { ...field, name: p.name ?? field.name, hint: p.hint ?? field.hint };
+      const next: ProfileFieldRow = { ...field, name: p.name?.trim() ?? field.name, hint: p.hint ?? field.hint };
+      const current = JSON.parse(field.fieldData || "{}") as Record<string, unknown>;
+      if (field.fieldType === T.EXTERNAL_ACCOUNT.id && isDefaultExternalAccount(current.subtype)) {
+        // A built-in account keeps its label, hint and kind; the summary and required flags may change.
+        const unchanged = next.name === field.name && next.hint === field.hint && (p.fieldData === undefined || sameFieldData(p.fieldData, current));
+        if (!unchanged) throw badRequest("Default custom field cannot be updated.");
+      }
       checkNameAndHint(next.name, next.hint);
       if (p.fieldData !== undefined) next.fieldData = check(() => checkFieldData(field.fieldType, p.fieldData!));
       if (p.displayInProfileSummary !== undefined) {
@@ -191,6 +209,17 @@ export async function doReorderCustomProfileFields(deps: AccountsDeps, who: Iden
 }
 
 /**
+ * The users that person-picker values name, as a value may hold them: an active human of the
+ * organization, or why not (Zulip's check_valid_user_ids). System bots are not the
+ * organization's users there.
+ */
+async function pickableUsers(tx: Queryable, realmId: number, data: Array<{ value: string | number[] | null }>): Promise<Map<number, PickedUser>> {
+  const ids = [...new Set(data.flatMap((d) => (Array.isArray(d.value) ? d.value : [])))];
+  const users = ids.length ? await getUsersByIds(tx, realmId, ids) : [];
+  return new Map(users.filter((u) => !u.isSystemBot).map((u) => [Number(u.id), !u.isActive ? "deactivated" : u.isBot ? "bot" : "ok"]));
+}
+
+/**
  * Sets (or, for an empty value, removes) a user's values. Every value is checked before any is
  * written; each actual change emits `realm_user` update with `custom_profile_field`.
  */
@@ -201,13 +230,13 @@ export async function applyProfileDataInTx(
   data: Array<{ id: number; value: string | number[] | null }>,
 ): Promise<void> {
   const fields = new Map((await listFields(tx, user.realmId)).map((f) => [f.id, f]));
-  const active = new Set(await activeUserIds(tx, user.realmId));
+  const picked = await pickableUsers(tx, user.realmId, data);
   const planned: Array<{ field: ProfileFieldRow; value: string | null }> = [];
   for (const item of data) {
     const field = fields.get(item.id);
     if (!field) throw badRequest(`Field id ${item.id} not found.`);
     const empty = item.value === null || item.value === "" || (Array.isArray(item.value) && item.value.length === 0);
-    const value = empty ? null : check(() => checkFieldValue(field, item.value!, (id) => active.has(id)));
+    const value = empty ? null : check(() => checkFieldValue(field, item.value!, (id) => picked.get(id) ?? "missing"));
     planned.push({ field, value });
   }
   for (const { field, value } of planned) {

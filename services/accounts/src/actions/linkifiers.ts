@@ -26,8 +26,9 @@ export function checkLinkifier(pattern: string, urlTemplate: string): void {
     throw validationError("pattern", `Bad regular expression: ${detail}`);
   }
   if (!pattern) throw validationError("pattern", "This field cannot be blank.");
+  if (!urlTemplate) throw validationError("url_template", "This field cannot be blank.");
   const vars = parseUrlTemplate(urlTemplate);
-  if (vars === null || !urlTemplate) throw validationError("url_template", "Invalid URL template.");
+  if (vars === null) throw validationError("url_template", "Invalid URL template.");
   const missingInPattern = [...new Set(vars)].filter((v) => !groups.includes(v)).sort();
   if (missingInPattern.length) throw validationError("__all__", `Group '${missingInPattern[0]}' in URL template is not present in linkifier pattern.`);
   const missingInUrl = groups.filter((g) => !vars.includes(g)).sort();
@@ -63,8 +64,10 @@ async function changeLinkifiers<T>(deps: AccountsDeps, realmId: number, change: 
 
 const duplicate = () => validationError("__all__", "Linkifier with this Realm and Pattern already exists.");
 
-export async function doAddLinkifier(deps: AccountsDeps, who: Identity, pattern: string, urlTemplate: string): Promise<number> {
+/** Both are stored without surrounding spaces, as Zulip stores them. */
+export async function doAddLinkifier(deps: AccountsDeps, who: Identity, rawPattern: string, rawUrlTemplate: string): Promise<number> {
   requireRealmAdmin(who);
+  const [pattern, urlTemplate] = [rawPattern.trim(), rawUrlTemplate.trim()];
   checkLinkifier(pattern, urlTemplate);
   return changeLinkifiers(deps, who.realmId, async (tx) => {
     if (await patternTaken(tx, who.realmId, pattern, null)) throw duplicate();
@@ -72,8 +75,9 @@ export async function doAddLinkifier(deps: AccountsDeps, who: Identity, pattern:
   });
 }
 
-export async function doUpdateLinkifier(deps: AccountsDeps, who: Identity, id: number, pattern: string, urlTemplate: string): Promise<void> {
+export async function doUpdateLinkifier(deps: AccountsDeps, who: Identity, id: number, rawPattern: string, rawUrlTemplate: string): Promise<void> {
   requireRealmAdmin(who);
+  const [pattern, urlTemplate] = [rawPattern.trim(), rawUrlTemplate.trim()];
   await changeLinkifiers(deps, who.realmId, async (tx) => {
     if (!(await listLinkifiers(tx, who.realmId)).some((l) => l.id === id)) throw badRequest("Linkifier not found.");
     checkLinkifier(pattern, urlTemplate);
@@ -89,13 +93,25 @@ export async function doRemoveLinkifier(deps: AccountsDeps, who: Identity, id: n
   });
 }
 
+/**
+ * PATCH /realm/linkifiers: a repeated id and a list that is not exactly the organization's
+ * linkifiers are refused with Zulip's two messages; with no linkifiers at all (and an empty
+ * list) nothing changes and nobody is told.
+ */
 export async function doReorderLinkifiers(deps: AccountsDeps, who: Identity, orderedIds: number[]): Promise<void> {
   requireRealmAdmin(who);
-  await changeLinkifiers(deps, who.realmId, async (tx) => {
+  const given = new Set(orderedIds);
+  if (given.size < orderedIds.length) throw badRequest("The ordered list must not contain duplicated linkifiers");
+  const checkOrder = async (tx: Queryable) => {
     const existing = new Set((await listLinkifiers(tx, who.realmId)).map((l) => l.id));
-    const given = new Set(orderedIds);
-    const same = given.size === orderedIds.length && given.size === existing.size && orderedIds.every((id) => existing.has(id));
-    if (!same) throw badRequest("The ordered list must enumerate all existing linkifiers exactly once");
+    if (given.size !== existing.size || orderedIds.some((id) => !existing.has(id))) {
+      throw badRequest("The ordered list must enumerate all existing linkifiers exactly once");
+    }
+    return existing.size;
+  };
+  if ((await checkOrder(deps.pool)) === 0) return;
+  await changeLinkifiers(deps, who.realmId, async (tx) => {
+    await checkOrder(tx);
     await setLinkifierPositions(tx, who.realmId, orderedIds);
   });
 }
