@@ -10,6 +10,12 @@ export const accountsConfigShape = {
   ...mailConfigShape,
   /** Invitations per organization per 24 h when the realm sets no limit of its own. */
   INVITES_DAILY_LIMIT: z.coerce.number().int().min(0).default(100),
+  /**
+   * In an organization that does not require invitations (`invite_required` false), how many days
+   * old an account must be before it may send email invitations; administrators are exempt
+   * (Zulip's `INVITES_MIN_USER_AGE_DAYS`, which keeps new accounts from sending spam invitations).
+   */
+  INVITES_MIN_USER_AGE_DAYS: z.coerce.number().min(0).default(3),
   /** Default validity of an invitation (Zulip: 10 days). */
   INVITATION_VALIDITY_MINUTES: z.coerce.number().int().min(1).default(14400),
   /**

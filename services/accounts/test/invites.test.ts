@@ -83,9 +83,9 @@ describe("POST /invites", () => {
   });
 
   it("only roles at least as restricted as the caller's own", async () => {
-    expectError(await invite(org.member.as, { invitee_emails: "x@new.test", invite_as: 300 }), 400, "BAD_REQUEST", "Insufficient permission");
-    expectError(await invite(org.moderator.as, { invitee_emails: "x@new.test", invite_as: 200 }), 400, "BAD_REQUEST", "Insufficient permission");
-    expectError(await invite(org.admin.as, { invitee_emails: "x@new.test", invite_as: 100 }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await invite(org.member.as, { invitee_emails: "x@new.test", invite_as: 300 }), 400, "BAD_REQUEST", "Must be an organization administrator");
+    expectError(await invite(org.moderator.as, { invitee_emails: "x@new.test", invite_as: 200 }), 400, "BAD_REQUEST", "Must be an organization administrator");
+    expectError(await invite(org.admin.as, { invitee_emails: "x@new.test", invite_as: 100 }), 400, "BAD_REQUEST", "Must be an organization owner");
     expectError(await invite(org.admin.as, { invitee_emails: "x@new.test", invite_as: 500 }), 400, "BAD_REQUEST", "Must be invited as an valid type of user");
     await t.ok(await invite(org.moderator.as, { invitee_emails: "mod-invitee@new.test", invite_as: 300 }));
     await t.ok(await invite(org.owner.as, { invitee_emails: "owner-invitee@new.test", invite_as: 100 }));
@@ -98,7 +98,7 @@ describe("POST /invites", () => {
     // Who calls is checked before what they ask for, as Zulip's view does.
     expectError(await invite(org.guest.as, { invitee_emails: "" }), 400, "BAD_REQUEST", "Not allowed for guest users");
     expectError(await invite(org.bot.as, { invitee_emails: "", stream_ids: [999] }), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
-    expectError(await invite(org.admin.as, { invitee_emails: "", invite_as: 100 }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await invite(org.admin.as, { invitee_emails: "", invite_as: 100 }), 400, "BAD_REQUEST", "Must be an organization owner");
     expectError(await t.call("POST", "/invites", { as: org.member.as, params: { invitee_emails: "x@new.test" } }), 400, "REQUEST_VARIABLE_MISSING", "Missing 'stream_ids' argument");
     await t.pool.query("UPDATE realms SET invite_to_realm_policy = 2 WHERE id = $1", [org.realmId]);
     expectError(await invite(org.moderator.as, { invitee_emails: "x@new.test" }), 400, "BAD_REQUEST", "Insufficient permission");

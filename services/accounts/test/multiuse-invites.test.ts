@@ -90,7 +90,7 @@ describe("POST /invites/multiuse", () => {
     expectError(await createLink(org.bot.as), 400, "BAD_REQUEST", "This endpoint does not accept bot requests.");
     // The permission comes before what is asked for.
     expectError(await createLink(org.member.as, { invite_as: 900, stream_ids: [999] }), 400, "BAD_REQUEST", "Insufficient permission");
-    expectError(await createLink(org.admin.as, { invite_as: 100 }), 400, "BAD_REQUEST", "Insufficient permission");
+    expectError(await createLink(org.admin.as, { invite_as: 100 }), 400, "BAD_REQUEST", "Must be an organization owner");
     expectError(await createLink(org.admin.as, { invite_as: 500 }), 400, "BAD_REQUEST", "Must be invited as an valid type of user");
     expect((await links()).length).toBe(before);
     expect(await invitesChanged()).toEqual([]);

@@ -16,6 +16,7 @@ import {
   getUsableInviteByKeyHash,
   insertInvite,
   INVITE_STATUS,
+  lockPendingInvite,
   lockUsableInviteByKeyHash,
   lockUsableInviteForEmail,
   type InviteRow,
@@ -24,7 +25,7 @@ import {
   setInviteStatus,
 } from "../store/invites";
 import { getRealm, type RealmRow } from "../store/realms";
-import { getUser, getUsersByEmails, type UserRow } from "../store/users";
+import { getUser, getUsersByAddresses, type UserRow } from "../store/users";
 import { notifyInvitesChanged } from "./invites-changed";
 import { createUserInTx } from "./users";
 
@@ -75,9 +76,18 @@ function checkInviter(deps: AccountsDeps, who: Identity, me: UserRow, realm: Rea
   if (realm.inviteToRealmPolicy === POLICY.nobody || !policyAllows(realm.inviteToRealmPolicy, me, realm, deps.clock.now())) {
     throw badRequest("Insufficient permission");
   }
+  checkInviteRole(me, inviteAs);
+}
+
+/**
+ * The role an invitation grants: a valid one, at least as restricted as the caller's own (spec
+ * 4.6). Refusals in the words of Zulip's check_role_based_permissions: an owner invitation needs
+ * an owner, any other role above the caller's an administrator.
+ */
+export function checkInviteRole(me: Pick<UserRow, "role">, inviteAs: number): void {
   if (!VALID_ROLES.includes(inviteAs)) throw badRequest("Must be invited as an valid type of user");
-  // Only roles at least as restricted as the caller's own.
-  if (inviteAs < me.role) throw badRequest("Insufficient permission");
+  if (inviteAs === ROLE.owner && me.role !== ROLE.owner) throw badRequest("Must be an organization owner");
+  if (inviteAs < me.role) throw badRequest("Must be an organization administrator");
 }
 
 /** Every channel must be accessible to the caller; only then is subscribing others checked. */
@@ -118,6 +128,18 @@ async function checkDailyInviteLimit(tx: Queryable, deps: AccountsDeps, realm: R
 }
 
 /**
+ * An organization anyone may join would otherwise let a fresh account mail invitations at once:
+ * there, as Zulip's do_invite_users, an account younger than INVITES_MIN_USER_AGE_DAYS sends
+ * none unless it is an administrator.
+ */
+function checkInviterAge(deps: AccountsDeps, me: UserRow, realm: RealmRow, now: Date): void {
+  if (realm.inviteRequired || me.role <= ROLE.administrator) return;
+  if (me.dateJoined.getTime() > now.getTime() - deps.config.INVITES_MIN_USER_AGE_DAYS * 86_400_000) {
+    throw invitationFailed("Your account is too new to send invites for this organization. Ask an organization admin, or a more experienced user.", [], { sent: false });
+  }
+}
+
+/**
  * POST /invites: all-or-nothing for invalid addresses (malformed, or refused by the
  * organization's email rules); existing accounts are skipped and reported.
  */
@@ -133,6 +155,7 @@ export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendIn
 
   const skipped = await withTx(deps.pool, async (tx) => {
     await checkDailyInviteLimit(tx, deps, realm, now, emails.length);
+    checkInviterAge(deps, me, realm, now);
     // Each address as Zulip's validate_email_is_valid: its form, then the organization's rules.
     const refusal = await getRealmEmailValidator(tx, realm);
     const invalid: Array<[string, string, boolean]> = [];
@@ -143,7 +166,10 @@ export async function doSendInvites(deps: AccountsDeps, who: Identity, p: SendIn
       else if (refused) invalid.push([e, INVITE_REFUSALS[refused], false]);
       else valid.push(e);
     }
-    const existing = new Map((await getUsersByEmails(tx, who.realmId, valid)).map((u) => [u.email.toLowerCase(), u]));
+    // Accounts by their real address (Zulip's get_existing_user_errors looks at delivery
+    // emails), so an account whose address is hidden behind a stand-in API email counts too.
+    const holders = await getUsersByAddresses(tx, who.realmId, valid);
+    const existing = new Map([...holders.map((u) => [u.email.toLowerCase(), u] as const), ...holders.map((u) => [u.deliveryEmail.toLowerCase(), u] as const)]);
     const skipped: Array<[string, string, boolean]> = [];
     const toInvite: string[] = [];
     for (const e of valid) {
@@ -196,11 +222,16 @@ export function checkManagesInvite(who: Identity, invite: { referrerId: number; 
   if (who.role > ROLE.administrator) throw badRequest("Must be an organization administrator");
 }
 
-/** DELETE /invites/{id}: the referrer, or an administrator (an owner for owner invitations). */
+/**
+ * DELETE /invites/{id}: the referrer, or an administrator (an owner for owner invitations). An
+ * invitation that expired unused may still be revoked, as Zulip's revoke_user_invite finds it
+ * until it is cleaned up (a list fetched before it expired still offers it); an accepted or
+ * revoked one is "No such invitation".
+ */
 export async function doRevokeInvite(deps: AccountsDeps, who: Identity, inviteId: number): Promise<void> {
   checkGroupsApiCaller(who);
   await withTx(deps.pool, async (tx) => {
-    const invite = await getPendingInvite(tx, who.realmId, inviteId, deps.clock.now());
+    const invite = await lockPendingInvite(tx, who.realmId, inviteId);
     if (!invite) throw badRequest("No such invitation");
     checkManagesInvite(who, invite);
     await setInviteStatus(tx, who.realmId, invite.id, INVITE_STATUS.revoked);

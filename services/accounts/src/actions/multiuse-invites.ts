@@ -2,10 +2,8 @@ import { badRequest, emitEvent, withTx, type Identity } from "@chat/platform";
 import { randomBytes } from "node:crypto";
 import type { AccountsDeps } from "../deps";
 import { SIGNUP_REFUSALS } from "../lib/email-validation";
-import { VALID_ROLES } from "../lib/format";
 import { multiuseInviteLink } from "../queries/invites";
 import { checkGroupsApiCaller } from "../queries/user-groups";
-import { revokePendingInvitesForEmail } from "../store/invites";
 import {
   insertMultiuseInvite,
   lockMultiuseInvite,
@@ -16,8 +14,8 @@ import {
 import { getRealm } from "../store/realms";
 import { isRecursiveMember, systemGroupIds } from "../store/user-groups";
 import { getUser } from "../store/users";
-import { checkInviteChannels, checkInviteExpiry, checkManagesInvite, linkExpired } from "./invites";
-import { notifyInvitesChanged } from "./invites-changed";
+import { checkInviteChannels, checkInviteExpiry, checkInviteRole, checkManagesInvite, linkExpired } from "./invites";
+import { notifyInvitesChanged, revokeInvitesToNewAccountInTx } from "./invites-changed";
 import { createUserInTx } from "./users";
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
@@ -58,8 +56,7 @@ export async function doCreateMultiuseInvite(deps: AccountsDeps, who: Identity, 
   const [me, realm, groups] = await Promise.all([getUser(deps.pool, who.realmId, who.userId), getRealm(deps.pool, who.realmId), systemGroupIds(deps.pool, who.realmId)]);
   if (!me || !realm) throw badRequest("No such user");
   if (!(await isRecursiveMember(deps.pool, who.realmId, groups[realm.createMultiuseInviteGroup], who.userId))) throw badRequest("Insufficient permission");
-  if (!VALID_ROLES.includes(p.inviteAs)) throw badRequest("Must be invited as an valid type of user");
-  if (p.inviteAs < me.role) throw badRequest("Insufficient permission");
+  checkInviteRole(me, p.inviteAs);
   const now = deps.clock.now();
   const expiresAt = checkInviteExpiry(deps, p.expiresInMinutes, now);
   await checkInviteChannels(deps, who, me, realm, p.streamIds);
@@ -118,7 +115,6 @@ export async function doAcceptMultiuseInvite(deps: AccountsDeps, p: { realmId: n
       // A reusable link lets in only addresses the organization's email rules allow.
       emailRefusals: SIGNUP_REFUSALS,
     });
-    const referrers = await revokePendingInvitesForEmail(tx, p.realmId, user.email);
     await emitEvent(tx, {
       type: "accounts.invite.accepted",
       realmId: p.realmId,
@@ -132,7 +128,7 @@ export async function doAcceptMultiuseInvite(deps: AccountsDeps, p: { realmId: n
         is_multiuse: true,
       },
     });
-    if (referrers.length) await notifyInvitesChanged(tx, p.realmId, referrers);
+    await revokeInvitesToNewAccountInTx(tx, user);
     return { user, apiKey };
   });
 }

@@ -13,6 +13,7 @@ import { getRealm, lockRealm } from "../store/realms";
 import { addToSystemGroupsInTx } from "./system-groups";
 import { checkUniqueFullNameInTx, deactivateInTx } from "./profile";
 import { notifyBotCreatedInTx } from "./realm-bots";
+import { revokeInvitesToNewAccountInTx } from "./invites-changed";
 import {
   activeBotsOwnedBy,
   activeUserIds,
@@ -20,6 +21,7 @@ import {
   countActiveOwners,
   getUser,
   getUserByEmail,
+  getUsersByAddresses,
   insertUser,
   listRealmUsers,
   lockUser,
@@ -74,7 +76,8 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
   if (!realm) throw badRequest("Invalid organization");
   await checkUniqueFullNameInTx(tx, realm, fullName, null);
   if (input.emailRefusals && !isBot) await checkEmailAllowedForRealm(tx, realm, email, input.emailRefusals);
-  if (await getUserByEmail(tx, input.realmId, email)) throw badRequest(`Email '${email}' already in use`);
+  // Taken as an API email or as a real address (a hidden one's account has a stand-in API email).
+  if ((await getUsersByAddresses(tx, input.realmId, [email])).length) throw badRequest(`Email '${email}' already in use`);
   if (input.checkPasswordStrength && !longEnoughPassword(input.password ?? "")) throw badRequest("The password is too weak.");
 
   const passwordHash = input.password ? await hashPassword(input.password, deps.config.PASSWORD_SCRYPT_COST) : null;
@@ -154,6 +157,7 @@ export async function createUserInTx(tx: Queryable, deps: AccountsDeps, input: C
 export async function doCreateUser(deps: AccountsDeps, input: CreateUserInput) {
   return withTx(deps.pool, async (tx) => {
     const created = await createUserInTx(tx, deps, input);
+    await revokeInvitesToNewAccountInTx(tx, created.user);
     await notifyJoinedWithoutInviteInTx(tx, created.user);
     if (created.user.isBot && !created.user.isSystemBot) await notifyBotCreatedInTx(tx, created.user);
     return created;
@@ -195,6 +199,7 @@ export async function doCreateUserByAdmin(deps: AccountsDeps, who: Identity, p: 
       checkPasswordStrength: true,
       emailRefusals: CREATE_USER_REFUSALS,
     });
+    await revokeInvitesToNewAccountInTx(tx, user);
     await notifyJoinedWithoutInviteInTx(tx, user);
     return user;
   });

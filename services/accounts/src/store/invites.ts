@@ -90,6 +90,12 @@ export async function getPendingInvite(db: Queryable, realmId: number, id: numbe
   return rows[0] ? toInvite(rows[0]) : null;
 }
 
+/** A pending invitation, expired or not, locked (revoking one that expired still deletes it for Zulip). */
+export async function lockPendingInvite(db: Queryable, realmId: number, id: number): Promise<InviteRow | null> {
+  const { rows } = await db.query("SELECT * FROM invites WHERE realm_id = $1 AND id = $2 AND status = 0 FOR UPDATE", [realmId, id]);
+  return rows[0] ? toInvite(rows[0]) : null;
+}
+
 /** The newest usable invitation for an email, locked for acceptance. */
 export async function lockUsableInviteForEmail(db: Queryable, realmId: number, email: string, now: Date): Promise<InviteRow | null> {
   const { rows } = await db.query(

@@ -104,6 +104,18 @@ export async function getUsersByEmails(db: Queryable, realmId: number, emails: s
   return rows.map(toUser);
 }
 
+/**
+ * Users holding one of `emails` (without case) as their API email or their delivery email: a
+ * user whose address is hidden has a stand-in API email, yet their real address is taken.
+ */
+export async function getUsersByAddresses(db: Queryable, realmId: number, emails: string[]): Promise<UserRow[]> {
+  const { rows } = await db.query(
+    "SELECT * FROM users WHERE realm_id = $1 AND (lower(email) = ANY($2::text[]) OR lower(delivery_email) = ANY($2::text[])) ORDER BY id",
+    [realmId, emails.map((e) => e.toLowerCase())],
+  );
+  return rows.map(toUser);
+}
+
 /** Users of a realm whose full name matches one of `names` without case (system bots excluded). */
 export async function getUsersByFullNames(db: Queryable, realmId: number, names: string[]): Promise<UserRow[]> {
   const { rows } = await db.query(
